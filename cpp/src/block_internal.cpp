@@ -1,0 +1,92 @@
+#include "block_internal.hpp"
+
+#include <cmath>
+#include <new>
+#include <sstream>
+#include <stdexcept>
+
+namespace attnscope::block_detail {
+
+std::string format_value(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
+void check_tensor(const Tensor& t, const char* fn, const char* name) {
+  const std::string what = std::string(fn) + ": " + name;
+  const std::size_t expected = checked_element_count(t.shape, what.c_str());
+  if (t.data.size() != expected) {
+    throw Error(std::string(fn) + ": " + name + " holds " +
+                std::to_string(t.data.size()) + " values, expected " +
+                std::to_string(expected) + " for shape " +
+                shape_to_string(t.shape));
+  }
+  for (std::size_t i = 0; i < t.data.size(); ++i) {
+    if (!std::isfinite(t.data[i])) {
+      throw Error(std::string(fn) + ": " + name + " has " +
+                  format_value(t.data[i]) + " at flat index " +
+                  std::to_string(i) + ", expected finite values");
+    }
+  }
+}
+
+void check_input(const Tensor& x, const char* fn, const char* name) {
+  if (x.rank() == 0) {
+    throw Error(std::string(fn) + ": " + name +
+                " has shape (), expected rank >= 1 (..., C)");
+  }
+  for (std::size_t d : x.shape) {
+    if (d == 0) {
+      throw Error(std::string(fn) + ": " + name + " has shape " +
+                  shape_to_string(x.shape) +
+                  ", expected every dimension >= 1");
+    }
+  }
+  check_tensor(x, fn, name);
+}
+
+void check_optional_vector(const Tensor& t, std::size_t n, const char* fn,
+                           const char* name, const char* dim_name) {
+  if (t.empty()) return;
+  if (t.rank() != 1 || t.shape[0] != n) {
+    throw Error(std::string(fn) + ": " + name + " has shape " +
+                shape_to_string(t.shape) + ", expected (" + dim_name + "=" +
+                std::to_string(n) + ")");
+  }
+  check_tensor(t, fn, name);
+}
+
+std::size_t check_matrix(const Tensor& w, std::size_t rows, const char* fn,
+                         const char* name, const char* rows_name) {
+  if (w.rank() != 2 || w.shape[0] != rows || w.shape[1] == 0) {
+    throw Error(std::string(fn) + ": " + name + " has shape " +
+                shape_to_string(w.shape) + ", expected (" + rows_name + "=" +
+                std::to_string(rows) + ", n) with n >= 1");
+  }
+  check_tensor(w, fn, name);
+  return w.shape[1];
+}
+
+void check_eps(float eps, const char* fn, const char* name) {
+  if (!(eps > 0.0f) || !std::isfinite(eps)) {
+    throw Error(std::string(fn) + ": " + name + " is " + format_value(eps) +
+                ", expected a finite value > 0");
+  }
+}
+
+Tensor make_output(const Shape& shape, const char* fn) {
+  const std::string what = std::string(fn) + ": output";
+  checked_element_count(shape, what.c_str());
+  try {
+    return Tensor::zeros(shape);
+  } catch (const std::bad_alloc&) {
+    throw ResourceError(what + " of shape " + shape_to_string(shape) +
+                        " cannot be allocated");
+  } catch (const std::length_error&) {
+    throw ResourceError(what + " of shape " + shape_to_string(shape) +
+                        " is too large");
+  }
+}
+
+}  // namespace attnscope::block_detail

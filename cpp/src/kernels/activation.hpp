@@ -1,0 +1,56 @@
+// Element-wise activations of the feed-forward layer, in place.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+
+#include <xsimd/xsimd.hpp>
+
+namespace attnscope::kernels {
+
+/// x = max(x, 0).
+struct relu_inplace {
+  template <class Arch>
+  void operator()(Arch, float* x, std::size_t n) const;
+};
+
+/// Exact GELU: x = x·Φ(x) = x/2 · (1 + erf(x/√2)) (not the tanh approximation).
+struct gelu_inplace {
+  template <class Arch>
+  void operator()(Arch, float* x, std::size_t n) const;
+};
+
+constexpr float kInvSqrt2 = 0.70710678118654752440f;
+
+template <class Arch>
+void relu_inplace::operator()(Arch, float* x, std::size_t n) const {
+  using batch = xsimd::batch<float, Arch>;
+  const std::size_t vec_end = n - n % batch::size;
+  const batch zero(0.0f);
+  for (std::size_t i = 0; i < vec_end; i += batch::size) {
+    xsimd::max(batch::load_unaligned(x + i), zero).store_unaligned(x + i);
+  }
+  for (std::size_t i = vec_end; i < n; ++i) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+template <class Arch>
+void gelu_inplace::operator()(Arch, float* x, std::size_t n) const {
+  using batch = xsimd::batch<float, Arch>;
+  const std::size_t vec_end = n - n % batch::size;
+  const batch half(0.5f), one(1.0f), inv_sqrt2(kInvSqrt2);
+  for (std::size_t i = 0; i < vec_end; i += batch::size) {
+    const batch v = batch::load_unaligned(x + i);
+    (half * v * (one + xsimd::erf(v * inv_sqrt2))).store_unaligned(x + i);
+  }
+  for (std::size_t i = vec_end; i < n; ++i) {
+    x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * kInvSqrt2));
+  }
+}
+
+/// Scalar references in double: what the kernels must match.
+inline double relu_reference(double x) { return x > 0.0 ? x : 0.0; }
+inline double gelu_reference(double x) {
+  return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+}
+
+}  // namespace attnscope::kernels
