@@ -99,6 +99,7 @@ struct SelfAttentionWeights {
 };
 
 /// Everything self_attention computed, per head where it applies.
+/// When x was (T, C), the leading B is dropped from every shape here too.
 struct SelfAttentionTrace {
   Tensor q, k, v;        // (B, H, T, d_k), (B, H, T, d_k), (B, H, T, d_v)
   Tensor scores, scaled, masked, weights;  // (B, H, T, T)

@@ -1,0 +1,128 @@
+// Row softmax in XNNPACK's three steps: row max → exp(x − max) stored with
+// its sum → scale by 1/sum. The steps are exposed on their own because the
+// flash-attention kernel reuses them on tiles.
+//
+// A row whose entries are all -inf (every key masked) gets all-zero weights
+// and is reported, never NaN. Masked (-inf) entries get exactly 0.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+
+#include <xsimd/xsimd.hpp>
+
+#include "kernels/vec_exp.hpp"
+
+namespace attnscope::kernels {
+
+inline constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+/// max of x[0..n); -inf for an all -inf row.
+template <class Arch = xsimd::default_arch>
+float row_max(const float* x, std::size_t n) {
+  using batch = xsimd::batch<float, Arch>;
+  const std::size_t vec_end = n - n % batch::size;
+  float result = kNegInf;
+  if (vec_end > 0) {
+    batch acc(kNegInf);
+    for (std::size_t i = 0; i < vec_end; i += batch::size) {
+      acc = xsimd::max(acc, batch::load_unaligned(x + i));
+    }
+    // xsimd 8.1 has no reduce_max: spill and reduce the lanes by hand.
+    alignas(64) float lanes[batch::size];
+    acc.store_unaligned(lanes);
+    for (std::size_t l = 0; l < batch::size; ++l) result = std::max(result, lanes[l]);
+  }
+  for (std::size_t i = vec_end; i < n; ++i) result = std::max(result, x[i]);
+  return result;
+}
+
+/// y[i] = exp(x[i] − max) and returns the sum; x and y may alias.
+/// `max` must be finite.
+template <class Arch = xsimd::default_arch>
+float exp_sum_row(const float* x, float* y, std::size_t n, float max) {
+  using batch = xsimd::batch<float, Arch>;
+  const std::size_t vec_end = n - n % batch::size;
+  const batch shift(max);
+  batch acc(0.0f);
+  for (std::size_t i = 0; i < vec_end; i += batch::size) {
+    const batch e = vec_exp<Arch>(batch::load_unaligned(x + i) - shift);
+    e.store_unaligned(y + i);
+    acc += e;
+  }
+  float sum = vec_end > 0 ? xsimd::hadd(acc) : 0.0f;
+  if (vec_end < n) {
+    alignas(64) float tail[batch::size];
+    std::fill(tail, tail + batch::size, kNegInf);
+    std::copy(x + vec_end, x + n, tail);
+    const batch e = vec_exp<Arch>(batch::load_unaligned(tail) - shift);
+    e.store_unaligned(tail);
+    for (std::size_t i = vec_end; i < n; ++i) {
+      y[i] = tail[i - vec_end];
+      sum += y[i];
+    }
+  }
+  return sum;
+}
+
+/// y[i] *= factor.
+template <class Arch = xsimd::default_arch>
+void scale_row(float* y, std::size_t n, float factor) {
+  using batch = xsimd::batch<float, Arch>;
+  const std::size_t vec_end = n - n % batch::size;
+  const batch f(factor);
+  for (std::size_t i = 0; i < vec_end; i += batch::size) {
+    (batch::load_unaligned(y + i) * f).store_unaligned(y + i);
+  }
+  for (std::size_t i = vec_end; i < n; ++i) y[i] *= factor;
+}
+
+/// Softmax of one row into y (x and y may alias). Returns false, with y all
+/// zero, when every entry is -inf.
+template <class Arch = xsimd::default_arch>
+bool softmax_row(const float* x, float* y, std::size_t n) {
+  const float max = row_max<Arch>(x, n);
+  if (max == kNegInf) {
+    std::fill(y, y + n, 0.0f);
+    return false;
+  }
+  const float sum = exp_sum_row<Arch>(x, y, n, max);
+  scale_row<Arch>(y, n, 1.0f / sum);
+  return true;
+}
+
+/// Softmax of each of `rows` rows of length n; has_keys[r] = 0 for a row that
+/// was entirely -inf (its weights are zero). has_keys may be null.
+template <class Arch = xsimd::default_arch>
+void softmax_rows(const float* x, float* y, std::size_t rows, std::size_t n,
+                  unsigned char* has_keys) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    const bool ok = softmax_row<Arch>(x + r * n, y + r * n, n);
+    if (has_keys) has_keys[r] = ok ? 1 : 0;
+  }
+}
+
+/// Reference: the same definition evaluated in double precision.
+inline void softmax_rows_reference(const float* x, double* y, std::size_t rows,
+                                   std::size_t n, unsigned char* has_keys) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * n;
+    double* yr = y + r * n;
+    double max = -std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < n; ++i) max = std::max(max, static_cast<double>(xr[i]));
+    const bool ok = max != -std::numeric_limits<double>::infinity();
+    if (has_keys) has_keys[r] = ok ? 1 : 0;
+    double sum = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      yr[i] = ok ? std::exp(static_cast<double>(xr[i]) - max) : 0.0;
+      sum += yr[i];
+    }
+    if (ok) {
+      for (std::size_t i = 0; i < n; ++i) yr[i] /= sum;
+    }
+  }
+}
+
+}  // namespace attnscope::kernels

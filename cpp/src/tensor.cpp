@@ -1,0 +1,118 @@
+// Tensor construction, shape formatting and the shared argument checks.
+#include "attnscope/tensor.hpp"
+
+#include <cmath>
+#include <limits>
+#include <new>
+#include <sstream>
+
+#include "tensor_checks.hpp"
+
+namespace attnscope {
+
+namespace {
+
+// A float buffer must stay addressable as a byte count, so the element
+// limit is the largest count whose byte size still fits ptrdiff_t.
+constexpr std::size_t kMaxElements =
+    static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()) / sizeof(float);
+
+}  // namespace
+
+std::string shape_to_string(const Shape& shape) {
+  std::ostringstream out;
+  out << '(';
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i) out << ", ";
+    out << shape[i];
+  }
+  if (shape.size() == 1) out << ',';
+  out << ')';
+  return out.str();
+}
+
+std::size_t checked_element_count(const Shape& shape, const char* what) {
+  std::size_t count = 1;
+  for (std::size_t dim : shape) {
+    if (dim != 0 && count > kMaxElements / dim) {
+      throw ResourceError(std::string(what) + ": shape " + shape_to_string(shape) +
+                          " has too many elements (the product of its dimensions "
+                          "exceeds " + std::to_string(kMaxElements) + ")");
+    }
+    count *= dim;
+  }
+  return count;
+}
+
+Tensor::Tensor(Shape s, std::vector<float> d) : shape(std::move(s)), data(std::move(d)) {
+  if (shape.empty() && data.empty()) return;  // the "absent" tensor
+  const std::size_t count = checked_element_count(shape, "Tensor");
+  if (count != data.size()) {
+    throw Error("Tensor: shape " + shape_to_string(shape) + " needs " + std::to_string(count) +
+                " values, got " + std::to_string(data.size()));
+  }
+}
+
+Tensor Tensor::zeros(Shape s) {
+  const std::size_t count = checked_element_count(s, "Tensor::zeros");
+  Tensor t;
+  t.shape = std::move(s);
+  t.data = allocate_floats(count, "Tensor::zeros");
+  return t;
+}
+
+std::vector<float> allocate_floats(std::size_t count, const char* what) {
+  try {
+    return std::vector<float>(count, 0.0f);
+  } catch (const std::bad_alloc&) {
+    throw ResourceError(std::string(what) + ": cannot allocate " + std::to_string(count) +
+                        " floats");
+  } catch (const std::length_error&) {
+    throw ResourceError(std::string(what) + ": cannot allocate " + std::to_string(count) +
+                        " floats");
+  }
+}
+
+void check_tensor(const Tensor& t, const char* fn, const char* name) {
+  for (std::size_t dim : t.shape) {
+    if (dim == 0) {
+      throw Error(std::string(fn) + ": " + name + " has shape " + shape_to_string(t.shape) +
+                  ", every dimension must be at least 1");
+    }
+  }
+  const std::string what = std::string(fn) + ": " + name;
+  const std::size_t count = checked_element_count(t.shape, what.c_str());
+  if (count != t.data.size()) {
+    throw Error(what + " has shape " + shape_to_string(t.shape) + " (" + std::to_string(count) +
+                " values) but holds " + std::to_string(t.data.size()) + " values");
+  }
+}
+
+void check_finite(const Tensor& t, const char* fn, const char* name, bool allow_negative_inf) {
+  for (std::size_t i = 0; i < t.data.size(); ++i) {
+    const float value = t.data[i];
+    if (std::isfinite(value)) continue;
+    if (allow_negative_inf && value == -std::numeric_limits<float>::infinity()) continue;
+    const char* kind = std::isnan(value) ? "NaN" : (value > 0 ? "+inf" : "-inf");
+    throw Error(std::string(fn) + ": " + name + " has a non-finite value (" + kind +
+                ") at flat index " + std::to_string(i) + " of shape " +
+                shape_to_string(t.shape));
+  }
+}
+
+void check_bool_tensor(const BoolTensor& t, const char* fn, const char* name) {
+  const std::string what = std::string(fn) + ": " + name;
+  for (std::size_t dim : t.shape) {
+    if (dim == 0) {
+      throw Error(what + " has shape " + shape_to_string(t.shape) +
+                  ", every dimension must be at least 1");
+    }
+  }
+  const std::size_t count = checked_element_count(t.shape, what.c_str());
+  if (count != t.data.size()) {
+    throw Error(what + " has shape " + shape_to_string(t.shape) + " (" + std::to_string(count) +
+                " values) but holds " + std::to_string(t.data.size()) + " values");
+  }
+}
+
+}  // namespace attnscope
