@@ -1,0 +1,26 @@
+// attnscope: self-attention in WebAssembly, exact and fast, with every
+// intermediate kept for inspection. This entry works in browsers, workers and
+// bundlers (the wasm is found next to the loader via import.meta.url); Node
+// resolves to node.js, which reads the file from disk.
+import { instantiate } from './load.js';
+import type { AttnScope, CreateOptions } from './types.js';
+
+export { AttnScopeError } from './errors.js';
+export type * from './types.js';
+
+/** Version of the package (the engine reports its core's as `engine.version`). */
+export const version = '0.1.0';
+
+/**
+ * Loads the WebAssembly module and returns a ready engine.
+ *
+ * @example
+ * const engine = await createAttnScope();
+ * const r = engine.selfAttention({ x, shape: [T, C], wq, wk, wv });
+ *
+ * @param options - where to find `attnscope.wasm` (default: next to this module).
+ * @throws AttnScopeError when the wasm cannot be fetched or instantiated.
+ */
+export function createAttnScope(options: CreateOptions = {}): Promise<AttnScope> {
+  return instantiate(options);
+}

@@ -1,0 +1,42 @@
+// Entry for Node: reads attnscope.wasm from disk and passes the bytes, since
+// Node's fetch cannot load file:// URLs.
+import { readFile } from 'node:fs/promises';
+
+import { AttnScopeError } from './errors.js';
+import { instantiate, kWasmFileName } from './load.js';
+import type { AttnScope, CreateOptions } from './types.js';
+
+export * from './index.js';
+
+async function readWasm(location: string | URL): Promise<Uint8Array> {
+  const text = String(location);
+  if (/^https?:/.test(text)) {
+    const response = await fetch(text);
+    if (!response.ok) throw new Error(`HTTP ${response.status} for ${text}`);
+    return new Uint8Array(await response.arrayBuffer());
+  }
+  return readFile(text.startsWith('file:') ? new URL(text) : text);
+}
+
+/**
+ * Loads the WebAssembly module and returns a ready engine. In Node the wasm is
+ * read from disk: `wasmUrl` (a file URL, path or http(s) URL), `locateFile`,
+ * or by default `attnscope.wasm` next to this module.
+ *
+ * @throws AttnScopeError when the wasm cannot be read or instantiated.
+ */
+export async function createAttnScope(options: CreateOptions = {}): Promise<AttnScope> {
+  if (options.wasmBinary !== undefined) return instantiate(options);
+  const here = new URL('./', import.meta.url);
+  const location =
+    options.locateFile?.(kWasmFileName, here.href) ?? options.wasmUrl ?? new URL(kWasmFileName, here);
+  let wasmBinary: Uint8Array;
+  try {
+    wasmBinary = await readWasm(location);
+  } catch (e) {
+    throw new AttnScopeError(
+      `createAttnScope: could not read ${String(location)} (${e instanceof Error ? e.message : String(e)})`,
+    );
+  }
+  return instantiate({ wasmBinary });
+}

@@ -1,0 +1,373 @@
+// Public types of the attnscope package. Every tensor is dense and row-major:
+// the last index varies fastest.
+
+/** Numbers nested to any depth, e.g. `number[][]` for a matrix. */
+export type NestedNumbers = number | readonly NestedNumbers[];
+
+/**
+ * A tensor given to attnscope: a flat row-major `Float32Array` (its shape comes
+ * from the `shape` argument or is implied by the other arguments), another
+ * typed array or plain array of numbers, or nested arrays whose nesting gives
+ * the shape (`[[1, 0], [0, 1]]` is 2×2).
+ */
+export type TensorInput =
+  | Float32Array
+  | Float64Array
+  | readonly number[]
+  | readonly NestedNumbers[];
+
+/** A tensor returned by attnscope: always a fresh copy, never a view into wasm memory. */
+export interface TensorOut {
+  /** Row-major values. */
+  data: Float32Array;
+  /** Dimensions, outermost first. */
+  shape: number[];
+}
+
+/** One flag per query (1 = every key of that query was masked). */
+export interface FlagsOut {
+  /** 1 where the query's whole row was masked; its weights and output are then 0. */
+  data: Uint8Array;
+  /** `[B, H, T]` (without `B` when the input had no batch dimension). */
+  shape: number[];
+}
+
+/**
+ * Which keys each query may attend to. `'none'` (the default) masks nothing;
+ * `'causal'` is the look-ahead mask (query i sees keys j ≤ i); an object
+ * combines masks — a position masked by any of them is masked.
+ */
+export type MaskSpec =
+  | 'none'
+  | 'causal'
+  | {
+      /** Look-ahead mask: query i may only attend to keys j ≤ i. */
+      causal?: boolean;
+      /** Padding mask: one length per sequence of the batch; keys j ≥ lengths[b] are masked. */
+      lengths?: readonly number[];
+      /** Added to the scaled scores; `-Infinity` masks. Shape (T, T), (B, T, T) or (B, H, T, T). */
+      additive?: TensorInput;
+      /** Shape of a flat `additive`; inferred from its length (or nesting) when omitted. */
+      additiveShape?: readonly number[];
+      /** Boolean mask, true/1 = may attend (PyTorch's boolean attn_mask). Same shapes as `additive`. */
+      allowed?: Uint8Array | readonly (readonly boolean[])[] | readonly (readonly number[])[] | readonly boolean[] | readonly number[];
+      /** Shape of a flat `allowed`; inferred from its length (or nesting) when omitted. */
+      allowedShape?: readonly number[];
+    };
+
+/**
+ * How scores are scaled before masking and softmax: `true` (default) divides
+ * by √d_k, `false` leaves them as they are, a number multiplies them (a
+ * temperature τ is `1 / τ`).
+ */
+export type ScaleSpec = boolean | number;
+
+/** Options shared by the attention functions. */
+export interface AttentionCommonOptions {
+  /** Score scaling; default `true` (1/√d_k). */
+  scale?: ScaleSpec;
+  /** Mask; default `'none'`. */
+  mask?: MaskSpec;
+  /**
+   * `true` (default) keeps every intermediate (materialises T×T per head);
+   * `false` takes the fast tiled online-softmax path and returns no trace.
+   */
+  trace?: boolean;
+}
+
+/** Arguments of {@link AttnScope.selfAttention}. */
+export interface SelfAttentionArgs extends AttentionCommonOptions {
+  /** Input embeddings, (B, T, C) or (T, C). */
+  x: TensorInput;
+  /** Shape of `x`: `[B, T, C]` or `[T, C]`. Optional when `x` is nested. */
+  shape?: readonly number[];
+  /** Query projection (C, H·d_k). */
+  wq: TensorInput;
+  /** Key projection (C, H·d_k). */
+  wk: TensorInput;
+  /** Value projection (C, H·d_v). */
+  wv: TensorInput;
+  /** Query bias (H·d_k). */
+  bq?: TensorInput;
+  /** Key bias (H·d_k). */
+  bk?: TensorInput;
+  /** Value bias (H·d_v). */
+  bv?: TensorInput;
+  /** Output projection (H·d_v, C_out), applied to the concatenated heads. */
+  wo?: TensorInput;
+  /** Output bias (C_out). */
+  bo?: TensorInput;
+  /** Number of heads H; default 1. Must divide the projection widths. */
+  heads?: number;
+}
+
+/** Intermediates of {@link AttnScope.selfAttention} when `trace` is on. */
+export interface SelfAttentionTrace {
+  /** Queries per head (B, H, T, d_k). */
+  q: TensorOut;
+  /** Keys per head (B, H, T, d_k). */
+  k: TensorOut;
+  /** Values per head (B, H, T, d_v). */
+  v: TensorOut;
+  /** Q·Kᵀ (B, H, T, T); rows are queries, columns keys. */
+  scores: TensorOut;
+  /** scores · scale (B, H, T, T). */
+  scaled: TensorOut;
+  /** scaled + mask (B, H, T, T); masked entries are -Infinity. */
+  masked: TensorOut;
+  /** softmax over keys (B, H, T, T); masked weights are exactly 0. */
+  weights: TensorOut;
+  /** weights · V per head (B, H, T, d_v). */
+  headOutputs: TensorOut;
+  /** Heads side by side before W_O (B, T, H·d_v). */
+  concat: TensorOut;
+}
+
+/** Result of {@link AttnScope.selfAttention}. Shapes drop the leading B when the input had none. */
+export interface SelfAttentionResult {
+  /** (B, T, C_out) with W_O, else (B, T, H·d_v). */
+  output: TensorOut;
+  /** Queries whose every key was masked, (B, H, T). */
+  fullyMasked: FlagsOut;
+  /** Number of 1s in `fullyMasked`. */
+  fullyMaskedCount: number;
+  /** Present when `trace` was on. */
+  trace?: SelfAttentionTrace;
+}
+
+/** Arguments of {@link AttnScope.attention}. */
+export interface AttentionArgs extends AttentionCommonOptions {
+  /** Queries (B, H, T, d_k), (H, T, d_k) or (T, d_k). */
+  q: TensorInput;
+  /** Keys, same shape as `q`. */
+  k: TensorInput;
+  /** Values, the shape of `q` with last dimension `dv`. */
+  v: TensorInput;
+  /** Shape of `q`: `[B, H, T, d]`, `[H, T, d]` or `[T, d]`. Optional when `q` is nested. */
+  shape?: readonly number[];
+  /** Last dimension of `v`; default: inferred from its length (usually `d`). */
+  dv?: number;
+}
+
+/** Intermediates of {@link AttnScope.attention} when `trace` is on, each (B, H, T, T). */
+export interface AttentionTrace {
+  /** Q·Kᵀ. */
+  scores: TensorOut;
+  /** scores · scale. */
+  scaled: TensorOut;
+  /** scaled + mask; masked entries are -Infinity. */
+  masked: TensorOut;
+  /** softmax over keys; masked weights are exactly 0. */
+  weights: TensorOut;
+}
+
+/** Result of {@link AttnScope.attention}; shapes have the rank of the input. */
+export interface AttentionResult {
+  /** weights · V, the shape of `q` with last dimension d_v. */
+  output: TensorOut;
+  /** Queries whose every key was masked: the shape of `q` without its last dimension. */
+  fullyMasked: FlagsOut;
+  /** Number of 1s in `fullyMasked`. */
+  fullyMaskedCount: number;
+  /** Present when `trace` was on. */
+  trace?: AttentionTrace;
+}
+
+/** Arguments of {@link AttnScope.positionalEncoding}. */
+export interface PositionalEncodingArgs {
+  /** Sequence length T. */
+  length: number;
+  /** Model dimension C. */
+  dim: number;
+  /** Base of the wavelengths; default 10000. */
+  base?: number;
+}
+
+/** Arguments of {@link AttnScope.linear}: y = x·W (+ b). */
+export interface LinearArgs {
+  /** Input (..., in). */
+  x: TensorInput;
+  /** Shape of `x`. Optional when `x` is nested. */
+  shape?: readonly number[];
+  /** Weight (in, outDim). */
+  weight: TensorInput;
+  /** Bias (outDim). */
+  bias?: TensorInput;
+  /** Output width; default: inferred from `weight`. */
+  outDim?: number;
+}
+
+/** Arguments of {@link AttnScope.layerNorm} over the last dimension. */
+export interface LayerNormArgs {
+  /** Input (..., C). */
+  x: TensorInput;
+  /** Shape of `x`. Optional when `x` is nested. */
+  shape?: readonly number[];
+  /** Scale (C); default all 1. */
+  gamma?: TensorInput;
+  /** Shift (C); default all 0. */
+  beta?: TensorInput;
+  /** Added to the (biased) variance; default 1e-5. */
+  eps?: number;
+}
+
+/** Activation of the feed-forward layer; GELU is the exact x·Φ(x). */
+export type Activation = 'relu' | 'gelu';
+
+/** Arguments of {@link AttnScope.feedForward}: Linear → activation → Linear. */
+export interface FeedForwardArgs {
+  /** Input (..., C). */
+  x: TensorInput;
+  /** Shape of `x`. Optional when `x` is nested. */
+  shape?: readonly number[];
+  /** First weight (C, hidden). */
+  w1: TensorInput;
+  /** First bias (hidden). */
+  b1?: TensorInput;
+  /** Second weight (hidden, C_out). */
+  w2: TensorInput;
+  /** Second bias (C_out). */
+  b2?: TensorInput;
+  /** Hidden width. */
+  hidden: number;
+  /** Default `'relu'`. */
+  activation?: Activation;
+}
+
+/** Arguments of {@link AttnScope.residualAdd}: a + b element-wise. */
+export interface ResidualAddArgs {
+  /** First operand. */
+  a: TensorInput;
+  /** Second operand, same shape. */
+  b: TensorInput;
+  /** Shape of both. Optional when `a` is nested. */
+  shape?: readonly number[];
+}
+
+/** LayerNorm parameters of a transformer block. */
+export interface NormParams {
+  /** Scale (C); default all 1. */
+  gamma?: TensorInput;
+  /** Shift (C); default all 0. */
+  beta?: TensorInput;
+}
+
+/** A linear layer of the block's feed-forward part. */
+export interface LinearParams {
+  /** Weight (in, out). */
+  weight: TensorInput;
+  /** Bias (out). */
+  bias?: TensorInput;
+}
+
+/** Attention weights of a transformer block; `wo` is required so the residual matches C. */
+export interface BlockAttentionParams {
+  /** Query projection (C, H·d_k). */
+  wq: TensorInput;
+  /** Key projection (C, H·d_k). */
+  wk: TensorInput;
+  /** Value projection (C, H·d_v). */
+  wv: TensorInput;
+  /** Query bias (H·d_k). */
+  bq?: TensorInput;
+  /** Key bias (H·d_k). */
+  bk?: TensorInput;
+  /** Value bias (H·d_v). */
+  bv?: TensorInput;
+  /** Output projection (H·d_v, C). */
+  wo: TensorInput;
+  /** Output bias (C). */
+  bo?: TensorInput;
+  /** Number of heads H. */
+  heads: number;
+}
+
+/** Arguments of {@link AttnScope.transformerBlock}. */
+export interface TransformerBlockArgs extends AttentionCommonOptions {
+  /** Input (B, T, C) or (T, C). */
+  x: TensorInput;
+  /** Shape of `x`. Optional when `x` is nested. */
+  shape?: readonly number[];
+  /** Multi-head attention weights. */
+  attention: BlockAttentionParams;
+  /** LayerNorm around attention. */
+  norm1?: NormParams;
+  /** LayerNorm around the feed-forward part. */
+  norm2?: NormParams;
+  /** First feed-forward layer (C, hidden). */
+  ff1: LinearParams;
+  /** Second feed-forward layer (hidden, C). */
+  ff2: LinearParams;
+  /** Hidden width of the feed-forward part. */
+  hidden: number;
+  /** Default `'relu'`. */
+  activation?: Activation;
+  /** LayerNorm epsilon; default 1e-5. */
+  eps?: number;
+  /** `true`: pre-norm (x + Attn(LN(x))); `false` (default): post-norm (LN(x + Attn(x))). */
+  normFirst?: boolean;
+}
+
+/** Result of {@link AttnScope.transformerBlock}: the output and every stage. */
+export interface TransformerBlockResult {
+  /** Block output, the shape of `x`. */
+  output: TensorOut;
+  /** The attention sub-layer, with its trace when `trace` was on. */
+  attention: SelfAttentionResult;
+  /** x + attention output (before the norm in post-norm). */
+  attentionResidual: TensorOut;
+  /** First LayerNorm's output. */
+  norm1: TensorOut;
+  /** activation(first linear). */
+  ffHidden: TensorOut;
+  /** Second linear. */
+  ffOutput: TensorOut;
+  /** h + ffOutput. */
+  ffResidual: TensorOut;
+  /** Second LayerNorm's output. */
+  norm2: TensorOut;
+}
+
+/** Bytes of wasm memory, for checking that calls leave nothing behind. */
+export interface MemoryUsage {
+  /** Bytes currently allocated by the module's malloc. */
+  heapInUse: number;
+  /** Size of the WebAssembly memory in bytes (it grows, never shrinks). */
+  heapSize: number;
+}
+
+/** The attention engine: one loaded instance of the WebAssembly module. */
+export interface AttnScope {
+  /** Version of the C++ core, "MAJOR.MINOR.PATCH". */
+  readonly version: string;
+  /** SIMD instruction set the kernels were compiled for (under WebAssembly: "sse2", mapped onto 128-bit wasm SIMD). */
+  readonly simdArch: string;
+  /** Multi-head self-attention: project, split heads, attend, concatenate, optionally W_O. */
+  selfAttention(args: SelfAttentionArgs): SelfAttentionResult;
+  /** Scaled dot-product attention on given queries, keys and values. */
+  attention(args: AttentionArgs): AttentionResult;
+  /** Sinusoidal positional encoding (T, C) of "Attention Is All You Need". */
+  positionalEncoding(args: PositionalEncodingArgs): TensorOut;
+  /** y = x·W (+ b). */
+  linear(args: LinearArgs): TensorOut;
+  /** LayerNorm over the last dimension (biased variance, as in PyTorch). */
+  layerNorm(args: LayerNormArgs): TensorOut;
+  /** Linear → ReLU/GELU → Linear. */
+  feedForward(args: FeedForwardArgs): TensorOut;
+  /** a + b element-wise. */
+  residualAdd(args: ResidualAddArgs): TensorOut;
+  /** A full transformer block (attention, residuals, LayerNorms, feed-forward) with every stage. */
+  transformerBlock(args: TransformerBlockArgs): TransformerBlockResult;
+  /** Current wasm memory use. */
+  memoryUsage(): MemoryUsage;
+}
+
+/** How to find the WebAssembly binary. By default it is `attnscope.wasm` next to the loader. */
+export interface CreateOptions {
+  /** Where to fetch (browser) or read (Node: a file URL, path, or http(s) URL) the wasm from. */
+  wasmUrl?: string | URL;
+  /** Emscripten-style resolver: gets "attnscope.wasm" and the loader's directory, returns a URL. */
+  locateFile?: (path: string, scriptDirectory: string) => string;
+  /** The wasm bytes themselves; nothing is fetched. */
+  wasmBinary?: ArrayBuffer | Uint8Array;
+}

@@ -1,0 +1,210 @@
+// The message protocol between an engine running in a worker and its proxy on
+// the calling side. Environment-neutral: browser module workers and Node's
+// worker_threads both plug in through the small Port interfaces.
+import { AttnScopeError } from './errors.js';
+import type {
+  AttentionArgs,
+  AttentionResult,
+  AttnScope,
+  CreateOptions,
+  FeedForwardArgs,
+  LayerNormArgs,
+  LinearArgs,
+  MemoryUsage,
+  PositionalEncodingArgs,
+  ResidualAddArgs,
+  SelfAttentionArgs,
+  SelfAttentionResult,
+  TensorOut,
+  TransformerBlockArgs,
+  TransformerBlockResult,
+} from './types.js';
+
+/** Options of {@link createAttnScopeWorker}. Functions cannot reach a worker, so there is no `locateFile`. */
+export interface WorkerCreateOptions {
+  /** Absolute URL (browser) or file URL/path (Node) of attnscope.wasm; default: next to the loader. */
+  wasmUrl?: string | URL;
+  /** The wasm bytes themselves (copied to the worker). */
+  wasmBinary?: ArrayBuffer | Uint8Array;
+}
+
+/** The engine in a worker: the same methods as {@link AttnScope}, each returning a Promise. Result buffers are transferred, not copied. */
+export interface AttnScopeWorker {
+  /** Resolves once the wasm is loaded in the worker; rejects with AttnScopeError if it cannot load. */
+  readonly ready: Promise<{ version: string; simdArch: string }>;
+  /** Version of the C++ core. */
+  readonly version: Promise<string>;
+  /** SIMD instruction set of the kernels. */
+  readonly simdArch: Promise<string>;
+  /** See {@link AttnScope.selfAttention}. */
+  selfAttention(args: SelfAttentionArgs): Promise<SelfAttentionResult>;
+  /** See {@link AttnScope.attention}. */
+  attention(args: AttentionArgs): Promise<AttentionResult>;
+  /** See {@link AttnScope.positionalEncoding}. */
+  positionalEncoding(args: PositionalEncodingArgs): Promise<TensorOut>;
+  /** See {@link AttnScope.linear}. */
+  linear(args: LinearArgs): Promise<TensorOut>;
+  /** See {@link AttnScope.layerNorm}. */
+  layerNorm(args: LayerNormArgs): Promise<TensorOut>;
+  /** See {@link AttnScope.feedForward}. */
+  feedForward(args: FeedForwardArgs): Promise<TensorOut>;
+  /** See {@link AttnScope.residualAdd}. */
+  residualAdd(args: ResidualAddArgs): Promise<TensorOut>;
+  /** See {@link AttnScope.transformerBlock}. */
+  transformerBlock(args: TransformerBlockArgs): Promise<TransformerBlockResult>;
+  /** See {@link AttnScope.memoryUsage}. */
+  memoryUsage(): Promise<MemoryUsage>;
+  /** Stops the worker; pending calls reject with AttnScopeError. */
+  terminate(): void;
+}
+
+const kMethods = [
+  'selfAttention',
+  'attention',
+  'positionalEncoding',
+  'linear',
+  'layerNorm',
+  'feedForward',
+  'residualAdd',
+  'transformerBlock',
+  'memoryUsage',
+] as const;
+type Method = (typeof kMethods)[number];
+
+type InitOptions = { wasmUrl?: string; wasmBinary?: ArrayBuffer | Uint8Array };
+type ToWorker =
+  | { type: 'init'; options: InitOptions }
+  | { type: 'call'; id: number; method: Method; args: unknown };
+type FromWorker =
+  | { type: 'ready'; version: string; simdArch: string }
+  | { type: 'init-error'; message: string }
+  | { type: 'result'; id: number; ok: true; value: unknown }
+  | { type: 'result'; id: number; ok: false; name: string; message: string };
+
+/** The calling side's end of the channel. */
+export interface ClientPort {
+  post(message: unknown): void;
+  listen(onMessage: (data: unknown) => void, onFailure: (error: Error) => void): void;
+  terminate(): void;
+}
+
+/** The worker's end of the channel. */
+export interface ServerPort {
+  post(message: unknown, transfer: ArrayBuffer[]): void;
+  listen(onMessage: (data: unknown) => void): void;
+}
+
+/** Every ArrayBuffer of a result, so they move to the caller instead of being copied. */
+function buffersOf(value: unknown, found: Set<ArrayBuffer>): Set<ArrayBuffer> {
+  if (ArrayBuffer.isView(value)) {
+    if (value.buffer instanceof ArrayBuffer) found.add(value.buffer);
+  } else if (Array.isArray(value)) {
+    for (const item of value) buffersOf(item, found);
+  } else if (typeof value === 'object' && value !== null) {
+    for (const item of Object.values(value)) buffersOf(item, found);
+  }
+  return found;
+}
+
+/** Runs in the worker: loads the engine, answers calls in order. */
+export function serve(port: ServerPort, create: (options: CreateOptions) => Promise<AttnScope>): void {
+  let engine: Promise<AttnScope> | undefined;
+  port.listen(async (data) => {
+    const message = data as ToWorker;
+    if (message.type === 'init') {
+      engine = create(message.options);
+      engine.then(
+        (e) => port.post({ type: 'ready', version: e.version, simdArch: e.simdArch } satisfies FromWorker, []),
+        (e: unknown) =>
+          port.post({ type: 'init-error', message: e instanceof Error ? e.message : String(e) } satisfies FromWorker, []),
+      );
+      return;
+    }
+    const { id, method, args } = message;
+    try {
+      if (!engine) throw new AttnScopeError('worker: not initialised');
+      if (!kMethods.includes(method)) throw new AttnScopeError(`worker: unknown method ${String(method)}`);
+      const ready = await engine;
+      const value = (ready[method] as (a: unknown) => unknown)(args);
+      port.post({ type: 'result', id, ok: true, value } satisfies FromWorker, [...buffersOf(value, new Set())]);
+    } catch (e) {
+      const error = e instanceof Error ? e : new Error(String(e));
+      port.post({ type: 'result', id, ok: false, name: error.name, message: error.message } satisfies FromWorker, []);
+    }
+  });
+}
+
+/** Runs on the calling side: a proxy with the engine's methods returning Promises. */
+export function createClient(port: ClientPort, options: WorkerCreateOptions): AttnScopeWorker {
+  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  let nextId = 1;
+  let failure: Error | undefined;
+  let settleReady!: { resolve: (v: { version: string; simdArch: string }) => void; reject: (e: Error) => void };
+  const ready = new Promise<{ version: string; simdArch: string }>((resolve, reject) => {
+    settleReady = { resolve, reject };
+  });
+  // Callers may only ever await method results; an unobserved `ready` must not
+  // surface as an unhandled rejection.
+  ready.catch(() => undefined);
+
+  const failAll = (error: Error): void => {
+    failure ??= error;
+    settleReady.reject(error);
+    for (const { reject } of pending.values()) reject(error);
+    pending.clear();
+  };
+
+  port.listen(
+    (data) => {
+      const message = data as FromWorker;
+      if (message.type === 'ready') settleReady.resolve({ version: message.version, simdArch: message.simdArch });
+      else if (message.type === 'init-error') settleReady.reject(new AttnScopeError(message.message));
+      else {
+        const call = pending.get(message.id);
+        if (!call) return;
+        pending.delete(message.id);
+        if (message.ok) call.resolve(message.value);
+        else call.reject(message.name === 'AttnScopeError' ? new AttnScopeError(message.message) : new Error(message.message));
+      }
+    },
+    failAll,
+  );
+
+  const init: InitOptions = {};
+  if (options.wasmBinary !== undefined) init.wasmBinary = options.wasmBinary;
+  else if (options.wasmUrl !== undefined) init.wasmUrl = String(options.wasmUrl);
+  port.post({ type: 'init', options: init } satisfies ToWorker);
+
+  function call<T>(method: Method, args?: unknown): Promise<T> {
+    if (failure) return Promise.reject(failure);
+    const id = nextId++;
+    return new Promise<T>((resolve, reject) => {
+      pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      try {
+        port.post({ type: 'call', id, method, args } satisfies ToWorker);
+      } catch (e) {
+        pending.delete(id);
+        reject(new AttnScopeError(`${method}: arguments cannot be sent to the worker (${e instanceof Error ? e.message : String(e)})`));
+      }
+    });
+  }
+
+  return {
+    ready,
+    version: ready.then((r) => r.version),
+    simdArch: ready.then((r) => r.simdArch),
+    selfAttention: (args) => call('selfAttention', args),
+    attention: (args) => call('attention', args),
+    positionalEncoding: (args) => call('positionalEncoding', args),
+    linear: (args) => call('linear', args),
+    layerNorm: (args) => call('layerNorm', args),
+    feedForward: (args) => call('feedForward', args),
+    residualAdd: (args) => call('residualAdd', args),
+    transformerBlock: (args) => call('transformerBlock', args),
+    memoryUsage: () => call('memoryUsage'),
+    terminate() {
+      port.terminate();
+      failAll(new AttnScopeError('worker terminated'));
+    },
+  };
+}
