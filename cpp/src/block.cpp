@@ -1,6 +1,7 @@
 // Transformer-block parts: linear, positional encoding, residual, LayerNorm,
 // feed-forward. Each public function checks its arguments, then runs a kernel
 // per row of the last dimension.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -11,7 +12,7 @@
 #include "block_internal.hpp"
 #include "kernels/activation.hpp"
 #include "kernels/layer_norm.hpp"
-#include "kernels/linear_row.hpp"
+#include "kernels/matmul.hpp"
 
 namespace attnscope {
 
@@ -57,16 +58,20 @@ void check_activation(Activation activation, const char* fn) {
 Tensor linear_unchecked(const Tensor& x, const Linear& layer, const char* fn) {
   const std::size_t in = x.shape.back();
   const std::size_t out = layer.weight.shape[1];
+  const std::size_t rows = x.size() / in;
   Shape shape = x.shape;
   shape.back() = out;
   Tensor y = make_output(shape, fn);
-  const float* bias = layer.bias.empty() ? nullptr : layer.bias.data.data();
-  const std::size_t rows = x.size() / in;
-  for (std::size_t r = 0; r < rows; ++r) {
-    kernels::linear_row{}(Arch{}, x.data.data() + r * in,
-                          layer.weight.data.data(), bias,
-                          y.data.data() + r * out, in, out);
+  // Start every row from the bias, then accumulate x·W onto it.
+  if (!layer.bias.empty()) {
+    for (std::size_t r = 0; r < rows; ++r) {
+      std::copy(layer.bias.data.begin(), layer.bias.data.end(),
+                y.data.begin() + r * out);
+    }
   }
+  kernels::matmul<Arch>(x.data.data(), in, layer.weight.data.data(), out,
+                        y.data.data(), out, rows, in, out,
+                        /*accumulate=*/!layer.bias.empty());
   return y;
 }
 

@@ -1,9 +1,9 @@
 #include "block_internal.hpp"
 
+#include "tensor_checks.hpp"
+
 #include <cmath>
-#include <new>
 #include <sstream>
-#include <stdexcept>
 
 namespace attnscope::block_detail {
 
@@ -13,22 +13,9 @@ std::string format_value(double value) {
   return out.str();
 }
 
-void check_tensor(const Tensor& t, const char* fn, const char* name) {
-  const std::string what = std::string(fn) + ": " + name;
-  const std::size_t expected = checked_element_count(t.shape, what.c_str());
-  if (t.data.size() != expected) {
-    throw Error(std::string(fn) + ": " + name + " holds " +
-                std::to_string(t.data.size()) + " values, expected " +
-                std::to_string(expected) + " for shape " +
-                shape_to_string(t.shape));
-  }
-  for (std::size_t i = 0; i < t.data.size(); ++i) {
-    if (!std::isfinite(t.data[i])) {
-      throw Error(std::string(fn) + ": " + name + " has " +
-                  format_value(t.data[i]) + " at flat index " +
-                  std::to_string(i) + ", expected finite values");
-    }
-  }
+void check_finite_tensor(const Tensor& t, const char* fn, const char* name) {
+  attnscope::check_tensor(t, fn, name);
+  check_finite(t, fn, name);
 }
 
 void check_input(const Tensor& x, const char* fn, const char* name) {
@@ -36,14 +23,7 @@ void check_input(const Tensor& x, const char* fn, const char* name) {
     throw Error(std::string(fn) + ": " + name +
                 " has shape (), expected rank >= 1 (..., C)");
   }
-  for (std::size_t d : x.shape) {
-    if (d == 0) {
-      throw Error(std::string(fn) + ": " + name + " has shape " +
-                  shape_to_string(x.shape) +
-                  ", expected every dimension >= 1");
-    }
-  }
-  check_tensor(x, fn, name);
+  check_finite_tensor(x, fn, name);
 }
 
 void check_optional_vector(const Tensor& t, std::size_t n, const char* fn,
@@ -54,7 +34,7 @@ void check_optional_vector(const Tensor& t, std::size_t n, const char* fn,
                 shape_to_string(t.shape) + ", expected (" + dim_name + "=" +
                 std::to_string(n) + ")");
   }
-  check_tensor(t, fn, name);
+  check_finite_tensor(t, fn, name);
 }
 
 std::size_t check_matrix(const Tensor& w, std::size_t rows, const char* fn,
@@ -64,7 +44,7 @@ std::size_t check_matrix(const Tensor& w, std::size_t rows, const char* fn,
                 shape_to_string(w.shape) + ", expected (" + rows_name + "=" +
                 std::to_string(rows) + ", n) with n >= 1");
   }
-  check_tensor(w, fn, name);
+  check_finite_tensor(w, fn, name);
   return w.shape[1];
 }
 
@@ -80,12 +60,10 @@ Tensor make_output(const Shape& shape, const char* fn) {
   checked_element_count(shape, what.c_str());
   try {
     return Tensor::zeros(shape);
-  } catch (const std::bad_alloc&) {
+  } catch (const ResourceError&) {
+    // Re-raised under the caller's name: "Tensor::zeros" means nothing to it.
     throw ResourceError(what + " of shape " + shape_to_string(shape) +
                         " cannot be allocated");
-  } catch (const std::length_error&) {
-    throw ResourceError(what + " of shape " + shape_to_string(shape) +
-                        " is too large");
   }
 }
 

@@ -17,10 +17,10 @@ namespace attnscope::block_detail {
 /// "1e-05", "nan", "-inf": how values appear in messages.
 std::string format_value(double value);
 
-/// data.size() matches the shape, and every value is finite.
-void check_tensor(const Tensor& t, const char* fn, const char* name);
+/// Every dimension >= 1, data.size() matches the shape, every value finite.
+void check_finite_tensor(const Tensor& t, const char* fn, const char* name);
 
-/// An input: a consistent, finite tensor of rank >= 1 with no zero dimension.
+/// An input: like check_finite_tensor, and of rank >= 1.
 void check_input(const Tensor& x, const char* fn, const char* name);
 
 /// An optional per-feature vector (gamma, beta, bias): empty, or shape (n).
