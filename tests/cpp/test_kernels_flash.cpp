@@ -1,0 +1,147 @@
+// The masking step and the flash-attention kernel against the plain
+// definition in double precision.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/flash_attention.hpp"
+#include "kernels/mask_row.hpp"
+#include "kernels/transpose.hpp"
+#include "test_kernels_support.hpp"
+
+using namespace attnscope::kernels;
+using attnscope::testing::max_scaled_error;
+using attnscope::testing::random_floats;
+
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+struct FlashCase {
+  std::size_t T, d_k, d_v;
+  bool causal;
+  std::size_t key_length;
+  bool additive, allowed;
+};
+
+void check_flash(const FlashCase& fc, std::mt19937& rng) {
+  const std::size_t T = fc.T;
+  const std::vector<float> q = random_floats(rng, T * fc.d_k, -2.0f, 2.0f);
+  const std::vector<float> k = random_floats(rng, T * fc.d_k, -2.0f, 2.0f);
+  const std::vector<float> v = random_floats(rng, T * fc.d_v);
+  std::vector<float> additive = random_floats(rng, T * T, -1.0f, 1.0f);
+  std::vector<std::uint8_t> allowed(T * T);
+  std::bernoulli_distribution coin(0.7);
+  for (std::size_t i = 0; i < T * T; ++i) {
+    allowed[i] = coin(rng) ? 1 : 0;
+    if (i % 11 == 3) additive[i] = -kInf;
+  }
+  if (T > 2) std::fill(allowed.begin() + T, allowed.begin() + 2 * T, 0);  // query 1: no key
+
+  HeadMask mask;
+  mask.seq_len = T;
+  mask.causal = fc.causal;
+  mask.key_length = fc.key_length;
+  mask.additive = fc.additive ? additive.data() : nullptr;
+  mask.allowed = fc.allowed ? allowed.data() : nullptr;
+  const float scale = 1.0f / std::sqrt(float(fc.d_k));
+
+  std::vector<float> keys_t(T * fc.d_k), out(T * fc.d_v, 123.0f);
+  std::vector<std::uint8_t> flags(T, 7), ref_flags(T);
+  std::vector<double> ref(T * fc.d_v);
+  transpose(k.data(), T, fc.d_k, keys_t.data());
+  FlashWorkspace ws;
+  flash_attention(q.data(), keys_t.data(), v.data(), T, fc.d_k, fc.d_v, scale, mask, out.data(),
+                  flags.data(), ws);
+  flash_attention_reference(q.data(), k.data(), v.data(), T, fc.d_k, fc.d_v, scale, mask,
+                            ref.data(), ref_flags.data());
+  INFO("T = " << T << ", d_k = " << fc.d_k << ", d_v = " << fc.d_v << ", causal = " << fc.causal
+              << ", key_length = " << fc.key_length << ", additive = " << fc.additive
+              << ", allowed = " << fc.allowed);
+  // Outputs are averages of v (|v| <= 1), so 1e-5 absolute is 1e-5 relative
+  // to the scale of the values.
+  CHECK(max_scaled_error(out, ref, 1.0) <= 1e-5);
+  CHECK(flags == ref_flags);
+  for (std::size_t i = 0; i < T; ++i) {
+    if (!flags[i]) continue;
+    for (std::size_t c = 0; c < fc.d_v; ++c) CHECK(out[i * fc.d_v + c] == 0.0f);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("mask_row adds, hides and pads", "[kernels][mask]") {
+  const std::size_t T = 6;
+  std::vector<float> additive(T * T, 0.5f);
+  additive[2 * T + 1] = -kInf;
+  std::vector<std::uint8_t> allowed(T * T, 1);
+  allowed[2 * T + 0] = 0;
+  HeadMask mask;
+  mask.seq_len = T;
+  mask.causal = true;
+  mask.key_length = 5;
+  mask.additive = additive.data();
+  mask.allowed = allowed.data();
+  std::vector<float> row(T, 1.0f);
+  mask_row(row.data(), 2, 0, T, mask);
+  CHECK(row == std::vector<float>{-kInf, -kInf, 1.5f, -kInf, -kInf, -kInf});
+  // A tile starting inside the row, for query 5: keys 3, 4 visible, 5 padding.
+  std::vector<float> tile(3, 0.0f);
+  mask_row(tile.data(), 5, 3, 3, mask);
+  CHECK(tile == std::vector<float>{0.5f, 0.5f, -kInf});
+}
+
+TEST_CASE("flash_attention matches the reference without masks", "[kernels][flash]") {
+  std::mt19937 rng(21);
+  for (std::size_t T : {1u, 2u, 3u, 4u, 5u, 7u, 8u, 15u, 16u, 17u, 33u, 63u, 64u, 65u, 67u, 130u}) {
+    check_flash({T, 8, 8, false, T, false, false}, rng);
+  }
+  for (std::size_t d : {1u, 3u, 4u, 5u, 9u, 16u, 31u, 64u}) {
+    check_flash({37, d, 5, false, 37, false, false}, rng);
+    check_flash({70, 6, d, false, 70, false, false}, rng);
+  }
+}
+
+TEST_CASE("flash_attention matches the reference with every mask combination",
+          "[kernels][flash]") {
+  std::mt19937 rng(22);
+  for (std::size_t T : {1u, 3u, 16u, 17u, 64u, 65u, 100u, 150u}) {
+    for (int combo = 0; combo < 16; ++combo) {
+      const bool causal = combo & 1, padded = combo & 2, additive = combo & 4, allowed = combo & 8;
+      const std::size_t key_length = padded ? (T * 2) / 3 : T;
+      check_flash({T, 7, 4, causal, key_length, additive, allowed}, rng);
+    }
+    check_flash({T, 4, 4, true, 0, false, false}, rng);  // every key is padding
+  }
+}
+
+TEST_CASE("flash_attention is stable for huge logits", "[kernels][flash]") {
+  // Scores of 90..100 and ±1e4 overflow a naive exp; the online max must
+  // also survive a later key tile raising the max by thousands.
+  for (std::size_t T : {5u, 64u, 65u, 129u}) {
+    const std::size_t d = 1;
+    std::vector<float> q(T, 1.0f), k(T), v(T);
+    for (std::size_t j = 0; j < T; ++j) {
+      k[j] = (j % 5 == 4) ? 1e4f : (j % 5 == 0 ? -1e4f : 90.0f + float(j % 10));
+      v[j] = float(j % 7) - 3.0f;
+    }
+    HeadMask mask;
+    mask.seq_len = T;
+    mask.key_length = T;
+    FlashWorkspace ws;
+    std::vector<float> out(T);
+    std::vector<std::uint8_t> flags(T), ref_flags(T);
+    std::vector<double> ref(T);
+    flash_attention(q.data(), k.data(), v.data(), T, d, d, 1.0f, mask, out.data(), flags.data(),
+                    ws);
+    flash_attention_reference(q.data(), k.data(), v.data(), T, d, d, 1.0, mask, ref.data(),
+                              ref_flags.data());
+    INFO("T = " << T);
+    CHECK(max_scaled_error(out, ref, 1.0) <= 1e-5);
+  }
+}

@@ -1,0 +1,88 @@
+// matmul (plain, strided, accumulating) and transpose against references.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "kernels/matmul.hpp"
+#include "kernels/transpose.hpp"
+#include "test_kernels_support.hpp"
+
+using namespace attnscope::kernels;
+using attnscope::testing::kKernelSizes;
+using attnscope::testing::random_floats;
+
+namespace {
+
+// |c − ref| bounded by tol · Σ_p |a_ip·b_pj| per element: relative to the
+// magnitude of the terms, so cancellation cannot hide or fake an error.
+void check_matmul(std::size_t m, std::size_t k, std::size_t n, std::size_t pad, bool accumulate,
+                  std::mt19937& rng) {
+  const std::size_t lda = k + pad, ldb = n + pad, ldc = n + pad;
+  const std::vector<float> a = random_floats(rng, m * lda), b = random_floats(rng, k * ldb);
+  std::vector<float> c = random_floats(rng, m * ldc);
+  std::vector<double> ref(c.begin(), c.end());
+  const std::vector<float> before = c;
+  matmul(a.data(), lda, b.data(), ldb, c.data(), ldc, m, k, n, accumulate);
+  matmul_reference(a.data(), lda, b.data(), ldb, ref.data(), ldc, m, k, n, accumulate);
+  double worst = 0.0;
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t j = 0; j < ldc; ++j) {
+      const std::size_t at = i * ldc + j;
+      if (j >= n) {
+        // Padding columns of C must be left alone.
+        REQUIRE(c[at] == before[at]);
+        continue;
+      }
+      double magnitude = accumulate ? std::abs(double(before[at])) : 0.0;
+      for (std::size_t p = 0; p < k; ++p) magnitude += std::abs(double(a[i * lda + p]) * b[p * ldb + j]);
+      worst = std::max(worst, std::abs(c[at] - ref[at]) / std::max(magnitude, 1e-30));
+    }
+  }
+  INFO("m = " << m << ", k = " << k << ", n = " << n << ", pad = " << pad
+              << ", accumulate = " << accumulate);
+  CHECK(worst <= 1e-6);
+}
+
+}  // namespace
+
+TEST_CASE("matmul matches its reference over sizes around the vector width",
+          "[kernels][matmul]") {
+  std::mt19937 rng(11);
+  for (std::size_t n : kKernelSizes) {
+    if (n > 100) continue;
+    for (std::size_t m : {1u, 3u, 4u, 5u, 8u, 9u}) {
+      check_matmul(m, 7, n, 0, false, rng);
+      check_matmul(m, n, 5, 0, false, rng);
+    }
+  }
+  for (std::size_t k : {1u, 2u, 16u, 33u, 64u, 67u}) check_matmul(13, k, 67, 0, false, rng);
+}
+
+TEST_CASE("matmul honours leading dimensions and accumulation", "[kernels][matmul]") {
+  std::mt19937 rng(12);
+  for (std::size_t n : {1u, 4u, 7u, 8u, 13u, 32u, 67u}) {
+    for (std::size_t pad : {1u, 3u, 8u}) {
+      check_matmul(6, 9, n, pad, false, rng);
+      check_matmul(6, 9, n, pad, true, rng);
+    }
+  }
+}
+
+TEST_CASE("transpose swaps rows and columns exactly", "[kernels][matmul]") {
+  std::mt19937 rng(13);
+  for (std::size_t rows : {1u, 3u, 16u, 17u, 40u}) {
+    for (std::size_t cols : {1u, 2u, 16u, 33u}) {
+      const std::vector<float> src = random_floats(rng, rows * cols);
+      std::vector<float> dst(rows * cols);
+      transpose(src.data(), rows, cols, dst.data());
+      bool same = true;
+      for (std::size_t i = 0; i < rows; ++i) {
+        for (std::size_t j = 0; j < cols; ++j) same = same && dst[j * rows + i] == src[i * cols + j];
+      }
+      INFO("rows = " << rows << ", cols = " << cols);
+      CHECK(same);
+    }
+  }
+}

@@ -1,0 +1,188 @@
+// vec_exp and the softmax steps against their double-precision references.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/dot.hpp"
+#include "kernels/softmax_rows.hpp"
+#include "kernels/vec_exp.hpp"
+#include "test_kernels_support.hpp"
+
+using namespace attnscope::kernels;
+using attnscope::testing::kKernelSizes;
+using attnscope::testing::max_scaled_error;
+using attnscope::testing::random_floats;
+
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+std::vector<double> exp_reference(const std::vector<float>& x) {
+  std::vector<double> ref(x.size());
+  vec_exp_reference(x.data(), ref.data(), x.size());
+  return ref;
+}
+
+std::vector<double> softmax_reference(const std::vector<float>& x, std::size_t rows,
+                                      std::size_t n, std::vector<unsigned char>* has_keys = nullptr) {
+  std::vector<double> ref(x.size());
+  softmax_rows_reference(x.data(), ref.data(), rows, n, has_keys ? has_keys->data() : nullptr);
+  return ref;
+}
+
+std::vector<float> softmax(const std::vector<float>& x, std::size_t rows, std::size_t n,
+                           std::vector<unsigned char>* has_keys = nullptr) {
+  std::vector<float> y(x.size(), -1.0f);
+  softmax_rows(x.data(), y.data(), rows, n, has_keys ? has_keys->data() : nullptr);
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("vec_exp matches exp over the float range", "[kernels][exp]") {
+  std::mt19937 rng(1);
+  for (std::size_t n : kKernelSizes) {
+    INFO("n = " << n);
+    for (auto range : {std::pair<float, float>{-1.0f, 1.0f}, {-87.0f, 0.0f}, {0.0f, 88.0f}}) {
+      const std::vector<float> x = random_floats(rng, n, range.first, range.second);
+      std::vector<float> y(n);
+      vec_exp(x.data(), y.data(), n);
+      CHECK(max_scaled_error(y, exp_reference(x), 0.0) <= 3e-7);
+    }
+  }
+}
+
+TEST_CASE("vec_exp is exact at 0 and the edges of its range", "[kernels][exp]") {
+  const std::vector<float> x = {0.0f, -kInf, -1000.0f, -104.0f, -87.5f, -87.0f, 88.0f,
+                                88.5f, kInf, 1.0f, -1.0f};
+  std::vector<float> y(x.size());
+  vec_exp(x.data(), y.data(), x.size());
+  CHECK(y[0] == 1.0f);
+  CHECK(y[1] == 0.0f);
+  CHECK(y[2] == 0.0f);
+  CHECK(y[3] == 0.0f);
+  CHECK(y[4] == 0.0f);  // below ln(FLT_MIN): flushed, std::exp gives a denormal
+  CHECK(y[5] == Approx(std::exp(-87.0)).epsilon(3e-7));
+  CHECK(y[6] == Approx(std::exp(88.0)).epsilon(3e-7));
+  CHECK(y[7] == kInf);  // documented saturation above 127.5·ln 2
+  CHECK(y[8] == kInf);
+  CHECK(y[9] == Approx(std::exp(1.0)).epsilon(3e-7));
+  CHECK(y[10] == Approx(std::exp(-1.0)).epsilon(3e-7));
+  for (float v : y) CHECK_FALSE(std::isnan(v));
+}
+
+TEST_CASE("vec_exp works in place", "[kernels][exp]") {
+  std::mt19937 rng(2);
+  std::vector<float> x = random_floats(rng, 37, -5.0f, 5.0f);
+  const std::vector<double> ref = exp_reference(x);
+  vec_exp(x.data(), x.data(), x.size());
+  CHECK(max_scaled_error(x, ref, 0.0) <= 3e-7);
+}
+
+TEST_CASE("dot matches its reference", "[kernels][dot]") {
+  std::mt19937 rng(3);
+  for (std::size_t n : kKernelSizes) {
+    INFO("n = " << n);
+    const std::vector<float> a = random_floats(rng, n), b = random_floats(rng, n);
+    double magnitude = 0.0;
+    for (std::size_t i = 0; i < n; ++i) magnitude += std::abs(double(a[i]) * b[i]);
+    const double ref = dot_reference(a.data(), b.data(), n);
+    // Cancellation makes a plain relative error meaningless; bound it by the
+    // sum of magnitudes instead.
+    CHECK(std::abs(dot(a.data(), b.data(), n) - ref) <= 1e-6 * magnitude);
+  }
+}
+
+TEST_CASE("row_max finds the maximum at every position", "[kernels][softmax]") {
+  for (std::size_t n : kKernelSizes) {
+    for (std::size_t at = 0; at < n; at += (n > 16 ? 7 : 1)) {
+      std::vector<float> x(n, -5.0f);
+      x[at] = 3.0f;
+      INFO("n = " << n << ", at = " << at);
+      CHECK(row_max(x.data(), n) == 3.0f);
+    }
+    std::vector<float> masked(n, -kInf);
+    CHECK(row_max(masked.data(), n) == -kInf);
+  }
+}
+
+TEST_CASE("softmax_rows matches its reference on random logits", "[kernels][softmax]") {
+  std::mt19937 rng(4);
+  for (std::size_t n : kKernelSizes) {
+    INFO("n = " << n);
+    const std::size_t rows = 3;
+    const std::vector<float> x = random_floats(rng, rows * n, -8.0f, 8.0f);
+    CHECK(max_scaled_error(softmax(x, rows, n), softmax_reference(x, rows, n), 1e-30) <= 2e-6);
+  }
+}
+
+TEST_CASE("softmax_rows is exact for logits that overflow a naive exp", "[kernels][softmax]") {
+  std::mt19937 rng(5);
+  for (std::size_t n : kKernelSizes) {
+    INFO("n = " << n);
+    const std::vector<float> high = random_floats(rng, n, 90.0f, 100.0f);
+    const std::vector<float> y = softmax(high, 1, n);
+    CHECK(max_scaled_error(y, softmax_reference(high, 1, n), 1e-30) <= 2e-6);
+
+    std::vector<float> extreme(n);
+    for (std::size_t i = 0; i < n; ++i) extreme[i] = (i % 3 == 1) ? 1e4f : -1e4f;
+    const std::vector<float> ye = softmax(extreme, 1, n);
+    CHECK(max_scaled_error(ye, softmax_reference(extreme, 1, n), 1e-30) <= 2e-6);
+    for (std::size_t i = 0; i < n; ++i) {
+      // exp(-2e4) underflows: exactly zero once a 1e4 logit is present.
+      if (n > 1 && extreme[i] < 0) CHECK(ye[i] == 0.0f);
+    }
+    const std::vector<float> negative = random_floats(rng, n, -1e4f, -0.99e4f);
+    CHECK(max_scaled_error(softmax(negative, 1, n), softmax_reference(negative, 1, n), 1e-30) <=
+          2e-6);
+  }
+}
+
+TEST_CASE("softmax_rows of tiny logits is uniform", "[kernels][softmax]") {
+  std::mt19937 rng(6);
+  for (std::size_t n : kKernelSizes) {
+    INFO("n = " << n);
+    const std::vector<float> x = random_floats(rng, n, -1e-30f, 1e-30f);
+    const std::vector<float> y = softmax(x, 1, n);
+    for (float w : y) CHECK(w == Approx(1.0 / n).epsilon(2e-6));
+  }
+}
+
+TEST_CASE("softmax_rows gives exact zeros for -inf and flags fully masked rows",
+          "[kernels][softmax]") {
+  std::mt19937 rng(7);
+  for (std::size_t n : kKernelSizes) {
+    INFO("n = " << n);
+    const std::size_t rows = 3;
+    std::vector<float> x = random_floats(rng, rows * n, -3.0f, 3.0f);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i % 2 == 1) x[i] = -kInf;  // row 0: every other key masked
+      x[2 * n + i] = -kInf;          // row 2: all keys masked
+    }
+    std::vector<unsigned char> has_keys(rows), ref_has_keys(rows);
+    const std::vector<float> y = softmax(x, rows, n, &has_keys);
+    const std::vector<double> ref = softmax_reference(x, rows, n, &ref_has_keys);
+    CHECK(max_scaled_error(y, ref, 1e-30) <= 2e-6);
+    CHECK(has_keys == std::vector<unsigned char>{1, 1, 0});
+    CHECK(ref_has_keys == has_keys);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i % 2 == 1) CHECK(y[i] == 0.0f);
+      CHECK(y[2 * n + i] == 0.0f);
+      CHECK_FALSE(std::isnan(y[i]));
+    }
+    double sum = 0.0;
+    for (std::size_t i = 0; i < n; ++i) sum += y[n + i];
+    CHECK(sum == Approx(1.0).epsilon(2e-6));
+  }
+}
+
+TEST_CASE("softmax_rows works in place", "[kernels][softmax]") {
+  std::mt19937 rng(8);
+  std::vector<float> x = random_floats(rng, 2 * 29, -4.0f, 4.0f);
+  const std::vector<double> ref = softmax_reference(x, 2, 29);
+  softmax_rows(x.data(), x.data(), 2, 29, nullptr);
+  CHECK(max_scaled_error(x, ref, 1e-30) <= 2e-6);
+}

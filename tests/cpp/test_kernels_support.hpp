@@ -1,0 +1,40 @@
+// Helpers shared by the kernel and attention tests: fixed-seed random data,
+// the sizes every kernel is checked at, and relative error measures.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <random>
+#include <vector>
+
+namespace attnscope::testing {
+
+/// Below, at, between and above the vector widths (4 for sse2, 8/16 with
+/// -march=native), plus odd sizes up to well past a few batches.
+inline const std::vector<std::size_t> kKernelSizes = {1,  2,  3,  4,  5,  6,  7,  8,  9,  12,
+                                                      13, 16, 17, 24, 31, 32, 33, 47, 48, 63,
+                                                      64, 65, 67, 96, 100, 129, 257};
+
+inline std::vector<float> random_floats(std::mt19937& rng, std::size_t n, float lo = -1.0f,
+                                        float hi = 1.0f) {
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+/// max over i of |y − ref| / max(|ref|, floor): a relative error that
+/// becomes absolute (scaled by floor) where the reference is near zero.
+template <class Y, class R>
+double max_scaled_error(const Y& y, const R& ref, double floor) {
+  double worst = 0.0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const double r = static_cast<double>(ref[i]);
+    const double err = std::abs(static_cast<double>(y[i]) - r) / std::max(std::abs(r), floor);
+    worst = std::max(worst, std::isnan(err) ? INFINITY : err);
+  }
+  return worst;
+}
+
+}  // namespace attnscope::testing
