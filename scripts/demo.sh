@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Builds everything (package, then site) and serves the site on localhost.
+# PORT=… picks the port (default 5173).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+npm run build
+bash scripts/build-site.sh
+port=${PORT:-5173}
+echo "attnscope demo: http://127.0.0.1:${port}/  (Ctrl+C to stop)"
+exec node node_modules/vite/bin/vite.js preview --config web/app/vite.config.ts --strictPort --port "$port" --host 127.0.0.1

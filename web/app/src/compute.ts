@@ -1,0 +1,70 @@
+// Runs the model through the engine in a Web Worker (attnscope/worker), so the page
+// never blocks. Every number shown by the views comes from the result built here.
+import type { SelfAttentionResult, TensorOut, TransformerBlockResult } from 'attnscope';
+import { createAttnScopeWorker } from 'attnscope/worker';
+import type { Model } from './model';
+
+export interface RunResult {
+  model: Model;
+  positional: TensorOut | null; // (T, C) sinusoidal encoding, when enabled
+  x: TensorOut; // (B, T, C): embeddings (+ positional encoding), the input of attention
+  attention: SelfAttentionResult; // with trace
+  block: TransformerBlockResult | null;
+  millis: number;
+}
+
+export type Progress = (done: number, total: number, label: string) => void;
+
+type Worker = Awaited<ReturnType<typeof createAttnScopeWorker>>;
+let workerPromise: Promise<Worker> | null = null;
+
+export function engineWorker(): Promise<Worker> {
+  workerPromise ??= Promise.resolve(createAttnScopeWorker());
+  return workerPromise;
+}
+
+export async function engineVersion(): Promise<string> {
+  const w = await engineWorker();
+  const v = (w as { version?: unknown }).version;
+  return typeof v === 'string' ? v : typeof v === 'object' && v ? String(await (v as Promise<string>)) : '';
+}
+
+export async function runModel(model: Model, positional: boolean, block: boolean, activation: 'relu' | 'gelu', progress: Progress): Promise<RunResult> {
+  const start = performance.now();
+  const worker = await engineWorker();
+  const { B, T, C, H } = model;
+  const shape = [B, T, C];
+  const total = (positional ? 2 : 0) + 1;
+  let done = 0;
+  let pe: TensorOut | null = null;
+  let x: TensorOut = { data: model.embeddings.slice(), shape };
+  if (positional) {
+    progress(done, total, 'positional encoding');
+    pe = await worker.positionalEncoding({ length: T, dim: C });
+    progress(++done, total, 'embeddings + position');
+    const tiled = new Float32Array(B * T * C);
+    for (let b = 0; b < B; b++) tiled.set(pe.data, b * T * C); // same encoding for every sequence
+    x = await worker.residualAdd({ a: model.embeddings.slice(), b: tiled, shape });
+    done++;
+  }
+  const w = model.weights;
+  progress(done, total, block ? 'transformer block' : 'self-attention');
+  let attention: SelfAttentionResult;
+  let blockResult: TransformerBlockResult | null = null;
+  if (block) {
+    blockResult = await worker.transformerBlock({
+      x: x.data.slice(), shape,
+      attention: { wq: w.wq.data.slice(), wk: w.wk.data.slice(), wv: w.wv.data.slice(), wo: w.wo.data.slice(), heads: H },
+      ff1: { weight: w.w1.data.slice() }, ff2: { weight: w.w2.data.slice() },
+      hidden: model.hidden, activation, scale: model.scale, mask: model.maskSpec, trace: true,
+    });
+    attention = blockResult.attention;
+  } else {
+    attention = await worker.selfAttention({
+      x: x.data.slice(), shape, wq: w.wq.data.slice(), wk: w.wk.data.slice(), wv: w.wv.data.slice(),
+      heads: H, scale: model.scale, mask: model.maskSpec, trace: true,
+    });
+  }
+  progress(total, total, 'done');
+  return { model, positional: pe, x, attention, block: blockResult, millis: performance.now() - start };
+}

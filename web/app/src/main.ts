@@ -1,0 +1,575 @@
+// Wires the page: state ⇄ controls, state → engine (worker) → result → views.
+import './styles.css';
+import { engineVersion, runModel, type RunResult } from './compute';
+import { announce, byId, clear, h, s } from './dom';
+import { canvasToPng, download, matrixCsv, safeJson, stateJson, svgText, svgToPng } from './export';
+import { fmt, full } from './format';
+import { buildModel, kPad, weightShapes, type Model } from './model';
+import { Player } from './player';
+import { kPresets, applyPreset } from './presets';
+import { compare, referenceSelfAttention } from './reference';
+import { stagesFor, type Stage } from './stages';
+import { defaultState, kLimits, sanitizeState, type AppState, type MatrixName, type ViewTab } from './state';
+import { joinTokens, tokenize } from './tokenize';
+import { decodeState, encodeState } from './url-state';
+import { barsSvg } from './views/bars';
+import { heatmapElement, heatmapSvg } from './views/heatmap';
+import { linesSvg } from './views/lines';
+import { indexLabels, type MatrixView } from './views/matrix';
+import { dataTable } from './views/table';
+import { kWalkSteps, walkthrough } from './walkthrough';
+
+let state: AppState = defaultState();
+let result: RunResult | null = null;
+let stages: Stage[] = [];
+let engineName = '';
+let runId = 0;
+let editCell: [number, number] = [0, 0];
+let inspected: { matrix: MatrixView; i: number; j: number } | null = null;
+
+// ---------- state changes ----------
+
+function update(patch: Partial<AppState>, recompute = true): void {
+  state = sanitizeState({ ...state, ...patch });
+  if (recompute) {
+    syncControls();
+    scheduleRun();
+  } else {
+    renderResult();
+  }
+  scheduleUrl();
+}
+
+let urlTimer = 0;
+function scheduleUrl(): void {
+  clearTimeout(urlTimer);
+  urlTimer = window.setTimeout(async () => {
+    const encoded = await encodeState(state);
+    history.replaceState(null, '', `#s=${encoded}`);
+  }, 150);
+}
+
+let runTimer = 0;
+function scheduleRun(): void {
+  clearTimeout(runTimer);
+  runTimer = window.setTimeout(run, 120);
+}
+
+async function run(): Promise<void> {
+  const id = ++runId;
+  const model = buildModel(state);
+  const status = byId('status-text');
+  const progress = byId<HTMLProgressElement>('progress');
+  byId('status').dataset.busy = '1';
+  byId('pipeline').setAttribute('aria-busy', 'true');
+  try {
+    const r = await runModel(model, state.positional, state.block, state.activation, (done, total, label) => {
+      if (id !== runId) return;
+      progress.max = total;
+      progress.value = done;
+      status.textContent = `Computing ${label}… (${model.B}×${model.T} tokens, ${model.H} head${model.H > 1 ? 's' : ''})`;
+    });
+    if (id !== runId) return; // a newer run has started
+    result = r;
+    stages = stagesFor(r);
+    byId('error').hidden = true;
+    status.textContent = `Computed by the engine in ${r.millis.toFixed(1)} ms: B=${model.B}, T=${model.T}, d_model=${model.C}, heads=${model.H}, d_k=${model.dK}, d_v=${model.dV}.`;
+    progress.value = progress.max;
+    byId('status').dataset.busy = '0';
+    byId('pipeline').setAttribute('aria-busy', 'false');
+    renderResult();
+    document.body.dataset.ready = String(id);
+    window.setTimeout(() => id === runId && renderVerified(r), 0);
+  } catch (e) {
+    if (id !== runId) return;
+    const err = byId('error');
+    err.hidden = false;
+    err.textContent = `The engine rejected this input: ${e instanceof Error ? e.message : String(e)}`;
+    status.textContent = 'Error';
+    byId('status').dataset.busy = '0';
+    byId('pipeline').setAttribute('aria-busy', 'false');
+  }
+}
+
+// ---------- controls ----------
+
+const numberFields = ['dModel', 'dK', 'dV', 'heads', 'seed', 'hidden', 'temperature'] as const;
+
+function syncControls(): void {
+  byId<HTMLTextAreaElement>('text').value !== state.text && (byId<HTMLTextAreaElement>('text').value = state.text);
+  for (const f of numberFields) byId<HTMLInputElement>(f).value = String(state[f]);
+  byId<HTMLSelectElement>('scaleMode').value = state.scaleMode;
+  byId<HTMLSelectElement>('mask').value = state.mask;
+  byId<HTMLSelectElement>('activation').value = state.activation;
+  byId<HTMLInputElement>('positional').checked = state.positional;
+  byId<HTMLInputElement>('block').checked = state.block;
+  byId('temperature-label').hidden = state.scaleMode !== 'temperature';
+  byId<HTMLSelectElement>('preset').value = state.preset ?? '';
+  const preset = kPresets.find((p) => p.id === state.preset);
+  byId('preset-about').textContent = preset?.about ?? '';
+  renderChips();
+  renderEditor();
+}
+
+let chipsText = '';
+function renderChips(): void {
+  if (chipsText === state.text) return;
+  chipsText = state.text;
+  const box = byId('chips');
+  const lines = state.text.split(/\r?\n/).map(tokenize).filter((t) => t.length > 0);
+  const frag = document.createDocumentFragment();
+  let count = 0;
+  lines.forEach((tokens, line) => {
+    if (lines.length > 1) frag.append(h('span', { class: 'chip-line', role: 'listitem' }, `sentence ${line + 1}`));
+    tokens.forEach((tok, t) => {
+      const input = h('input', { class: 'chip', value: tok, size: Math.max(1, Math.min(24, tok.length)), 'aria-label': `token ${t + 1} of sentence ${line + 1}`, 'data-line': line, 'data-index': t, role: 'listitem', spellcheck: 'false' });
+      frag.append(input);
+      count++;
+    });
+  });
+  box.replaceChildren(frag);
+  byId('token-count').textContent = `${count} tokens${lines.length > 1 ? ` in ${lines.length} sentences (padded to the longest)` : ''}. Edit a token below; empty it to remove it.`;
+}
+
+function onChipChange(e: Event): void {
+  const input = e.target as HTMLInputElement;
+  if (!input.classList.contains('chip')) return;
+  const line = Number(input.dataset.line);
+  const index = Number(input.dataset.index);
+  const lines = state.text.split(/\r?\n/).map(tokenize).filter((t) => t.length > 0);
+  const replacement = tokenize(input.value);
+  lines[line].splice(index, 1, ...replacement);
+  update({ text: lines.map(joinTokens).join('\n'), preset: null });
+}
+
+function bindControls(): void {
+  const sel = byId<HTMLSelectElement>('preset');
+  for (const p of kPresets) sel.append(h('option', { value: p.id }, p.title));
+  sel.addEventListener('change', () => {
+    const next = sel.value ? applyPreset(sel.value) : null;
+    if (next) {
+      state = next;
+      syncControls();
+      scheduleRun();
+      scheduleUrl();
+    } else update({ preset: null });
+  });
+  let textTimer = 0;
+  byId<HTMLTextAreaElement>('text').addEventListener('input', (e) => {
+    clearTimeout(textTimer);
+    const value = (e.target as HTMLTextAreaElement).value;
+    textTimer = window.setTimeout(() => update({ text: value, preset: null }), 250);
+  });
+  byId('chips').addEventListener('change', onChipChange);
+  for (const f of numberFields)
+    byId<HTMLInputElement>(f).addEventListener('change', (e) => {
+      const v = Number((e.target as HTMLInputElement).value);
+      if (Number.isFinite(v)) update({ [f]: v } as Partial<AppState>);
+    });
+  for (const f of ['scaleMode', 'mask', 'activation'] as const)
+    byId<HTMLSelectElement>(f).addEventListener('change', (e) => update({ [f]: (e.target as HTMLSelectElement).value } as Partial<AppState>));
+  for (const f of ['positional', 'block'] as const)
+    byId<HTMLInputElement>(f).addEventListener('change', (e) => update({ [f]: (e.target as HTMLInputElement).checked } as Partial<AppState>));
+  byId('reseed').addEventListener('click', () => update({ seed: (state.seed * 1664525 + 1013904223) >>> 0 }));
+  byId('clear-edits').addEventListener('click', () => update({ edits: {}, preset: null }));
+  byId('edit-matrix').addEventListener('change', () => { editCell = [0, 0]; renderEditor(); });
+  byId('export-weights').addEventListener('click', exportWeights);
+  byId<HTMLInputElement>('import-weights').addEventListener('change', importWeights);
+  byId('sel-seq').addEventListener('change', (e) => update({ sel: { ...state.sel, seq: Number((e.target as HTMLSelectElement).value) } }, false));
+  byId('sel-head').addEventListener('change', (e) => update({ sel: { ...state.sel, head: Number((e.target as HTMLSelectElement).value) } }, false));
+  byId('walk-query').addEventListener('change', (e) => {
+    const q = Number((e.target as HTMLSelectElement).value);
+    walkPlayer.go(q * kWalkSteps.length + kWalkSteps.length - 1);
+  });
+  const tabs = Array.from(document.querySelectorAll<HTMLButtonElement>('[role=tab]'));
+  tabs.forEach((tab, k) => {
+    tab.addEventListener('click', () => update({ tab: tab.dataset.tab as ViewTab }, false));
+    tab.addEventListener('keydown', (e) => {
+      const d = e.key === 'ArrowRight' ? 1 : e.key === 'ArrowLeft' ? -1 : 0;
+      if (!d) return;
+      const next = tabs[(k + d + tabs.length) % tabs.length];
+      next.focus();
+      next.click();
+    });
+  });
+  byId('copy-link').addEventListener('click', async () => {
+    const url = `${location.origin}${location.pathname}#s=${await encodeState(state)}`;
+    try {
+      await navigator.clipboard.writeText(url);
+      announce('Link copied.');
+    } catch {
+      announce('Copy the address bar to share this view.');
+    }
+  });
+  byId('export-json').addEventListener('click', () => download(new Blob([stateJson(state, result, engineName)], { type: 'application/json' }), 'attnscope-state.json'));
+}
+
+// ---------- weights import/export and the editor ----------
+
+function currentMatrix(name: MatrixName, model: Model): { rows: number; cols: number; data: Float32Array; b: number } {
+  if (name === 'x') {
+    const b = Math.min(state.sel.seq, model.B - 1);
+    return { rows: model.T, cols: model.C, data: model.embeddings.subarray(b * model.T * model.C, (b + 1) * model.T * model.C), b };
+  }
+  return { ...model.weights[name], b: 0 };
+}
+
+function exportWeights(): void {
+  const model = buildModel(state);
+  const out: Record<string, unknown> = { format: 'attnscope-weights', dModel: state.dModel, dK: state.dK, dV: state.dV, heads: state.heads, hidden: state.hidden, seed: state.seed };
+  for (const [name, w] of Object.entries(model.weights)) out[name] = Array.from({ length: w.rows }, (_, i) => Array.from(w.data.subarray(i * w.cols, (i + 1) * w.cols)));
+  download(new Blob([safeJson(out)], { type: 'application/json' }), 'attnscope-weights.json');
+}
+
+async function importWeights(e: Event): Promise<void> {
+  const input = e.target as HTMLInputElement;
+  const file = input.files?.[0];
+  input.value = '';
+  if (!file) return;
+  const err = byId('error');
+  try {
+    if (file.size > 20_000_000) throw new Error('file larger than 20 MB');
+    const raw = JSON.parse(await file.text()) as Record<string, unknown>;
+    const dims = sanitizeState({ ...state, ...pick(raw, ['dModel', 'dK', 'dV', 'heads', 'hidden', 'seed']) });
+    const shapes = weightShapes(dims);
+    const edits: Record<string, number> = Object.fromEntries(Object.entries(state.edits).filter(([k]) => k.startsWith('x:')));
+    let found = 0;
+    for (const [name, [rows, cols]] of Object.entries(shapes)) {
+      const m = raw[name];
+      if (m === undefined) continue;
+      if (!Array.isArray(m) || m.length !== rows || m.some((r) => !Array.isArray(r) || r.length !== cols || r.some((v) => typeof v !== 'number' || !Number.isFinite(v))))
+        throw new Error(`${name} must be a ${rows}×${cols} array of finite numbers`);
+      (m as number[][]).forEach((r, i) => r.forEach((v, j) => (edits[`${name}:${i},${j}`] = v)));
+      found++;
+    }
+    if (!found) throw new Error('no weight matrix (wq, wk, wv, wo, w1, w2) found');
+    if (Object.keys(edits).length > kLimits.edits) throw new Error('too many values for one page state');
+    err.hidden = true;
+    update({ ...dims, edits, preset: null, sel: state.sel });
+    announce(`Imported ${found} weight matrices.`);
+  } catch (x) {
+    err.hidden = false;
+    err.textContent = `Could not import the weights: ${x instanceof Error ? x.message : String(x)}`;
+  }
+}
+
+function pick(o: Record<string, unknown>, keys: string[]): Record<string, unknown> {
+  return Object.fromEntries(keys.filter((k) => k in o).map((k) => [k, o[k]]));
+}
+
+function renderEditor(): void {
+  const name = byId<HTMLSelectElement>('edit-matrix').value as MatrixName;
+  const model = buildModel(state);
+  const m = currentMatrix(name, model);
+  const label = name === 'x' ? indexLabels(model.tokens[m.b]) : Array.from({ length: m.rows }, (_, i) => `${i + 1}`);
+  const view: MatrixView = {
+    id: `edit-${name}`, title: name === 'x' ? 'X: embeddings (before positional encoding)' : `${name.toUpperCase()}`,
+    rows: m.rows, cols: m.cols, get: (i, j) => m.data[i * m.cols + j], rowLabels: label,
+    colLabels: Array.from({ length: m.cols }, (_, j) => `${j + 1}`), rowAxis: name === 'x' ? 'token (row)' : 'input (row)', colAxis: 'feature (column)', kind: 'signed',
+  };
+  editCell = [Math.min(editCell[0], m.rows - 1), Math.min(editCell[1], m.cols - 1)];
+  const field = h('input', { type: 'number', step: 'any', id: 'edit-value', 'aria-label': 'value of the selected cell' });
+  const where = h('span', {});
+  const setField = () => {
+    const [i, j] = editCell;
+    where.textContent = `${view.title} [${i + 1}, ${j + 1}] (${view.rowLabels[i]}) = `;
+    field.value = String(view.get(i, j));
+  };
+  field.addEventListener('change', () => {
+    const v = Number(field.value);
+    if (!Number.isFinite(v)) return;
+    const key = name === 'x' ? `x:${m.b},${editCell[0]},${editCell[1]}` : `${name}:${editCell[0]},${editCell[1]}`;
+    update({ edits: { ...state.edits, [key]: v }, preset: null });
+  });
+  const hm = heatmapElement(view, { selected: editCell, maxWidth: 420, onSelect: (i, j) => { editCell = [i, j]; setField(); } });
+  setField();
+  byId('editor').replaceChildren(h('p', { class: 'edit-row' }, where, field), h('div', { class: 'scroll' }, hm));
+}
+
+// ---------- rendering results ----------
+
+const stagePlayer = new Player('pipeline', (i) => update({ stage: i }, false), (i) => (stages[i] ? `Stage ${i + 1} of ${stages.length}: ${stages[i].label}` : ''));
+const walkPlayer = new Player('walkthrough', (i) => { state.sel.query = Math.floor(i / kWalkSteps.length); scheduleUrl(); renderWalk(); }, (i) => `Input ${Math.floor(i / kWalkSteps.length) + 1}, step ${(i % kWalkSteps.length) + 1} of ${kWalkSteps.length}: ${kWalkSteps[i % kWalkSteps.length]}`);
+
+function renderResult(): void {
+  const r = result;
+  if (!r) return;
+  const b = Math.min(state.sel.seq, r.model.B - 1);
+  const hd = Math.min(state.sel.head, r.model.H - 1);
+  fillSelect(byId('sel-seq'), r.model.B, b, (k) => `${k + 1}: ${r.model.tokens[k].filter((t) => t !== kPad).slice(0, 5).join(' ')}…`);
+  fillSelect(byId('sel-head'), r.model.H, hd, (k) => `head ${k + 1}`);
+  fillSelect(byId('walk-query'), r.model.T, Math.floor(walkPlayer.position / kWalkSteps.length), (k) => `${k + 1}: ${r.model.tokens[b][k]}`);
+
+  const stageList = byId('stages');
+  clear(stageList);
+  stages.forEach((st, k) => {
+    const btn = h('button', { type: 'button', 'aria-current': k === state.stage ? 'step' : null, 'data-stage': st.id }, st.label);
+    btn.addEventListener('click', () => stagePlayer.go(k));
+    stageList.append(h('li', { class: k < state.stage ? 'done' : k === state.stage ? 'current' : '' }, btn));
+  });
+  if (state.stage >= stages.length) state.stage = stages.length - 1;
+  stagePlayer.setFrames(stages.length, state.stage);
+  byId('stage-explain').textContent = stages[state.stage].explain(r);
+  walkPlayer.setFrames(r.model.T * kWalkSteps.length, walkPlayer.position);
+  renderView(r, b, hd);
+  renderWalk();
+  renderChecks(r);
+  renderNotes(r, b);
+  for (const t of document.querySelectorAll<HTMLElement>('[role=tab]')) {
+    const on = t.dataset.tab === state.tab;
+    t.setAttribute('aria-selected', String(on));
+    t.tabIndex = on ? 0 : -1;
+  }
+}
+
+function fillSelect(sel: HTMLSelectElement, n: number, value: number, label: (k: number) => string): void {
+  const opts = Array.from({ length: n }, (_, k) => h('option', { value: k }, label(k)));
+  sel.replaceChildren(...opts);
+  sel.value = String(value);
+  sel.disabled = n <= 1;
+}
+
+function exportBar(name: string, svg: () => SVGSVGElement, png: () => Promise<Blob>, csv?: () => string): HTMLElement {
+  const mk = (label: string, act: () => void | Promise<void>) => {
+    const btn = h('button', { type: 'button', class: 'small', 'aria-label': `${label} of ${name}` }, label);
+    btn.addEventListener('click', () => void act());
+    return btn;
+  };
+  const file = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+  return h('div', { class: 'export-bar' },
+    mk('PNG', async () => download(await png(), `${file}.png`)),
+    mk('SVG', () => download(new Blob([svgText(svg())], { type: 'image/svg+xml' }), `${file}.svg`)),
+    csv ? mk('CSV', () => download(new Blob([csv()], { type: 'text/csv' }), `${file}.csv`)) : null);
+}
+
+function matrixFigure(m: MatrixView, r: RunResult, b: number, hd: number, maxWidth: number, highlightRow: number | null): HTMLElement {
+  const selected: [number, number] | null = inspected && inspected.matrix.id === m.id ? [inspected.i, inspected.j] : null;
+  const canvas = heatmapElement(m, {
+    maxWidth, selected, highlightRow,
+    onSelect: (i, j) => showInspector(r, m, b, hd, i, j),
+  }) as HTMLCanvasElement;
+  return h('figure', { class: 'matrix' },
+    h('figcaption', {}, h('strong', {}, m.title), ` · rows: ${m.rowAxis}, columns: ${m.colAxis}`),
+    h('div', { class: 'scroll' }, canvas),
+    exportBar(m.title, () => heatmapSvg(m, canvas), () => canvasToPng(canvas), () => matrixCsv(m)),
+    dataTable(m));
+}
+
+function showInspector(r: RunResult, m: MatrixView, b: number, hd: number, i: number, j: number): void {
+  inspected = { matrix: m, i, j };
+  void import('./inspect').then(({ inspectCell }) => byId('inspect-body').replaceChildren(inspectCell(r, m, b, hd, i, j)));
+}
+
+function weightsView(r: RunResult, b: number, hd: number, maskedGrey: boolean): MatrixView {
+  const t = r.attention.trace!;
+  const T = r.model.T;
+  const base = (b * r.model.H + hd) * T * T;
+  const labels = indexLabels(r.model.tokens[b]);
+  return {
+    id: `weights-s${b + 1}-h${hd + 1}`, title: `Attention weights, sequence ${b + 1}, head ${hd + 1}`, rows: T, cols: T,
+    get: (i, j) => (maskedGrey && t.masked.data[base + i * T + j] === -Infinity ? -Infinity : t.weights.data[base + i * T + j]),
+    rowLabels: labels, colLabels: labels, rowAxis: 'query (row i)', colAxis: 'key (column j)', kind: 'prob',
+  };
+}
+
+function renderView(r: RunResult, b: number, hd: number): void {
+  const view = byId('view');
+  const width = Math.max(320, Math.min(900, view.clientWidth || 720));
+  const query = Math.floor(walkPlayer.position / kWalkSteps.length);
+  const T = r.model.T;
+  view.dataset.tab = state.tab;
+  if (state.tab === 'heatmap') {
+    const mats = stages[state.stage].matrices(r, b, hd);
+    const w = mats.length > 1 ? Math.max(300, Math.floor(width / Math.min(3, mats.length)) - 12) : width;
+    view.replaceChildren(h('div', { class: 'figures' }, ...mats.map((m) => matrixFigure(m, r, b, hd, w, m.rows === T ? query : null))));
+  } else if (state.tab === 'lines') {
+    const t = r.attention.trace!;
+    const base = (b * r.model.H + hd) * T * T;
+    const inp = { tokens: r.model.tokens[b], weights: (i: number, j: number) => t.weights.data[base + i * T + j], query, title: `Head view: attention weights, sequence ${b + 1}, head ${hd + 1}` };
+    const svg = linesSvg(inp);
+    svg.setAttribute('tabindex', '0');
+    svg.addEventListener('keydown', (e) => {
+      const d = e.key === 'ArrowDown' ? 1 : e.key === 'ArrowUp' ? -1 : 0;
+      if (!d) return;
+      e.preventDefault();
+      walkPlayer.go(Math.max(0, Math.min(T - 1, query + d)) * kWalkSteps.length + kWalkSteps.length - 1);
+      (byId('view').querySelector('svg') as SVGSVGElement | null)?.focus();
+    });
+    const m = weightsView(r, b, hd, false);
+    view.replaceChildren(h('figure', { class: 'matrix' },
+      h('figcaption', {}, h('strong', {}, 'Head view'), ` · left: queries, right: keys; thicker = more weight. Query ${query + 1} is highlighted (↑/↓ to change)${T > 48 ? '; with this many tokens only its lines are drawn' : ''}.`),
+      h('div', { class: 'scroll tall' }, svg), exportBar(inp.title, () => svg, () => svgToPng(svg), () => matrixCsv(m)), dataTable(m)));
+  } else if (state.tab === 'heads') {
+    const cell = Math.max(160, Math.floor(width / Math.min(4, r.model.H)) - 12);
+    const figs = Array.from({ length: r.model.H }, (_, k) => {
+      const m = weightsView(r, b, k, false);
+      m.title = `Head ${k + 1}`;
+      const canvas = heatmapElement(m, { maxWidth: cell, selected: null, onSelect: () => update({ sel: { ...state.sel, head: k } }, false) }) as HTMLCanvasElement;
+      return h('figure', { class: `matrix mini${k === hd ? ' current' : ''}` }, h('figcaption', {}, `Head ${k + 1}${k === hd ? ' (selected)' : ''}`), canvas, dataTable(m));
+    });
+    const gridSvg = () => composeSvg(Array.from({ length: r.model.H }, (_, k) => heatmapSvg({ ...weightsView(r, b, k, false), title: `Head ${k + 1}` }, null)), 2);
+    view.replaceChildren(h('p', { class: 'explain' }, 'Every head’s attention weights (rows: queries, columns: keys). Each head has its own W_Q, W_K, W_V columns, so each learns to look for something else. Click one to select it.'),
+      h('div', { class: 'grid' }, ...figs), exportBar(`All heads, sequence ${b + 1}`, gridSvg, () => svgToPng(gridSvg())));
+  } else if (state.tab === 'bars') {
+    const t = r.attention.trace!;
+    const rowOf = (x: { data: Float32Array; shape: number[] }, four: boolean) => {
+      const X = x.shape[x.shape.length - 1];
+      const base = four ? ((b * r.model.H + hd) * T + query) * X : (b * T + query) * X;
+      return x.data.subarray(base, base + X);
+    };
+    const tok = r.model.tokens[b][query];
+    const series = [
+      { name: 'x (input)', values: rowOf(r.x, false) },
+      { name: 'q (query)', values: rowOf(t.q, true) },
+      { name: 'k (key)', values: rowOf(t.k, true) },
+      { name: 'v (value)', values: rowOf(t.v, true) },
+      { name: 'output', values: rowOf(t.headOutputs, true) },
+    ];
+    const title = `Vectors of token ${query + 1} “${tok}” (head ${hd + 1})`;
+    const svg = barsSvg(title, series);
+    const m: MatrixView = { id: 'vectors', title, rows: series.length, cols: Math.max(...series.map((x) => x.values.length)), get: (i, j) => series[i].values[j] ?? Number.NaN, rowLabels: series.map((x) => x.name), colLabels: Array.from({ length: 64 }, (_, j) => `${j + 1}`), rowAxis: 'vector', colAxis: 'component', kind: 'signed' };
+    view.replaceChildren(h('figure', { class: 'matrix' }, h('figcaption', {}, h('strong', {}, title), ' · choose the token with the query selector of section 3'), svg, exportBar(title, () => svg, () => svgToPng(svg), () => matrixCsv(m)), dataTable(m)));
+  } else {
+    const cell = Math.max(220, Math.floor(width / Math.min(3, r.model.B)) - 12);
+    const figs = Array.from({ length: r.model.B }, (_, k) => {
+      const m = weightsView(r, k, hd, true);
+      m.title = `Sequence ${k + 1} (length ${r.model.lengths[k]} of ${T})`;
+      const canvas = heatmapElement(m, { maxWidth: cell, onSelect: (i, j) => { update({ sel: { ...state.sel, seq: k } }, false); showInspector(r, weightsView(r, k, hd, false), k, hd, i, j); } });
+      return h('figure', { class: 'matrix mini' }, h('figcaption', {}, m.title), canvas, dataTable(m));
+    });
+    const batchSvg = () => composeSvg(Array.from({ length: r.model.B }, (_, k) => heatmapSvg({ ...weightsView(r, k, hd, true), title: `Sequence ${k + 1}` }, null)), 3);
+    view.replaceChildren(h('p', { class: 'explain' }, `Batch of ${r.model.B} sequence${r.model.B > 1 ? 's' : ''} padded to T = ${T}, head ${hd + 1}: attention weights (rows: queries, columns: keys). Grey hatched cells are masked (${state.mask}); padding tokens are shown as ${kPad}.${r.model.B === 1 ? ' Put one sentence per line in the text box to make a batch.' : ''}`),
+      h('div', { class: 'grid' }, ...figs), exportBar(`Batch, head ${hd + 1}`, batchSvg, () => svgToPng(batchSvg())));
+  }
+}
+
+function composeSvg(parts: SVGSVGElement[], perRow: number): SVGSVGElement {
+  let x = 0, y = 0, rowH = 0, width = 0;
+  const root = s('svg', { xmlns: 'http://www.w3.org/2000/svg' });
+  parts.forEach((p, k) => {
+    const w = p.width.baseVal.value || Number(p.getAttribute('width'));
+    const hh = p.height.baseVal.value || Number(p.getAttribute('height'));
+    if (k % perRow === 0 && k) { x = 0; y += rowH + 10; rowH = 0; }
+    p.setAttribute('x', String(x));
+    p.setAttribute('y', String(y));
+    root.append(p);
+    x += w + 10;
+    rowH = Math.max(rowH, hh);
+    width = Math.max(width, x);
+  });
+  root.setAttribute('width', String(width));
+  root.setAttribute('height', String(y + rowH));
+  root.setAttribute('viewBox', `0 0 ${width} ${y + rowH}`);
+  return root;
+}
+
+function renderWalk(): void {
+  const r = result;
+  if (!r) return;
+  const b = Math.min(state.sel.seq, r.model.B - 1);
+  const hd = Math.min(state.sel.head, r.model.H - 1);
+  const query = Math.min(r.model.T - 1, Math.floor(walkPlayer.position / kWalkSteps.length));
+  const step = walkPlayer.position % kWalkSteps.length;
+  byId<HTMLSelectElement>('walk-query').value = String(query);
+  byId('walk-body').replaceChildren(walkthrough(r, b, hd, query, step));
+  if (state.tab === 'heatmap' || state.tab === 'lines' || state.tab === 'bars') renderView(r, b, hd);
+}
+
+function renderChecks(r: RunResult): void {
+  const preset = kPresets.find((p) => p.id === state.preset);
+  const section = byId('checks');
+  section.hidden = !preset || preset.checks.length === 0;
+  if (!preset || section.hidden) return;
+  const table = h('table', { class: 'checks' }, h('caption', {}, preset.title),
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'quantity'), h('th', { scope: 'col' }, 'the tutorial'), h('th', { scope: 'col' }, 'the engine'))));
+  const body = h('tbody');
+  preset.checks.forEach((c, k) => {
+    const values = c.read(r);
+    body.append(h('tr', {}, h('th', { scope: 'row' }, c.label), h('td', {}, c.tutorial),
+      h('td', { 'data-check': k, title: values.map(full).join(', ') }, `[${values.map((v) => (Number.isFinite(v) ? v.toFixed(c.digits) : fmt(v))).join(', ')}]`)));
+  });
+  table.append(body);
+  byId('checks-body').replaceChildren(table);
+}
+
+function rowsEqual(data: Float32Array, width: number, a: number, b: number): boolean {
+  for (let k = 0; k < width; k++) if (data[a * width + k] !== data[b * width + k]) return false;
+  return true;
+}
+
+function renderNotes(r: RunResult, b: number): void {
+  const tokens = r.model.tokens[b];
+  const groups = new Map<string, number[]>();
+  tokens.forEach((t, i) => t !== kPad && groups.set(t.toLowerCase(), [...(groups.get(t.toLowerCase()) ?? []), i]));
+  const repeated = [...groups.values()].filter((g) => g.length > 1).slice(0, 6);
+  const body = byId('notes-body');
+  if (!repeated.length) {
+    body.replaceChildren(h('p', {}, 'No word appears twice in this sequence. Try “The animal didn’t cross the street because it was too tired.”: “The” and “the” share one static vector.'));
+    return;
+  }
+  const T = r.model.T;
+  const C = r.model.C;
+  const width = r.attention.trace!.concat.shape.at(-1)!;
+  const embedding = r.model.embeddings.subarray(b * T * C, (b + 1) * T * C);
+  const x = r.x.data.subarray(b * T * C, (b + 1) * T * C);
+  const out = r.attention.trace!.concat.data.subarray(b * T * width, (b + 1) * T * width);
+  const list = h('ul', {});
+  for (const g of repeated) {
+    const [a, c] = g;
+    const same = (d: Float32Array, w: number) => (rowsEqual(d, w, a, c) ? 'identical' : 'different');
+    list.append(h('li', { 'data-pair': `${a},${c}` }, `“${tokens[a]}” (${a + 1}) and “${tokens[c]}” (${c + 1}): word vectors ${same(embedding, C)}, inputs X ${same(x, C)}, outputs ${same(out, width)}.`));
+  }
+  const why = r.positional || r.model.maskSpec !== 'none'
+    ? 'Positional encoding gives each position its own offset, and a causal mask lets each token see a different prefix, so identical words end up with different outputs: the context now tells them apart.'
+    : 'With no positional encoding and no mask, self-attention cannot tell where a word is: identical word vectors give identical queries, keys and values, hence identical outputs. Switch on positional encoding or the causal mask to see them differ.';
+  body.replaceChildren(list, h('p', {}, why));
+}
+
+function renderVerified(r: RunResult): void {
+  const m = r.model;
+  const start = performance.now();
+  const causal = m.maskSpec === 'causal' || (typeof m.maskSpec === 'object' && m.maskSpec.causal);
+  const lengths = typeof m.maskSpec === 'object' ? m.maskSpec.lengths : null;
+  const ref = referenceSelfAttention({ B: m.B, T: m.T, C: m.C, H: m.H, dK: m.dK, dV: m.dV, x: r.x.data, wq: m.weights.wq.data, wk: m.weights.wk.data, wv: m.weights.wv.data, scaleFactor: m.scaleFactor, causal: !!causal, lengths });
+  const t = r.attention.trace!;
+  const rows = [
+    ['queries Q', compare(t.q.data, ref.q)],
+    ['keys K', compare(t.k.data, ref.k)],
+    ['values V', compare(t.v.data, ref.v)],
+    ['attention weights', compare(t.weights.data, ref.weights)],
+    ['output (heads concatenated)', compare(t.concat.data, ref.concat)],
+  ] as const;
+  const worst = Math.max(...rows.map(([, c]) => c.maxRelError));
+  const ok = worst < 1e-4;
+  const table = h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'tensor'), h('th', { scope: 'col' }, 'values'), h('th', { scope: 'col' }, 'max relative error'), h('th', { scope: 'col' }, 'max absolute error'))),
+    h('tbody', {}, ...rows.map(([name, c]) => h('tr', {}, h('th', { scope: 'row' }, name), h('td', {}, String(c.count)), h('td', {}, c.maxRelError.toExponential(2)), h('td', {}, c.maxAbsError.toExponential(2))))));
+  byId('verified-body').replaceChildren(
+    h('p', { class: ok ? 'ok' : 'bad', 'data-max-rel': String(worst) }, ok ? '✓ ' : '✗ ', `Engine (float32, WebAssembly SIMD) vs a double-precision JavaScript reference on this input: max relative error ${worst.toExponential(2)}.`),
+    table,
+    h('p', { class: 'hint' }, `Relative error = |engine − reference| / max(|reference|, 1% of the largest |reference| in that tensor). Reference computed in ${(performance.now() - start).toFixed(0)} ms.${r.block ? ' The transformer block’s later stages are not part of this check.' : ''}`));
+}
+
+// ---------- start ----------
+
+async function start(): Promise<void> {
+  bindControls();
+  byId('stage-player').append(stagePlayer.element);
+  byId('walk-player').append(walkPlayer.element);
+  try {
+    const decoded = await decodeState(location.hash);
+    if (decoded) state = decoded;
+  } catch (e) {
+    const err = byId('error');
+    err.hidden = false;
+    err.textContent = e instanceof Error ? e.message : String(e);
+  }
+  walkPlayer.setFrames(1e6, state.sel.query * kWalkSteps.length + kWalkSteps.length - 1);
+  syncControls();
+  scheduleRun();
+  engineVersion().then((v) => {
+    engineName = v;
+    byId('engine-info').textContent = `Engine: attnscope ${v}, running in a Web Worker.`;
+  }).catch(() => undefined);
+}
+
+void start();

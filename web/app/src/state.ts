@@ -1,0 +1,134 @@
+// The whole page state: everything a shared link must reproduce. Plain JSON,
+// sanitised on the way in so a hostile or truncated link cannot break the page.
+
+export type MaskMode = 'none' | 'causal' | 'padding' | 'causal+padding';
+export type ScaleMode = 'sqrt' | 'none' | 'temperature';
+export type Activation = 'relu' | 'gelu';
+export type ViewTab = 'heatmap' | 'lines' | 'heads' | 'bars' | 'batch';
+
+/** Names of every editable matrix: the inputs and the weights. */
+export const kMatrixNames = ['x', 'wq', 'wk', 'wv', 'wo', 'w1', 'w2'] as const;
+export type MatrixName = (typeof kMatrixNames)[number];
+
+export interface Selection {
+  seq: number; // sequence of the batch
+  head: number;
+  query: number; // row of scores/weights
+  key: number; // column
+}
+
+export interface AppState {
+  v: 1;
+  text: string; // one sentence per line; several lines form a batch
+  dModel: number; // C
+  dK: number; // per-head query/key size
+  dV: number; // per-head value size
+  heads: number;
+  seed: number;
+  positional: boolean;
+  scaleMode: ScaleMode;
+  temperature: number; // scores are divided by it when scaleMode is 'temperature'
+  mask: MaskMode;
+  block: boolean; // full transformer block around the attention
+  hidden: number;
+  activation: Activation;
+  edits: Record<string, number>; // "x:b,t,c" or "wq:i,j" → value, overriding generated numbers
+  preset: string | null;
+  sel: Selection;
+  stage: number;
+  tab: ViewTab;
+}
+
+export const kLimits = {
+  dModel: [1, 512],
+  dK: [1, 256],
+  dV: [1, 256],
+  heads: [1, 16],
+  hidden: [1, 2048],
+  seed: [0, 2 ** 32 - 1],
+  textChars: 20000,
+  edits: 20000,
+  sentences: 16,
+} as const;
+
+export function defaultState(): AppState {
+  return {
+    v: 1,
+    text: "The animal didn't cross the street because it was too tired.",
+    dModel: 16,
+    dK: 8,
+    dV: 8,
+    heads: 2,
+    seed: 42,
+    positional: false,
+    scaleMode: 'sqrt',
+    temperature: 1,
+    mask: 'none',
+    block: false,
+    hidden: 32,
+    activation: 'relu',
+    edits: {},
+    preset: null,
+    sel: { seq: 0, head: 0, query: 0, key: 0 },
+    stage: 0,
+    tab: 'heatmap',
+  };
+}
+
+function int(v: unknown, [lo, hi]: readonly [number, number], fallback: number): number {
+  const n = typeof v === 'number' ? v : Number.NaN;
+  if (!Number.isFinite(n)) return fallback;
+  return Math.min(hi, Math.max(lo, Math.round(n)));
+}
+
+function oneOf<T extends string>(v: unknown, options: readonly T[], fallback: T): T {
+  return options.includes(v as T) ? (v as T) : fallback;
+}
+
+const kEditKey = /^(x|wq|wk|wv|wo|w1|w2):\d{1,5}(,\d{1,5}){1,2}$/;
+
+/** Builds a valid state from untrusted JSON (a link, an imported file). */
+export function sanitizeState(raw: unknown): AppState {
+  const d = defaultState();
+  if (typeof raw !== 'object' || raw === null) return d;
+  const r = raw as Record<string, unknown>;
+  const edits: Record<string, number> = {};
+  if (typeof r.edits === 'object' && r.edits !== null) {
+    let count = 0;
+    for (const [k, v] of Object.entries(r.edits as Record<string, unknown>)) {
+      if (count >= kLimits.edits) break;
+      if (kEditKey.test(k) && typeof v === 'number' && Number.isFinite(v)) {
+        edits[k] = v;
+        count++;
+      }
+    }
+  }
+  const sel = (typeof r.sel === 'object' && r.sel !== null ? r.sel : {}) as Record<string, unknown>;
+  const temperature = typeof r.temperature === 'number' && r.temperature > 0 && r.temperature <= 1e6 ? r.temperature : 1;
+  return {
+    v: 1,
+    text: typeof r.text === 'string' ? r.text.slice(0, kLimits.textChars) : d.text,
+    dModel: int(r.dModel, kLimits.dModel, d.dModel),
+    dK: int(r.dK, kLimits.dK, d.dK),
+    dV: int(r.dV, kLimits.dV, d.dV),
+    heads: int(r.heads, kLimits.heads, d.heads),
+    seed: int(r.seed, kLimits.seed, d.seed),
+    positional: r.positional === true,
+    scaleMode: oneOf(r.scaleMode, ['sqrt', 'none', 'temperature'] as const, d.scaleMode),
+    temperature,
+    mask: oneOf(r.mask, ['none', 'causal', 'padding', 'causal+padding'] as const, d.mask),
+    block: r.block === true,
+    hidden: int(r.hidden, kLimits.hidden, d.hidden),
+    activation: oneOf(r.activation, ['relu', 'gelu'] as const, d.activation),
+    edits,
+    preset: typeof r.preset === 'string' && /^[a-z0-9-]{1,40}$/.test(r.preset) ? r.preset : null,
+    sel: {
+      seq: int(sel.seq, [0, 1023], 0),
+      head: int(sel.head, [0, 15], 0),
+      query: int(sel.query, [0, 1023], 0),
+      key: int(sel.key, [0, 1023], 0),
+    },
+    stage: int(r.stage, [0, 20], 0),
+    tab: oneOf(r.tab, ['heatmap', 'lines', 'heads', 'bars', 'batch'] as const, d.tab),
+  };
+}

@@ -1,0 +1,66 @@
+// The full state in the URL fragment: JSON → deflate → base64url. Decoding is
+// defensive: size limits before and after decompression, then sanitizeState.
+import { sanitizeState, type AppState } from './state';
+
+const kMaxEncoded = 200_000; // characters in the fragment
+const kMaxJson = 2_000_000; // bytes after decompression
+
+function toBase64Url(bytes: Uint8Array): string {
+  let bin = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+function fromBase64Url(text: string): Uint8Array {
+  const b64 = text.replace(/-/g, '+').replace(/_/g, '/');
+  const bin = atob(b64 + '='.repeat((4 - (b64.length % 4)) % 4));
+  return Uint8Array.from(bin, (c) => c.charCodeAt(0));
+}
+
+async function pipeThrough(bytes: Uint8Array, stream: CompressionStream | DecompressionStream, limit: number): Promise<Uint8Array> {
+  const reader = new Blob([bytes as BlobPart]).stream().pipeThrough(stream).getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.length;
+    if (total > limit) {
+      await reader.cancel();
+      throw new Error('state too large');
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(total);
+  let o = 0;
+  for (const c of chunks) {
+    out.set(c, o);
+    o += c.length;
+  }
+  return out;
+}
+
+export async function encodeState(state: AppState): Promise<string> {
+  const json = new TextEncoder().encode(JSON.stringify(state));
+  return toBase64Url(await pipeThrough(json, new CompressionStream('deflate-raw'), kMaxJson * 2));
+}
+
+/** Returns null when the fragment holds no state; throws a readable error when it is damaged. */
+export async function decodeState(hash: string): Promise<AppState | null> {
+  const m = /^#?s=([A-Za-z0-9_-]+)$/.exec(hash);
+  if (!m) return null;
+  if (m[1].length > kMaxEncoded) throw new Error('The link’s state is too large.');
+  let bytes: Uint8Array;
+  try {
+    bytes = await pipeThrough(fromBase64Url(m[1]), new DecompressionStream('deflate-raw'), kMaxJson);
+  } catch {
+    throw new Error('The link’s state could not be read (damaged or too large).');
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    throw new Error('The link’s state is not valid JSON.');
+  }
+  return sanitizeState(raw);
+}
