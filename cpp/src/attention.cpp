@@ -1,5 +1,6 @@
 // attention(): validation of q, k, v and the options, then the traced or
 // the fast path.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -30,12 +31,49 @@ float resolve_scale(const Scale& scale, std::size_t d_k, const char* fn) {
   return scale.factor_for(d_k);
 }
 
+namespace {
+
+// Largest squared row norm of each (batch, head) slice of x, in double.
+double max_row_norm(const float* x, std::size_t rows, std::size_t d) {
+  double worst = 0.0;
+  for (std::size_t r = 0; r < rows; ++r) {
+    double sum = 0.0;
+    for (std::size_t p = 0; p < d; ++p) sum += double(x[r * d + p]) * x[r * d + p];
+    worst = std::max(worst, sum);
+  }
+  return std::sqrt(worst);
+}
+
+// A little below FLT_MAX, leaving room for float rounding of the sums.
+constexpr double kScoreLimit = 3.0e38;
+
+}  // namespace
+
+void check_score_range(const float* q, const float* k, const AttentionDims& dims, float scale,
+                       const Mask& mask, const char* fn) {
+  double additive_max = 0.0;
+  for (float a : mask.additive.data) {
+    if (std::isfinite(a)) additive_max = std::max(additive_max, double(std::abs(a)));
+  }
+  const std::size_t T = dims.seq_len, d_k = dims.d_k;
+  for (std::size_t head = 0; head < dims.batch * dims.heads; ++head) {
+    const double bound = max_row_norm(q + head * T * d_k, T, d_k) *
+                         max_row_norm(k + head * T * d_k, T, d_k);
+    const double scaled_bound = bound * std::abs(double(scale)) + additive_max;
+    if (bound > kScoreLimit || scaled_bound > kScoreLimit) {
+      throw Error(std::string(fn) + ": scores of batch " + std::to_string(head / dims.heads) +
+                  ", head " + std::to_string(head % dims.heads) + " may reach " +
+                  std::to_string(std::max(bound, scaled_bound)) +
+                  " (|q|·|k|·scale + |additive mask|) and overflow float; scale the inputs down");
+    }
+  }
+}
+
 void check_output_finite(const Tensor& out, const char* fn) {
   for (float value : out.data) {
     if (!std::isfinite(value)) {
       throw Error(std::string(fn) +
-                  ": the attention scores overflow float (q·k beyond ±3.4e38); scale the "
-                  "inputs down");
+                  ": the output overflows float (values near 3.4e38); scale the inputs down");
     }
   }
 }
@@ -98,6 +136,7 @@ AttentionResult attention(const Tensor& q, const Tensor& k, const Tensor& v,
   dims.d_v = v.shape[rank - 1];
   const float scale = detail::resolve_scale(options.scale, dims.d_k, kFn);
   detail::validate_mask(options.mask, dims, kFn);
+  detail::check_score_range(q.data.data(), k.data.data(), dims, scale, options.mask, kFn);
 
   const Shape prefix(q.shape.begin(), q.shape.end() - 2);
   Shape out_shape = prefix;

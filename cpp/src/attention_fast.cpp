@@ -1,31 +1,59 @@
 // The fast path: per (batch, head), the tiled online-softmax kernel. Only
 // O(T·d) scratch is allocated; no T×T buffer exists.
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
 #include <vector>
 
 #include <xsimd/xsimd.hpp>
 
 #include "attention_internal.hpp"
 #include "kernels/flash_attention.hpp"
+#include "kernels/softmax_rows.hpp"
 #include "kernels/transpose.hpp"
 
 namespace attnscope::detail {
 
+namespace {
+
+// The flash kernel sums unnormalised weights (each <= 1) times values, so a
+// partial sum can reach T·max|v| before the final division. For values that
+// close to FLT_MAX, run on values scaled by an exact power of two instead.
+int value_exponent_shift(const float* v, std::size_t n, std::size_t T) {
+  float largest = 0.0f;
+  for (std::size_t i = 0; i < n; ++i) largest = std::max(largest, std::abs(v[i]));
+  if (double(largest) * double(2 * T) <= double(FLT_MAX)) return 0;
+  return static_cast<int>(std::ceil(std::log2(double(2 * T))));
+}
+
+}  // namespace
+
 std::size_t attention_fast(const float* q, const float* k, const float* v,
                            const AttentionDims& dims, float scale, const Mask& mask, float* out,
                            std::uint8_t* fully_masked) {
+  using Arch = xsimd::default_arch;
   const std::size_t T = dims.seq_len, d_k = dims.d_k, d_v = dims.d_v;
   std::vector<float> keys_t(d_k * T);
+  std::vector<float> scaled_values;
   kernels::FlashWorkspace workspace;
   std::size_t count = 0;
   for (std::size_t b = 0; b < dims.batch; ++b) {
     for (std::size_t h = 0; h < dims.heads; ++h) {
       const std::size_t head = b * dims.heads + h;
+      const float* values = v + head * T * d_v;
+      float* head_out = out + head * T * d_v;
+      const int shift = value_exponent_shift(values, T * d_v, T);
+      if (shift) {
+        scaled_values.assign(values, values + T * d_v);
+        kernels::scale_row<Arch>(scaled_values.data(), T * d_v, std::ldexp(1.0f, -shift));
+        values = scaled_values.data();
+      }
       // Keys transposed so a tile of scores is one matmul with keys on lanes.
       kernels::transpose(k + head * T * d_k, T, d_k, keys_t.data());
-      kernels::flash_attention<xsimd::default_arch>(
-          q + head * T * d_k, keys_t.data(), v + head * T * d_v, T, d_k, d_v, scale,
-          head_mask(mask, dims, b, h), out + head * T * d_v, fully_masked + head * T,
-          workspace);
+      kernels::flash_attention<Arch>(q + head * T * d_k, keys_t.data(), values, T, d_k, d_v,
+                                     scale, head_mask(mask, dims, b, h), head_out,
+                                     fully_masked + head * T, workspace);
+      if (shift) kernels::scale_row<Arch>(head_out, T * d_v, std::ldexp(1.0f, shift));
       for (std::size_t i = 0; i < T; ++i) count += fully_masked[head * T + i];
     }
   }

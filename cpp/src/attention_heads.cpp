@@ -161,6 +161,8 @@ SelfAttentionResult self_attention(const Tensor& x, const SelfAttentionWeights& 
   std::vector<float> k = split_heads(project(xs, rows, C, weights.wk, weights.bk), B, T, H, dims.d_k);
   std::vector<float> v = split_heads(project(xs, rows, C, weights.wv, weights.bv), B, T, H, dims.d_v);
 
+  detail::check_score_range(q.data(), k.data(), dims, scale, options.mask, kFn);
+
   SelfAttentionResult result;
   std::vector<float> heads_out = allocate_floats(B * H * T * dims.d_v, kFn);
   result.fully_masked.assign(B * H * T, 0);

@@ -44,6 +44,12 @@ std::size_t attention_fast(const float* q, const float* k, const float* v,
 /// Validates the scale (finite custom factor) and returns the factor for d_k.
 float resolve_scale(const Scale& scale, std::size_t d_k, const char* fn);
 
+/// Throws unless every score, scaled score and masked score is sure to fit
+/// in a float: by Cauchy–Schwarz |q·k| <= |q|·|k|, so the row norms bound
+/// them. Without this an overflowing score would turn into NaN weights.
+void check_score_range(const float* q, const float* k, const AttentionDims& dims, float scale,
+                       const Mask& mask, const char* fn);
+
 /// Throws if attention produced a non-finite value, which only happens when
 /// finite inputs overflow float in Q·Kᵀ.
 void check_output_finite(const Tensor& out, const char* fn);
