@@ -1,0 +1,96 @@
+// The built module: real SIMD inside, and every way of locating the wasm.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { test } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+import { AttnScopeError, createAttnScope } from 'attnscope';
+
+const require = createRequire(import.meta.url);
+const wasmPath = fileURLToPath(import.meta.resolve('attnscope/attnscope.wasm'));
+const I2 = [[1, 0], [0, 1]];
+const seed001 = { x: I2, wq: I2, wk: I2, wv: [[1, 2], [3, 4]] };
+
+function seedWorks(engine) {
+  const w = engine.selfAttention(seed001).trace.weights.data[0];
+  assert.ok(Math.abs(w - 0.6697615) < 1e-6, `weight ${w}`);
+}
+
+/** Counts of each f32x4 instruction in binaryen's disassembly. */
+function countF32x4ByDisassembly(path) {
+  const text = execFileSync('wasm-dis', [path], { maxBuffer: 256 * 2 ** 20 }).toString();
+  return (text.match(/\bf32x4\.[a-z_]+/g) ?? []).reduce((counts, op) => {
+    counts[op] = (counts[op] ?? 0) + 1;
+    return counts;
+  }, {});
+}
+
+test('the wasm really contains 128-bit SIMD f32x4 arithmetic', () => {
+  const counts = countF32x4ByDisassembly(wasmPath);
+  for (const op of ['f32x4.add', 'f32x4.mul']) assert.ok((counts[op] ?? 0) >= 10, `${op}: ${counts[op] ?? 0}`);
+});
+
+test('the wasm validates and has a linear memory', async () => {
+  const bytes = await readFile(wasmPath);
+  assert.ok(WebAssembly.validate(bytes));
+  const module = await WebAssembly.compile(bytes);
+  const imports = WebAssembly.Module.imports(module).map((i) => `${i.module}.${i.name}:${i.kind}`);
+  const exports = WebAssembly.Module.exports(module).map((e) => `${e.name}:${e.kind}`);
+  assert.ok([...imports, ...exports].some((s) => s.endsWith(':memory')), 'a memory is imported or exported');
+});
+
+test('default: the Node entry reads attnscope.wasm next to the loader', async () => {
+  seedWorks(await createAttnScope());
+});
+
+test('wasmBinary: bytes given directly (ArrayBuffer and Uint8Array)', async () => {
+  const bytes = await readFile(wasmPath);
+  seedWorks(await createAttnScope({ wasmBinary: new Uint8Array(bytes) }));
+  seedWorks(await createAttnScope({ wasmBinary: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) }));
+});
+
+test('wasmUrl: a file URL, a URL object and a plain path', async () => {
+  seedWorks(await createAttnScope({ wasmUrl: pathToFileURL(wasmPath).href }));
+  seedWorks(await createAttnScope({ wasmUrl: pathToFileURL(wasmPath) }));
+  seedWorks(await createAttnScope({ wasmUrl: wasmPath }));
+});
+
+test('locateFile: called with the file name', async () => {
+  const asked = [];
+  const engine = await createAttnScope({
+    locateFile: (name, dir) => {
+      asked.push([name, dir]);
+      return wasmPath;
+    },
+  });
+  seedWorks(engine);
+  assert.equal(asked[0][0], 'attnscope.wasm');
+});
+
+test('a missing or corrupt wasm gives an AttnScopeError', async () => {
+  await assert.rejects(createAttnScope({ wasmUrl: '/nonexistent/attnscope.wasm' }), (e) => {
+    assert.ok(e instanceof AttnScopeError);
+    assert.match(e.message, /could not read \/nonexistent\/attnscope.wasm/);
+    return true;
+  });
+  await assert.rejects(createAttnScope({ wasmBinary: new Uint8Array([0, 97, 115, 109, 9, 9, 9, 9]) }), (e) => {
+    assert.ok(e instanceof AttnScopeError, String(e));
+    assert.match(e.message, /could not load attnscope.wasm/);
+    return true;
+  });
+});
+
+test('engines are independent instances', async () => {
+  const a = await createAttnScope();
+  const b = await createAttnScope();
+  a.attention({ q: new Float32Array(1200 * 4), k: new Float32Array(1200 * 4), v: new Float32Array(1200 * 4), shape: [1200, 4] });
+  assert.ok(a.memoryUsage().heapSize > b.memoryUsage().heapSize);
+  seedWorks(b);
+});
+
+test('require() of the package works too (Node ≥ 20.19 require(esm))', { skip: !process.features.require_module && 'this Node has no require(esm)' }, () => {
+  const m = require('attnscope');
+  assert.equal(typeof m.createAttnScope, 'function');
+});
