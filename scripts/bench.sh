@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Benchmarks attnscope: the Node benchmark against other WebAssembly runtimes
+# (web/bench/attention-bench.mjs, ~5 minutes on 2 cores), then the native
+# benchmark if scripts/bench-native.sh exists. Rebuilds dist/ first when it is
+# missing or older than the sources.
+#   npm run bench                  full run → web/bench/results/latest.json, attention.svg
+#   npm run bench -- --quick       T ≤ 256, a few repetitions (smoke test, ~20 s)
+#   ATTN_BENCH_NATIVE=0 npm run bench   skip the native benchmark
+# Other arguments go to attention-bench.mjs (--sizes=64,256 --no-large --out=dir).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==== %s ====\n' "$*"; }
+
+# dist/ is stale if any source of the package is newer than its wasm.
+stale=0
+if [[ ! -f dist/attnscope.wasm || ! -f dist/node.js ]]; then
+  stale=1
+elif [[ -n $(find cpp/include cpp/src cpp/bindings web/lib CMakeLists.txt -newer dist/attnscope.wasm -type f -print -quit 2>/dev/null) ]]; then
+  stale=1
+fi
+if ((stale)); then
+  step "package: npm run build (dist/ missing or older than its sources)"
+  npm run --silent build
+fi
+
+step "Node: attnscope vs onnxruntime-web, tfjs-backend-wasm, plain JS (single thread)"
+# --expose-gc lets the benchmark collect garbage between runtimes.
+node --expose-gc web/bench/attention-bench.mjs "$@"
+
+if [[ -f scripts/bench-native.sh && ${ATTN_BENCH_NATIVE:-1} != 0 ]]; then
+  step "native C++ benchmark (scripts/bench-native.sh)"
+  bash scripts/bench-native.sh
+fi

@@ -1,0 +1,395 @@
+// Benchmarks attnscope's scaled dot-product attention (fast path) against
+// other WebAssembly runtimes in Node, all single-threaded, on the same
+// queries, keys and values: onnxruntime-web (three graphs), TensorFlow.js
+// wasm (XNNPACK) and a plain JavaScript loop. Also measures the machine's wasm
+// SIMD peak, attnscope's matmul, and a long causal sequence's memory.
+//
+//   node web/bench/attention-bench.mjs [--quick] [--sizes=64,256] [--no-large] [--out=dir]
+//
+// Writes <out>/latest.json and <out>/attention.svg (default web/bench/results/).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import os from 'node:os';
+import { attentionChart } from './chart.mjs';
+import { plainAttention } from './plain-js.mjs';
+import { measureSimdPeak } from './simd-peak.mjs';
+import { createAttnScopeAttention, createAttnScopeLinear, distDir, loadAttnScope } from './attnscope-runner.mjs';
+import { createOrtAttention, createOrtMatMul, ortVersion } from './ort-runner.mjs';
+import { createTfjsAttention, createTfjsMatMul, tfjsVersion } from './tfjs-runner.mjs';
+
+const args = Object.fromEntries(
+  process.argv.slice(2).map((a) => {
+    const [k, v] = a.replace(/^--/, '').split('=');
+    return [k, v ?? true];
+  }),
+);
+const quick = Boolean(args.quick);
+const kHeads = 8;
+const kHeadDim = 64;
+const sizes = args.sizes ? String(args.sizes).split(',').map(Number) : quick ? [64, 256] : [64, 256, 1024, 2048, 4096];
+const masks = ['none', 'causal'];
+const kPlainJsMaxT = 1024; // a T = 2048 plain-JS run takes ~10 s per mask: left out
+const kLargeT = 16384;
+const kMemoryTarget = 512 * 2 ** 20;
+const outDir = resolve(args.out ?? new URL('./results', import.meta.url).pathname);
+
+// Repetitions fall with T so the whole run stays within a few minutes on 2 cores;
+// each (runtime, T, mask) also stops after ~budget ms of timed runs (at least 2).
+const repsFor = (T) => (quick ? 5 : T <= 64 ? 30 : T <= 256 ? 15 : T <= 1024 ? 7 : T <= 2048 ? 4 : 3);
+const kBudgetMs = 6000;
+
+const runtimes = [
+  { id: 'attnscope', label: 'attnscope (fast path)', create: (p) => createAttnScopeAttention(p) },
+  {
+    id: 'ort-graph',
+    label: 'onnxruntime-web: MatMul→Mul→Add→Softmax→MatMul',
+    create: (p) => createOrtAttention('unfused', p),
+  },
+  {
+    id: 'ort-attention',
+    label: 'onnxruntime-web: ONNX Attention op (opset 23)',
+    create: (p) => createOrtAttention('attention', p),
+  },
+  {
+    id: 'ort-mha',
+    label: 'onnxruntime-web: com.microsoft MultiHeadAttention',
+    create: (p) => createOrtAttention('mha', p),
+  },
+  { id: 'tfjs', label: 'tfjs-backend-wasm: matMul per head', create: (p) => createTfjsAttention('per-head', p) },
+  {
+    id: 'plain-js',
+    label: `plain JS loop (T ≤ ${kPlainJsMaxT})`,
+    maxT: kPlainJsMaxT,
+    create: async ({ q, k, v, H, T, d, causal }) => {
+      let last = null;
+      return {
+        run: async () => void (last = plainAttention(q, k, v, H, T, d, causal)),
+        output: () => last,
+        release: async () => {},
+      };
+    },
+  },
+];
+
+// ---------------------------------------------------------------- helpers
+function gaussian(n, seed) {
+  // mulberry32 + Box–Muller: deterministic inputs, so runs are comparable.
+  let s = seed >>> 0;
+  const uniform = () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i += 2) {
+    const r = Math.sqrt(-2 * Math.log(1 - uniform()));
+    const a = 2 * Math.PI * uniform();
+    out[i] = r * Math.cos(a);
+    if (i + 1 < n) out[i + 1] = r * Math.sin(a);
+  }
+  return out;
+}
+
+/**
+ * Max element-wise relative error of a against b, each denominator floored at
+ * 1e-3·max|b| so that entries near zero do not dominate.
+ */
+function relError(a, b) {
+  if (!a || a.length !== b.length) return NaN;
+  let scale = 0;
+  for (let i = 0; i < b.length; ++i) scale = Math.max(scale, Math.abs(b[i]));
+  const floor = 1e-3 * scale || 1e-30;
+  let err = 0;
+  for (let i = 0; i < b.length; ++i) err = Math.max(err, Math.abs(a[i] - b[i]) / Math.max(Math.abs(b[i]), floor));
+  return err;
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const gc = () => globalThis.gc?.();
+const firstLine = (e) =>
+  String(e?.message ?? e)
+    .split('\n')[0]
+    .slice(0, 160);
+
+/** Warm-up run (kept as the output to validate), then timed runs. */
+async function timeRunner(runner, reps) {
+  await runner.run();
+  const output = runner.output();
+  const times = [];
+  let spent = 0;
+  while (times.length < reps && (times.length < 2 || spent < kBudgetMs)) {
+    const t0 = performance.now();
+    await runner.run();
+    const ms = performance.now() - t0;
+    times.push(ms);
+    spent += ms;
+  }
+  return { output, times };
+}
+
+const attentionFlops = (T) => 4 * kHeads * T * T * kHeadDim;
+const fmt = (x, digits = 2) => (Number.isFinite(x) ? x.toFixed(digits) : '—');
+const pad = (s, n) => String(s).padStart(n);
+
+// ---------------------------------------------------------------- run
+const t0 = Date.now();
+const engine = await loadAttnScope();
+if (!engine) {
+  console.error(`attnscope: ${distDir}/node.js not found; build the package first (npm run build).`);
+  process.exit(1);
+}
+const loadBefore = os.loadavg();
+console.log(
+  `attnscope ${engine.version} (${engine.simdArch}) · onnxruntime-web ${ortVersion()} · tfjs ${tfjsVersion()}`,
+);
+console.log(
+  `Node ${process.version} (V8 ${process.versions.v8}) · ${os.cpus()[0]?.model} × ${os.cpus().length} · load ${loadBefore.map((x) => x.toFixed(2)).join(' ')}`,
+);
+console.log(`H = ${kHeads}, d = ${kHeadDim}, single thread; GFLOP/s = 4·H·T²·d / median time (causal too)\n`);
+
+console.log('wasm SIMD peak (f32x4 mul+add chains) ...');
+const peak = await measureSimdPeak({ seconds: quick ? 0.1 : 0.25 });
+console.log(
+  `  peak ${peak.gflops.toFixed(1)} GFLOP/s with ${peak.accumulators} chains  (` +
+    peak.sweep.map((s) => `${s.accumulators}: ${s.gflops.toFixed(1)}`).join(', ') +
+    ')\n',
+);
+
+const rows = [];
+for (const T of sizes) {
+  const n = kHeads * T * kHeadDim;
+  const q = gaussian(n, 1000 + T);
+  const k = gaussian(n, 2000 + T);
+  const v = gaussian(n, 3000 + T);
+  for (const mask of masks) {
+    const causal = mask === 'causal';
+    const problem = { q, k, v, H: kHeads, T, d: kHeadDim, causal };
+    let reference = null; // attnscope's output: every peer is compared with it
+    let exact = null; // plain JS (double accumulation), where it runs
+    const line = [];
+    for (const rt of runtimes) {
+      if (rt.maxT && T > rt.maxT) continue;
+      const row = { runtime: rt.id, T, mask, reps: 0 };
+      gc();
+      let runner = null;
+      try {
+        runner = await rt.create(problem);
+        const { output, times } = await timeRunner(runner, repsFor(T));
+        Object.assign(row, {
+          medianMs: median(times),
+          minMs: Math.min(...times),
+          reps: times.length,
+        });
+        row.gflops = attentionFlops(T) / row.medianMs / 1e6;
+        if (rt.id === 'attnscope') reference = output;
+        if (rt.id === 'plain-js') exact = output;
+        row.output = output;
+      } catch (e) {
+        row.error = firstLine(e);
+      } finally {
+        await runner?.release().catch(() => {});
+      }
+      rows.push(row);
+      line.push(`${rt.id} ${row.error ? 'failed' : fmt(row.medianMs) + ' ms'}`);
+    }
+    // Validation: every output against attnscope's, and attnscope's against plain JS's.
+    for (const row of rows.filter((r) => r.T === T && r.mask === mask)) {
+      if (row.output && reference)
+        row.relErrVsAttnscope = row.runtime === 'attnscope' ? 0 : relError(row.output, reference);
+      if (row.output && exact) row.relErrVsPlainJs = relError(row.output, exact);
+      delete row.output;
+    }
+    console.log(`T=${T} ${mask}: ${line.join(' · ')}`);
+  }
+}
+
+// Matmul: attnscope's linear (x·W) at 1024×512 · 512×512, beside the peers' matmuls.
+console.log('\nmatmul 1024×512 · 512×512 ...');
+const mm = { rows: 1024, inDim: 512, outDim: 512 };
+mm.x = gaussian(mm.rows * mm.inDim, 7);
+mm.weight = gaussian(mm.inDim * mm.outDim, 8);
+const mmFlops = 2 * mm.rows * mm.inDim * mm.outDim;
+const matmul = [];
+let mmReference = null;
+for (const [id, create] of [
+  ['attnscope', createAttnScopeLinear],
+  ['ort-graph', createOrtMatMul],
+  ['tfjs', createTfjsMatMul],
+]) {
+  const row = { runtime: id };
+  try {
+    const runner = await create(mm);
+    const { output, times } = await timeRunner(runner, quick ? 5 : 25);
+    if (id === 'attnscope') mmReference = output;
+    row.medianMs = median(times);
+    row.gflops = mmFlops / row.medianMs / 1e6;
+    row.fractionOfPeak = row.gflops / peak.gflops;
+    row.relErrVsAttnscope = relError(output, mmReference);
+    await runner.release();
+  } catch (e) {
+    row.error = firstLine(e);
+  }
+  matmul.push(row);
+}
+
+// A long causal sequence on a fresh engine: the fast path must not need T×T memory.
+let large = null;
+if (!quick && !args['no-large']) {
+  console.log(`causal T=${kLargeT} on a fresh engine ...`);
+  const { createAttnScope } = await import(new URL(`file://${distDir}/node.js`).href);
+  const fresh = await createAttnScope();
+  const n = kHeads * kLargeT * kHeadDim;
+  const q = gaussian(n, 11);
+  const k = gaussian(n, 12);
+  const v = gaussian(n, 13);
+  large = { T: kLargeT, mask: 'causal', heapBefore: fresh.memoryUsage().heapSize };
+  try {
+    const start = performance.now();
+    const out = fresh.attention({
+      q,
+      k,
+      v,
+      shape: [1, kHeads, kLargeT, kHeadDim],
+      scale: true,
+      mask: 'causal',
+      trace: false,
+    });
+    large.ms = performance.now() - start;
+    large.heapSize = fresh.memoryUsage().heapSize;
+    large.gflops = attentionFlops(kLargeT) / large.ms / 1e6;
+    large.finite = out.output.data.every(Number.isFinite);
+    large.withinTarget = large.heapSize <= kMemoryTarget && large.finite;
+  } catch (e) {
+    large.error = firstLine(e);
+    large.withinTarget = false;
+  }
+}
+
+// ---------------------------------------------------------------- report
+const ids = runtimes.map((r) => r.id);
+const peers = ids.filter((id) => id !== 'attnscope');
+const get = (id, T, mask) => rows.find((r) => r.runtime === id && r.T === T && r.mask === mask);
+const targets = { speedupVsFastestPeer: [], matmulFractionOfPeak: null, attentionFractionOfPeak: [] };
+
+for (const mask of masks) {
+  console.log(`\n${mask === 'causal' ? 'causal mask' : 'no mask'} — median ms (GFLOP/s)`);
+  console.log(['T'.padStart(5), ...ids.map((id) => pad(id, 17))].join(' '));
+  for (const T of sizes) {
+    const cells = ids.map((id) => {
+      const r = get(id, T, mask);
+      if (!r) return pad('—', 17);
+      if (r.error) return pad('failed', 17);
+      return pad(`${fmt(r.medianMs, r.medianMs < 10 ? 3 : 1)} (${fmt(r.gflops, 1)})`, 17);
+    });
+    console.log([pad(T, 5), ...cells].join(' '));
+  }
+  console.log(`speed-up of attnscope (peer time / attnscope time)`);
+  console.log(['T'.padStart(5), ...peers.map((id) => pad(id, 14)), pad('fastest peer', 26)].join(' '));
+  for (const T of sizes) {
+    const mine = get('attnscope', T, mask);
+    let fastest = null;
+    const cells = peers.map((id) => {
+      const r = get(id, T, mask);
+      if (!r || r.error || !mine?.medianMs) return pad('—', 14);
+      if (!fastest || r.medianMs < fastest.medianMs) fastest = r;
+      return pad(`${fmt(r.medianMs / mine.medianMs)}×`, 14);
+    });
+    const speedup = fastest && mine?.medianMs ? fastest.medianMs / mine.medianMs : NaN;
+    if (fastest)
+      targets.speedupVsFastestPeer.push({
+        T,
+        mask,
+        fastestPeer: fastest.runtime,
+        speedup,
+        met: T < 256 ? null : speedup >= 1.5,
+      });
+    console.log([pad(T, 5), ...cells, pad(fastest ? `${fmt(speedup)}× vs ${fastest.runtime}` : '—', 26)].join(' '));
+  }
+}
+
+console.log('\nvalidation: max relative error (floored at 1e-3·max|ref|) vs attnscope / vs plain JS (double)');
+for (const r of rows.filter((r) => r.relErrVsAttnscope !== undefined || r.relErrVsPlainJs !== undefined)) {
+  if (r.runtime === 'attnscope' && r.relErrVsPlainJs === undefined) continue;
+  console.log(
+    `  T=${pad(r.T, 4)} ${r.mask.padEnd(6)} ${r.runtime.padEnd(14)} ` +
+      `${r.runtime === 'attnscope' ? '' : `vs attnscope ${r.relErrVsAttnscope?.toExponential(1)}  `}` +
+      `${r.relErrVsPlainJs !== undefined ? `vs plain JS ${r.relErrVsPlainJs.toExponential(1)}` : ''}`,
+  );
+}
+const bad = rows.filter((r) => (r.relErrVsAttnscope ?? 0) > 1e-3 || (r.relErrVsPlainJs ?? 0) > 1e-3);
+console.log(
+  bad.length
+    ? `  MISMATCH: ${bad.map((r) => `${r.runtime}@${r.T}/${r.mask}`).join(', ')}`
+    : '  all outputs agree within 1e-3',
+);
+
+console.log(`\nwasm SIMD peak: ${peak.gflops.toFixed(1)} GFLOP/s`);
+for (const r of matmul) {
+  console.log(
+    `  matmul ${r.runtime.padEnd(10)} ${r.error ? 'failed: ' + r.error : `${fmt(r.medianMs)} ms  ${fmt(r.gflops, 1)} GFLOP/s  ${fmt(100 * r.fractionOfPeak, 0)}% of peak  (rel err ${r.relErrVsAttnscope.toExponential(1)})`}`,
+  );
+}
+const mmMine = matmul.find((r) => r.runtime === 'attnscope');
+if (mmMine?.fractionOfPeak)
+  targets.matmulFractionOfPeak = { value: mmMine.fractionOfPeak, met: mmMine.fractionOfPeak >= 0.85 };
+for (const T of sizes.filter((T) => T >= 1024)) {
+  for (const mask of masks) {
+    const r = get('attnscope', T, mask);
+    if (!r?.gflops) continue;
+    // The causal fast path skips the masked half: its real arithmetic is 2·H·T·(T+1)·d.
+    const realFlops = mask === 'causal' ? 2 * kHeads * T * (T + 1) * kHeadDim : attentionFlops(T);
+    const fraction = realFlops / r.medianMs / 1e6 / peak.gflops;
+    targets.attentionFractionOfPeak.push({ T, mask, fraction, met: fraction >= 0.75 });
+    console.log(`  attention T=${T} ${mask.padEnd(6)} ${fmt(100 * fraction, 0)}% of peak (real arithmetic)`);
+  }
+}
+if (large) {
+  targets.large = large;
+  console.log(
+    large.error
+      ? `  causal T=${kLargeT}: failed: ${large.error}`
+      : `  causal T=${kLargeT}: ${fmt(large.ms / 1000)} s, wasm memory ${fmt(large.heapSize / 2 ** 20, 0)} MiB ` +
+          `(target ≤ 512 MiB: ${large.withinTarget ? 'met' : 'NOT met'})`,
+  );
+}
+
+const loadAfter = os.loadavg();
+const result = {
+  date: new Date().toISOString(),
+  seconds: Math.round((Date.now() - t0) / 1000),
+  machine: {
+    cpu: os.cpus()[0]?.model,
+    cores: os.cpus().length,
+    node: process.version,
+    v8: process.versions.v8,
+    loadavgBefore: loadBefore,
+    loadavgAfter: loadAfter,
+  },
+  versions: { attnscope: engine.version, simdArch: engine.simdArch, onnxruntimeWeb: ortVersion(), tfjs: tfjsVersion() },
+  config: { heads: kHeads, headDim: kHeadDim, sizes, threads: 1, flops: '4·H·T²·d for both masks' },
+  runtimes: Object.fromEntries(runtimes.map((r) => [r.id, r.label])),
+  peak,
+  attention: rows,
+  matmul: { shape: [mm.rows, mm.inDim, mm.outDim], results: matmul },
+  targets,
+};
+mkdirSync(outDir, { recursive: true });
+writeFileSync(resolve(outDir, 'latest.json'), JSON.stringify(result, null, 2) + '\n');
+writeFileSync(
+  resolve(outDir, 'attention.svg'),
+  attentionChart(
+    rows.filter((r) => r.gflops).map((r) => ({ ...r, runtime: runtimes.find((x) => x.id === r.runtime).label })),
+    {
+      peak: peak.gflops,
+      subtitle: `Scaled dot-product attention, H=${kHeads}, d=${kHeadDim}, one thread, Node ${process.version}, ${os.cpus()[0]?.model}`,
+    },
+  ),
+);
+console.log(
+  `\nwrote ${resolve(outDir, 'latest.json')} and attention.svg (${result.seconds} s, load ${loadAfter.map((x) => x.toFixed(2)).join(' ')})`,
+);

@@ -1,0 +1,47 @@
+// attnscope's fast path (trace: false: tiled online-softmax kernel, no T×T
+// matrix) through the package's public API, loaded from the built dist/.
+import { pathToFileURL } from 'node:url';
+import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+
+/** dist/ of the repository, or ATTNSCOPE_DIST to benchmark another build. */
+export const distDir = resolve(process.env.ATTNSCOPE_DIST ?? new URL('../../dist', import.meta.url).pathname);
+
+let enginePromise = null;
+/** Resolves to the engine, or to null when dist/ has not been built. */
+export function loadAttnScope() {
+  enginePromise ??= (async () => {
+    const entry = resolve(distDir, 'node.js');
+    if (!existsSync(entry)) return null;
+    const { createAttnScope } = await import(pathToFileURL(entry).href);
+    return createAttnScope();
+  })();
+  return enginePromise;
+}
+
+export async function createAttnScopeAttention({ q, k, v, H, T, d, causal }) {
+  const engine = await loadAttnScope();
+  const args = { q, k, v, shape: [1, H, T, d], scale: true, mask: causal ? 'causal' : 'none', trace: false };
+  let last = null;
+  return {
+    async run() {
+      last = engine.attention(args).output.data;
+    },
+    output: () => last,
+    async release() {},
+  };
+}
+
+/** y = x·W for x (rows, inDim), W (inDim, outDim): attnscope's matmul through engine.linear. */
+export async function createAttnScopeLinear({ x, weight, rows, inDim, outDim }) {
+  const engine = await loadAttnScope();
+  const args = { x, shape: [rows, inDim], weight, outDim };
+  let last = null;
+  return {
+    async run() {
+      last = engine.linear(args).data;
+    },
+    output: () => last,
+    async release() {},
+  };
+}
