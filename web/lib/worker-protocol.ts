@@ -189,10 +189,15 @@ export function createClient(port: ClientPort, options: WorkerCreateOptions): At
     });
   }
 
+  const version = ready.then((r) => r.version);
+  const simdArch = ready.then((r) => r.simdArch);
+  version.catch(() => undefined);
+  simdArch.catch(() => undefined);
+
   return {
     ready,
-    version: ready.then((r) => r.version),
-    simdArch: ready.then((r) => r.simdArch),
+    version,
+    simdArch,
     selfAttention: (args) => call('selfAttention', args),
     attention: (args) => call('attention', args),
     positionalEncoding: (args) => call('positionalEncoding', args),

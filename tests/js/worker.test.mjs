@@ -1,0 +1,85 @@
+// attnscope/worker (Node flavour, worker_threads): the same API returning
+// Promises, result buffers transferred, errors as AttnScopeError.
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+
+import { createAttnScopeWorker, AttnScopeError } from 'attnscope/worker';
+
+import { engine } from './engine.mjs';
+import { assertClose, rng } from './reference.mjs';
+
+const I2 = [[1, 0], [0, 1]];
+const seed001 = { x: I2, wq: I2, wk: I2, wv: [[1, 2], [3, 4]] };
+const worker = createAttnScopeWorker();
+after(() => worker.terminate());
+
+test('ready reports the same version and SIMD arch as the in-thread engine', async () => {
+  assert.deepEqual(await worker.ready, { version: engine.version, simdArch: engine.simdArch });
+  assert.equal(await worker.version, engine.version);
+});
+
+test('seed 001 through the worker', async () => {
+  const r = await worker.selfAttention(seed001);
+  assert.ok(r.output.data instanceof Float32Array);
+  assert.deepEqual(r.output.shape, [2, 2]);
+  assertClose(r.output.data, [1.660477, 2.660477, 2.339523, 3.339523], { atol: 1e-6, what: 'output' });
+  assert.deepEqual(r.fullyMasked.shape, [1, 2]);
+});
+
+test('every method gives the same result as the in-thread engine', async () => {
+  const r = rng(31);
+  const [T, C] = [6, 4];
+  const x = r.floats(T * C);
+  const w = () => r.floats(C * C);
+  const att = { wq: w(), wk: w(), wv: w(), wo: w(), heads: 2 };
+  const calls = {
+    selfAttention: { x, shape: [T, C], ...att, mask: 'causal' },
+    attention: { q: x, k: x, v: x, shape: [T, C], trace: false },
+    positionalEncoding: { length: T, dim: C },
+    linear: { x, shape: [T, C], weight: w() },
+    layerNorm: { x, shape: [T, C] },
+    feedForward: { x, shape: [T, C], w1: w(), w2: w(), hidden: C, activation: 'gelu' },
+    residualAdd: { a: x, b: x, shape: [T, C] },
+    transformerBlock: { x, shape: [T, C], attention: att, ff1: { weight: w() }, ff2: { weight: w() }, hidden: C },
+  };
+  for (const [method, args] of Object.entries(calls)) {
+    assert.deepEqual(await worker[method](args), engine[method](args), method);
+  }
+});
+
+test('bad input rejects with AttnScopeError and the worker keeps working', async () => {
+  await assert.rejects(worker.selfAttention({ ...seed001, heads: 0 }), (e) => {
+    assert.ok(e instanceof AttnScopeError);
+    assert.match(e.message, /heads must be a positive integer/);
+    return true;
+  });
+  await assert.rejects(worker.selfAttention({ x: I2, wq: [[1, 0, 0], [0, 1, 0]], wk: I2, wv: I2, heads: 2 }), AttnScopeError);
+  await assert.rejects(worker.selfAttention({ ...seed001, wq: () => 1 }), /cannot be sent to the worker/);
+  assert.equal((await worker.selfAttention(seed001)).output.shape.length, 2);
+});
+
+test('calls may overlap; answers come back to the right caller', async () => {
+  const results = await Promise.all(
+    [1, 2, 3, 4, 5].map((T) => worker.positionalEncoding({ length: T, dim: 2 })),
+  );
+  assert.deepEqual(results.map((r) => r.shape), [[1, 2], [2, 2], [3, 2], [4, 2], [5, 2]]);
+});
+
+test('terminate() rejects pending and later calls', async () => {
+  const w = createAttnScopeWorker();
+  await w.ready;
+  const pending = w.attention({ q: new Float32Array(300 * 8), k: new Float32Array(300 * 8), v: new Float32Array(300 * 8), shape: [300, 8] });
+  w.terminate();
+  await assert.rejects(pending, /worker terminated/);
+  await assert.rejects(w.layerNorm({ x: I2 }), /worker terminated/);
+});
+
+test('a worker whose wasm cannot load rejects ready and calls with AttnScopeError', async () => {
+  const w = createAttnScopeWorker({ wasmUrl: '/nonexistent/attnscope.wasm' });
+  try {
+    await assert.rejects(w.ready, (e) => e instanceof AttnScopeError && /could not read/.test(e.message));
+    await assert.rejects(w.selfAttention(seed001), AttnScopeError);
+  } finally {
+    w.terminate();
+  }
+});
