@@ -2,6 +2,7 @@
 // the fast path.
 #include <algorithm>
 #include <cmath>
+#include <new>
 #include <string>
 
 #include "attention_internal.hpp"
@@ -110,10 +111,8 @@ void check_like_q(const Tensor& t, const char* name, const Tensor& q, bool same_
   }
 }
 
-}  // namespace
-
-AttentionResult attention(const Tensor& q, const Tensor& k, const Tensor& v,
-                          const AttentionOptions& options) {
+AttentionResult attention_impl(const Tensor& q, const Tensor& k, const Tensor& v,
+                               const AttentionOptions& options) {
   check_tensor(q, kFn, "q");
   if (q.rank() < 2 || q.rank() > 4) {
     throw Error(std::string(kFn) + ": q has shape " + shape_to_string(q.shape) +
@@ -149,14 +148,14 @@ AttentionResult attention(const Tensor& q, const Tensor& k, const Tensor& v,
   if (options.trace) checked_element_count(square_shape, "attention: trace tensors (B, H, T, T)");
 
   AttentionResult result;
-  result.output = Tensor::zeros(out_shape);
+  result.output = zeros_for(out_shape, "attention: output");
   result.fully_masked.assign(dims.batch * dims.heads * dims.seq_len, 0);
   if (options.trace) {
     AttentionTrace trace;
-    trace.scores = Tensor::zeros(square_shape);
-    trace.scaled = Tensor::zeros(square_shape);
-    trace.masked = Tensor::zeros(square_shape);
-    trace.weights = Tensor::zeros(square_shape);
+    trace.scores = zeros_for(square_shape, "attention: trace");
+    trace.scaled = zeros_for(square_shape, "attention: trace");
+    trace.masked = zeros_for(square_shape, "attention: trace");
+    trace.weights = zeros_for(square_shape, "attention: trace");
     const detail::TraceBuffers buffers{trace.scores.data.data(), trace.scaled.data.data(),
                                        trace.masked.data.data(), trace.weights.data.data()};
     result.fully_masked_count = detail::attention_traced(
@@ -170,6 +169,17 @@ AttentionResult attention(const Tensor& q, const Tensor& k, const Tensor& v,
   }
   detail::check_output_finite(result.output, kFn);
   return result;
+}
+
+}  // namespace
+
+AttentionResult attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                          const AttentionOptions& options) {
+  try {
+    return attention_impl(q, k, v, options);
+  } catch (const std::bad_alloc&) {
+    throw ResourceError(std::string(kFn) + ": out of memory");
+  }
 }
 
 }  // namespace attnscope

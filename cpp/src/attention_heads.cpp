@@ -1,6 +1,7 @@
 // self_attention(): projections Q = X·W_Q (+ b_Q), K, V; split into heads;
 // attention per head; concat; optional output projection W_O (+ b_O).
 #include <algorithm>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -96,10 +97,8 @@ Shape result_shape(bool batched, std::size_t B, Shape rest) {
   return rest;
 }
 
-}  // namespace
-
-SelfAttentionResult self_attention(const Tensor& x, const SelfAttentionWeights& weights,
-                                   const AttentionOptions& options) {
+SelfAttentionResult self_attention_impl(const Tensor& x, const SelfAttentionWeights& weights,
+                                        const AttentionOptions& options) {
   check_tensor(x, kFn, "x");
   if (x.rank() != 2 && x.rank() != 3) {
     throw Error(std::string(kFn) + ": x has shape " + shape_to_string(x.shape) +
@@ -169,10 +168,10 @@ SelfAttentionResult self_attention(const Tensor& x, const SelfAttentionWeights& 
   const Shape square = result_shape(batched, B, {H, T, T});
   if (options.trace) {
     SelfAttentionTrace trace;
-    trace.scores = Tensor::zeros(square);
-    trace.scaled = Tensor::zeros(square);
-    trace.masked = Tensor::zeros(square);
-    trace.weights = Tensor::zeros(square);
+    trace.scores = zeros_for(square, "self_attention: trace");
+    trace.scaled = zeros_for(square, "self_attention: trace");
+    trace.masked = zeros_for(square, "self_attention: trace");
+    trace.weights = zeros_for(square, "self_attention: trace");
     const detail::TraceBuffers buffers{trace.scores.data.data(), trace.scaled.data.data(),
                                        trace.masked.data.data(), trace.weights.data.data()};
     result.fully_masked_count =
@@ -203,6 +202,17 @@ SelfAttentionResult self_attention(const Tensor& x, const SelfAttentionWeights& 
     trace.concat = Tensor(result_shape(batched, B, {T, v_width}), std::move(concat));
   }
   return result;
+}
+
+}  // namespace
+
+SelfAttentionResult self_attention(const Tensor& x, const SelfAttentionWeights& weights,
+                                   const AttentionOptions& options) {
+  try {
+    return self_attention_impl(x, weights, options);
+  } catch (const std::bad_alloc&) {
+    throw ResourceError(std::string(kFn) + ": out of memory");
+  }
 }
 
 }  // namespace attnscope

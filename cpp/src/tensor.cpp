@@ -73,6 +73,13 @@ std::vector<float> allocate_floats(std::size_t count, const char* what) {
   }
 }
 
+Tensor zeros_for(const Shape& shape, const char* what) {
+  Tensor t;
+  t.data = allocate_floats(checked_element_count(shape, what), what);
+  t.shape = shape;
+  return t;
+}
+
 void check_tensor(const Tensor& t, const char* fn, const char* name) {
   for (std::size_t dim : t.shape) {
     if (dim == 0) {

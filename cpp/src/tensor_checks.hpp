@@ -21,7 +21,11 @@ void check_finite(const Tensor& t, const char* fn, const char* name,
 /// Same shape/data consistency as check_tensor, for boolean tensors.
 void check_bool_tensor(const BoolTensor& t, const char* fn, const char* name);
 
-/// A zero-filled buffer; allocation failure becomes ResourceError.
+/// A zero-filled buffer; allocation failure becomes ResourceError naming
+/// `what`.
 std::vector<float> allocate_floats(std::size_t count, const char* what);
+
+/// Tensor::zeros whose errors name `what` (e.g. "attention: trace").
+Tensor zeros_for(const Shape& shape, const char* what);
 
 }  // namespace attnscope
