@@ -72,6 +72,12 @@ TEST_CASE("vec_exp is exact at 0 and the edges of its range", "[kernels][exp]") 
   CHECK(y[9] == Approx(std::exp(1.0)).epsilon(3e-7));
   CHECK(y[10] == Approx(std::exp(-1.0)).epsilon(3e-7));
   for (float v : y) CHECK_FALSE(std::isnan(v));
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  float in[5] = {nan, 0.0f, nan, 1.0f, nan}, out[5];
+  vec_exp(in, out, 5);
+  CHECK(std::isnan(out[0]));
+  CHECK(out[1] == 1.0f);
+  CHECK(std::isnan(out[4]));
 }
 
 TEST_CASE("vec_exp works in place", "[kernels][exp]") {

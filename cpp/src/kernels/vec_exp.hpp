@@ -6,7 +6,7 @@
 //
 // Range: exp(x) = 0 exactly for x < ln(FLT_MIN) ≈ -87.34 (including -inf),
 // +inf for x > 88.376 (float exp overflows at 88.72; softmax only ever
-// evaluates x <= 0). Relative error about 1e-7 in between.
+// evaluates x <= 0). Relative error about 1e-7 in between; NaN stays NaN.
 #pragma once
 
 #include <cmath>
@@ -31,10 +31,12 @@ xsimd::batch<float, Arch> vec_exp(xsimd::batch<float, Arch> x) {
   const batch ln2_hi(0.693359375f);  // ln 2 split so n·ln2_hi is exact
   const batch ln2_lo(-2.12194440e-4f);
 
-  const batch clamped = xsimd::min(xsimd::max(x, batch(kExpMin)), batch(kExpMax));
-  const batch shifted = xsimd::fma(clamped, log2e, magic);
+  // No clamping: outside [kExpMin, kExpMax] the lanes compute garbage that
+  // the two selects at the end replace (cheaper than min/max, which wasm
+  // emulates as compare + bitselect).
+  const batch shifted = xsimd::fma(x, log2e, magic);
   const batch n = shifted - magic;
-  batch r = xsimd::fnma(n, ln2_hi, clamped);  // clamped - n·ln2_hi
+  batch r = xsimd::fnma(n, ln2_hi, x);  // x - n·ln2_hi
   r = xsimd::fnma(n, ln2_lo, r);
 
   // Cephes expf polynomial on |r| <= ln(2)/2.
