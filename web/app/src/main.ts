@@ -7,7 +7,6 @@ import { fmt, full } from './format';
 import { buildModel, kPad, weightShapes, type Model } from './model';
 import { Player } from './player';
 import { kPresets, applyPreset } from './presets';
-import { compare, referenceSelfAttention } from './reference';
 import { stagesFor, type Stage } from './stages';
 import { defaultState, kLimits, sanitizeState, type AppState, type MatrixName, type ViewTab } from './state';
 import { joinTokens, tokenize } from './tokenize';
@@ -79,7 +78,7 @@ async function run(): Promise<void> {
     byId('pipeline').setAttribute('aria-busy', 'false');
     renderResult();
     document.body.dataset.ready = String(id);
-    window.setTimeout(() => id === runId && renderVerified(r), 0);
+    renderVerified(r, id);
   } catch (e) {
     if (id !== runId) return;
     const err = byId('error');
@@ -122,8 +121,8 @@ function renderChips(): void {
   lines.forEach((tokens, line) => {
     if (lines.length > 1) frag.append(h('span', { class: 'chip-line', role: 'listitem' }, `sentence ${line + 1}`));
     tokens.forEach((tok, t) => {
-      const input = h('input', { class: 'chip', value: tok, size: Math.max(1, Math.min(24, tok.length)), 'aria-label': `token ${t + 1} of sentence ${line + 1}`, 'data-line': line, 'data-index': t, role: 'listitem', spellcheck: 'false' });
-      frag.append(input);
+      // Buttons are cheap to lay out even by the thousand; an input appears only while editing.
+      frag.append(h('button', { type: 'button', class: 'chip', 'aria-label': `token ${t + 1} of sentence ${line + 1}: ${tok}. Press to edit.`, 'data-line': line, 'data-index': t, role: 'listitem' }, tok));
       count++;
     });
   });
@@ -131,15 +130,31 @@ function renderChips(): void {
   byId('token-count').textContent = `${count} tokens${lines.length > 1 ? ` in ${lines.length} sentences (padded to the longest)` : ''}. Edit a token below; empty it to remove it.`;
 }
 
-function onChipChange(e: Event): void {
-  const input = e.target as HTMLInputElement;
-  if (!input.classList.contains('chip')) return;
-  const line = Number(input.dataset.line);
-  const index = Number(input.dataset.index);
-  const lines = state.text.split(/\r?\n/).map(tokenize).filter((t) => t.length > 0);
-  const replacement = tokenize(input.value);
-  lines[line].splice(index, 1, ...replacement);
-  update({ text: lines.map(joinTokens).join('\n'), preset: null });
+function editChip(chip: HTMLElement): void {
+  const line = Number(chip.dataset.line);
+  const index = Number(chip.dataset.index);
+  const input = h('input', { class: 'chip editing', value: chip.textContent ?? '', 'aria-label': `edit token ${index + 1}; Enter to apply, Escape to cancel`, spellcheck: 'false' });
+  let done = false;
+  const finish = (apply: boolean) => {
+    if (done) return;
+    done = true;
+    if (!apply || input.value === chip.textContent) {
+      input.replaceWith(chip);
+      chip.focus();
+      return;
+    }
+    const lines = state.text.split(/\r?\n/).map(tokenize).filter((t) => t.length > 0);
+    lines[line].splice(index, 1, ...tokenize(input.value));
+    update({ text: lines.map(joinTokens).join('\n'), preset: null });
+  };
+  input.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter') finish(true);
+    else if (e.key === 'Escape') finish(false);
+  });
+  input.addEventListener('blur', () => finish(true));
+  chip.replaceWith(input);
+  input.focus();
+  input.select();
 }
 
 function bindControls(): void {
@@ -160,7 +175,10 @@ function bindControls(): void {
     const value = (e.target as HTMLTextAreaElement).value;
     textTimer = window.setTimeout(() => update({ text: value, preset: null }), 250);
   });
-  byId('chips').addEventListener('change', onChipChange);
+  byId('chips').addEventListener('click', (e) => {
+    const chip = (e.target as HTMLElement).closest<HTMLElement>('button.chip');
+    if (chip) editChip(chip);
+  });
   for (const f of numberFields)
     byId<HTMLInputElement>(f).addEventListener('change', (e) => {
       const v = Number((e.target as HTMLInputElement).value);
@@ -311,8 +329,8 @@ function renderResult(): void {
   stagePlayer.setFrames(stages.length, state.stage);
   byId('stage-explain').textContent = stages[state.stage].explain(r);
   walkPlayer.setFrames(r.model.T * kWalkSteps.length, walkPlayer.position);
+  renderWalk(false);
   renderView(r, b, hd);
-  renderWalk();
   renderChecks(r);
   renderNotes(r, b);
   for (const t of document.querySelectorAll<HTMLElement>('[role=tab]')) {
@@ -323,6 +341,9 @@ function renderResult(): void {
 }
 
 function fillSelect(sel: HTMLSelectElement, n: number, value: number, label: (k: number) => string): void {
+  const key = `${n}:${label(0)}:${label(n - 1)}`;
+  if (sel.dataset.key === key) { sel.value = String(value); return; } // unchanged: skip rebuilding hundreds of options
+  sel.dataset.key = key;
   const opts = Array.from({ length: n }, (_, k) => h('option', { value: k }, label(k)));
   sel.replaceChildren(...opts);
   sel.value = String(value);
@@ -463,7 +484,7 @@ function composeSvg(parts: SVGSVGElement[], perRow: number): SVGSVGElement {
   return root;
 }
 
-function renderWalk(): void {
+function renderWalk(withView = true): void {
   const r = result;
   if (!r) return;
   const b = Math.min(state.sel.seq, r.model.B - 1);
@@ -472,7 +493,7 @@ function renderWalk(): void {
   const step = walkPlayer.position % kWalkSteps.length;
   byId<HTMLSelectElement>('walk-query').value = String(query);
   byId('walk-body').replaceChildren(walkthrough(r, b, hd, query, step));
-  if (state.tab === 'heatmap' || state.tab === 'lines' || state.tab === 'bars') renderView(r, b, hd);
+  if (withView && (state.tab === 'heatmap' || state.tab === 'lines' || state.tab === 'bars')) renderView(r, b, hd);
 }
 
 function renderChecks(r: RunResult): void {
@@ -525,28 +546,37 @@ function renderNotes(r: RunResult, b: number): void {
   body.replaceChildren(list, h('p', {}, why));
 }
 
-function renderVerified(r: RunResult): void {
+type Comparison = { maxRelError: number; maxAbsError: number; count: number };
+let verifier: Worker | null = null;
+
+function renderVerified(r: RunResult, id: number): void {
   const m = r.model;
-  const start = performance.now();
   const causal = m.maskSpec === 'causal' || (typeof m.maskSpec === 'object' && m.maskSpec.causal);
   const lengths = typeof m.maskSpec === 'object' ? m.maskSpec.lengths : null;
-  const ref = referenceSelfAttention({ B: m.B, T: m.T, C: m.C, H: m.H, dK: m.dK, dV: m.dV, x: r.x.data, wq: m.weights.wq.data, wk: m.weights.wk.data, wv: m.weights.wv.data, scaleFactor: m.scaleFactor, causal: !!causal, lengths });
   const t = r.attention.trace!;
-  const rows = [
-    ['queries Q', compare(t.q.data, ref.q)],
-    ['keys K', compare(t.k.data, ref.k)],
-    ['values V', compare(t.v.data, ref.v)],
-    ['attention weights', compare(t.weights.data, ref.weights)],
-    ['output (heads concatenated)', compare(t.concat.data, ref.concat)],
-  ] as const;
-  const worst = Math.max(...rows.map(([, c]) => c.maxRelError));
-  const ok = worst < 1e-4;
-  const table = h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'tensor'), h('th', { scope: 'col' }, 'values'), h('th', { scope: 'col' }, 'max relative error'), h('th', { scope: 'col' }, 'max absolute error'))),
-    h('tbody', {}, ...rows.map(([name, c]) => h('tr', {}, h('th', { scope: 'row' }, name), h('td', {}, String(c.count)), h('td', {}, c.maxRelError.toExponential(2)), h('td', {}, c.maxAbsError.toExponential(2))))));
-  byId('verified-body').replaceChildren(
-    h('p', { class: ok ? 'ok' : 'bad', 'data-max-rel': String(worst) }, ok ? '✓ ' : '✗ ', `Engine (float32, WebAssembly SIMD) vs a double-precision JavaScript reference on this input: max relative error ${worst.toExponential(2)}.`),
-    table,
-    h('p', { class: 'hint' }, `Relative error = |engine − reference| / max(|reference|, 1% of the largest |reference| in that tensor). Reference computed in ${(performance.now() - start).toFixed(0)} ms.${r.block ? ' The transformer block’s later stages are not part of this check.' : ''}`));
+  verifier?.terminate(); // an older check still running is no longer wanted
+  verifier = new Worker(new URL('./reference-worker.ts', import.meta.url), { type: 'module' });
+  const body = byId('verified-body');
+  body.replaceChildren(h('p', { class: 'hint' }, 'Checking against the double-precision reference…'));
+  verifier.onmessage = (e: MessageEvent<{ rows: [string, Comparison][]; millis: number }>) => {
+    if (id !== runId) return;
+    const { rows, millis } = e.data;
+    const worst = Math.max(...rows.map(([, c]) => c.maxRelError));
+    const ok = worst < 1e-4;
+    const table = h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'tensor'), h('th', { scope: 'col' }, 'values'), h('th', { scope: 'col' }, 'max relative error'), h('th', { scope: 'col' }, 'max absolute error'))),
+      h('tbody', {}, ...rows.map(([name, c]) => h('tr', {}, h('th', { scope: 'row' }, name), h('td', {}, String(c.count)), h('td', {}, c.maxRelError.toExponential(2)), h('td', {}, c.maxAbsError.toExponential(2))))));
+    body.replaceChildren(
+      h('p', { class: ok ? 'ok' : 'bad', 'data-max-rel': String(worst) }, ok ? '✓ ' : '✗ ', `Engine (float32, WebAssembly SIMD) vs a double-precision JavaScript reference on this input: max relative error ${worst.toExponential(2)}.`),
+      h('div', { class: 'table-scroll' }, table),
+      h('p', { class: 'hint' }, `Relative error = |engine − reference| / max(|reference|, 1% of the largest |reference| in that tensor). Reference computed in ${millis.toFixed(0)} ms in its own worker.${r.block ? ' The transformer block’s later stages are not part of this check.' : ''}`));
+    verifier?.terminate();
+    verifier = null;
+  };
+  const copies = { q: t.q.data.slice(), k: t.k.data.slice(), v: t.v.data.slice(), weights: t.weights.data.slice(), concat: t.concat.data.slice(), x: r.x.data.slice() };
+  verifier.postMessage({
+    input: { B: m.B, T: m.T, C: m.C, H: m.H, dK: m.dK, dV: m.dV, x: copies.x, wq: m.weights.wq.data, wk: m.weights.wk.data, wv: m.weights.wv.data, scaleFactor: m.scaleFactor, causal: !!causal, lengths },
+    engine: copies,
+  }, Object.values(copies).map((a) => a.buffer)); // transferred copies: no structured clone of megabytes
 }
 
 // ---------- start ----------

@@ -33,7 +33,7 @@ export function walkthrough(r: RunResult, b: number, hd: number, query: number, 
     h('ul', {}, ...keys.map((j) => {
       const k = rowOf(r, 'k', b, hd, j);
       const { terms } = dotTerms(q, k);
-      return h('li', {}, `· ${name(j)}: ${terms.slice(0, 6).map((t) => fmt(t)).join(' + ')}${terms.length > 6 ? ' + …' : ''} = `, h('strong', {}, fmt(scores[j], 4)));
+      return h('li', {}, `${name(j)}: ${terms.slice(0, 6).map((t) => fmt(t)).join(' + ')}${terms.length > 6 ? ' + …' : ''} = `, h('strong', {}, fmt(scores[j], 4)));
     }), more)));
   steps.push(h('li', {}, h('strong', {}, 'Scaled and masked: '), vec(masked, 4, kMaxKeys),
     r.model.scaleFactor !== 1 ? ` (scores × ${fmt(r.model.scaleFactor, 4)})` : ' (no scaling)'));

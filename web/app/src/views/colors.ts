@@ -24,3 +24,19 @@ export function textOn(color: string): string {
   const [r, g, b] = m.map(Number);
   return 0.299 * r + 0.587 * g + 0.114 * b > 140 ? '#111' : '#fff';
 }
+
+/** "#rrggbb" or "rgb(r, g, b)" → [r, g, b]. */
+export function parseColor(css: string): [number, number, number] {
+  if (css.startsWith('#')) return [parseInt(css.slice(1, 3), 16), parseInt(css.slice(3, 5), 16), parseInt(css.slice(5, 7), 16)];
+  const m = css.match(/\d+/g) ?? ['0', '0', '0'];
+  return [Number(m[0]), Number(m[1]), Number(m[2])];
+}
+
+/** The scale sampled at 256 steps, for drawing many cells fast. */
+export function colorTable(kind: ColorKind, maxAbs: number): { at: (v: number) => [number, number, number] } {
+  const scale = colorScale(kind, maxAbs);
+  const lo = kind === 'prob' ? 0 : -(maxAbs || 1);
+  const hi = kind === 'prob' ? 1 : maxAbs || 1;
+  const table = Array.from({ length: 256 }, (_, k) => parseColor(scale(lo + ((hi - lo) * k) / 255)));
+  return { at: (v) => table[Math.max(0, Math.min(255, Math.round(((v - lo) / (hi - lo)) * 255)))] };
+}

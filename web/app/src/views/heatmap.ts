@@ -2,10 +2,11 @@
 // 512×512 draws in a few milliseconds; values are written in cells only when they fit.
 import { announce, h, s } from '../dom';
 import { fmt } from '../format';
-import { colorScale, kMaskedColor, textOn } from './colors';
+import { colorScale, colorTable, kMaskedColor, parseColor, textOn } from './colors';
 import { maxAbs, type MatrixView } from './matrix';
 
 const kMaxCell = 46;
+const kMaxHeight = 1600; // px of cells
 const kTextCell = 30; // below this, numbers are not written in the cells
 
 export interface HeatmapOptions {
@@ -31,7 +32,8 @@ function layout(m: MatrixView, maxWidth: number): Layout {
   const showLabels = true;
   const left = showLabels ? 96 : 8;
   const top = showLabels ? 84 : 8;
-  const cell = Math.max(1, Math.min(kMaxCell, Math.floor((maxWidth - left - 8) / Math.max(1, m.cols))));
+  // Bounded in both directions so a 512-token matrix stays a canvas of modest size.
+  const cell = Math.max(1, Math.min(kMaxCell, Math.floor((maxWidth - left - 8) / Math.max(1, m.cols)), Math.floor(kMaxHeight / Math.max(1, m.rows))));
   return { cell, left, top, width: left + cell * m.cols + 8, height: top + cell * m.rows + 8 };
 }
 
@@ -51,27 +53,17 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
 
   // Cells: one pixel each in an offscreen image, scaled up without smoothing.
   const color = colorScale(m.kind, maxAbs(m));
+  const lut = colorTable(m.kind, maxAbs(m));
+  const masked = parseColor(kMaskedColor);
   const img = new ImageData(m.cols, m.rows);
-  const probe = document.createElement('canvas').getContext('2d')!;
-  const cache = new Map<string, [number, number, number]>();
-  const rgb = (css: string): [number, number, number] => {
-    let c = cache.get(css);
-    if (!c) {
-      probe.fillStyle = css;
-      const hex = probe.fillStyle as string; // normalised to #rrggbb
-      c = [parseInt(hex.slice(1, 3), 16), parseInt(hex.slice(3, 5), 16), parseInt(hex.slice(5, 7), 16)];
-      cache.set(css, c);
-    }
-    return c;
-  };
   for (let i = 0; i < m.rows; i++)
     for (let j = 0; j < m.cols; j++) {
       const v = m.get(i, j);
-      const [r, g, b] = Number.isFinite(v) ? rgb(color(v)) : rgb(kMaskedColor);
+      const c = Number.isFinite(v) ? lut.at(v) : masked;
       const o = (i * m.cols + j) * 4;
-      img.data[o] = r;
-      img.data[o + 1] = g;
-      img.data[o + 2] = b;
+      img.data[o] = c[0];
+      img.data[o + 1] = c[1];
+      img.data[o + 2] = c[2];
       img.data[o + 3] = 255;
     }
   const off = document.createElement('canvas');

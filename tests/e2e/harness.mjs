@@ -1,0 +1,72 @@
+// Shared set-up for the site's end-to-end tests: a static server for web/app/dist
+// (vite preview, started directly so its pid can be killed) and headless Chromium.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const repo = join(dirname(fileURLToPath(import.meta.url)), '../..');
+export const screenshots = join(repo, 'tests/e2e/screenshots');
+mkdirSync(screenshots, { recursive: true });
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startServer() {
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(repo, 'node_modules/vite/bin/vite.js'), 'preview', '--config', join(repo, 'web/app/vite.config.ts'), '--strictPort', '--port', String(port), '--host', '127.0.0.1'], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  const url = `http://127.0.0.1:${port}/`;
+  for (let i = 0; i < 100; i++) {
+    try {
+      const r = await fetch(url);
+      if (r.ok) return { url, stop: () => child.kill('SIGTERM') };
+    } catch {}
+    if (child.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill('SIGTERM');
+  throw new Error(`vite preview did not start: ${out}`);
+}
+
+export async function launch() {
+  const dir = mkdtempSync(join(tmpdir(), 'attnscope-e2e-'));
+  const context = await chromium.launchPersistentContext(dir, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    acceptDownloads: true,
+    viewport: { width: 1440, height: 1000 },
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  return { context, close: async () => { await context.close(); rmSync(dir, { recursive: true, force: true }); } };
+}
+
+/** Collects console errors, page errors, failed requests and dialogs; any of them fails a test. */
+export function watch(page) {
+  const problems = [];
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('requestfailed', (r) => problems.push(`requestfailed: ${r.url()} ${r.failure()?.errorText}`));
+  page.on('response', (r) => { if (r.status() >= 400) problems.push(`http ${r.status()}: ${r.url()}`); });
+  page.on('dialog', (d) => { problems.push(`dialog: ${d.message()}`); void d.dismiss(); });
+  return problems;
+}
+
+/** Waits until the page has finished a computation newer than `after`. */
+export async function waitReady(page, after = 0) {
+  await page.waitForFunction((n) => Number(document.body.dataset.ready ?? 0) > n && document.getElementById('status')?.dataset.busy === '0', after, { timeout: 60_000 });
+  return Number(await page.evaluate(() => document.body.dataset.ready));
+}
