@@ -19,3 +19,8 @@ step "native core under AddressSanitizer + UBSan"
 cmake -S . -B build/sanitize -DCMAKE_BUILD_TYPE=Debug -DATTN_SANITIZE=ON -DATTN_BUILD_BENCH=OFF >/dev/null
 cmake --build build/sanitize -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build/sanitize --output-on-failure --no-tests=error
+
+step "demo site: build + end-to-end tests in headless Chromium"
+[[ -f dist/browser.js && -f dist/attnscope.wasm ]] || npm run build
+bash scripts/build-site.sh
+node --test tests/e2e/
