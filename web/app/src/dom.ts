@@ -48,4 +48,3 @@ export function announce(text: string): void {
   if (live) live.textContent = text;
 }
 
-export const reducedMotion = (): boolean => window.matchMedia('(prefers-reduced-motion: reduce)').matches;

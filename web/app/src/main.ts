@@ -540,9 +540,11 @@ function renderNotes(r: RunResult, b: number): void {
     const same = (d: Float32Array, w: number) => (rowsEqual(d, w, a, c) ? 'identical' : 'different');
     list.append(h('li', { 'data-pair': `${a},${c}` }, `“${tokens[a]}” (${a + 1}) and “${tokens[c]}” (${c + 1}): word vectors ${same(embedding, C)}, inputs X ${same(x, C)}, outputs ${same(out, width)}.`));
   }
-  const why = r.positional || r.model.maskSpec !== 'none'
-    ? 'Positional encoding gives each position its own offset, and a causal mask lets each token see a different prefix, so identical words end up with different outputs: the context now tells them apart.'
-    : 'With no positional encoding and no mask, self-attention cannot tell where a word is: identical word vectors give identical queries, keys and values, hence identical outputs. Switch on positional encoding or the causal mask to see them differ.';
+  const allSame = repeated.every(([a, c]) => rowsEqual(out, width, a, c));
+  const causal = r.model.maskSpec === 'causal' || (typeof r.model.maskSpec === 'object' && r.model.maskSpec.causal);
+  const why = allSame
+    ? 'Self-attention on its own cannot tell where a word is: identical word vectors give identical queries, keys and values, and every query sees the same set of keys, hence identical outputs. Switch on positional encoding or the causal mask to see them differ.'
+    : `${r.positional ? 'Positional encoding gives each position its own offset, so identical words get different queries, keys and values. ' : ''}${causal ? 'The causal mask lets each token see a different prefix of the sentence. ' : ''}So identical words end up with different outputs: the context now tells them apart.`;
   body.replaceChildren(list, h('p', {}, why));
 }
 

@@ -7,7 +7,8 @@ export type ColorKind = 'prob' | 'signed';
 
 export function colorScale(kind: ColorKind, maxAbs: number): (v: number) => string {
   if (kind === 'prob') {
-    const s = scaleSequential(interpolateViridis).domain([0, 1]);
+    // Weights of long rows are all small: stretch the scale to the largest one.
+    const s = scaleSequential(interpolateViridis).domain([0, maxAbs > 0 ? maxAbs : 1]);
     return (v) => s(v);
   }
   const m = maxAbs > 0 ? maxAbs : 1;
@@ -36,7 +37,13 @@ export function parseColor(css: string): [number, number, number] {
 export function colorTable(kind: ColorKind, maxAbs: number): { at: (v: number) => [number, number, number] } {
   const scale = colorScale(kind, maxAbs);
   const lo = kind === 'prob' ? 0 : -(maxAbs || 1);
-  const hi = kind === 'prob' ? 1 : maxAbs || 1;
+  const hi = maxAbs || 1;
   const table = Array.from({ length: 256 }, (_, k) => parseColor(scale(lo + ((hi - lo) * k) / 255)));
   return { at: (v) => table[Math.max(0, Math.min(255, Math.round(((v - lo) / (hi - lo)) * 255)))] };
+}
+
+/** Range shown by the legend: [0, max] for weights, [−max, max] for signed values. */
+export function legendRange(kind: ColorKind, maxAbs: number): [number, number] {
+  const m = maxAbs || 1;
+  return kind === 'prob' ? [0, m] : [-m, m];
 }

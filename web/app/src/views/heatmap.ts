@@ -2,7 +2,7 @@
 // 512×512 draws in a few milliseconds; values are written in cells only when they fit.
 import { announce, h, s } from '../dom';
 import { fmt } from '../format';
-import { colorScale, colorTable, kMaskedColor, parseColor, textOn } from './colors';
+import { colorScale, colorTable, kMaskedColor, legendRange, parseColor, textOn } from './colors';
 import { maxAbs, type MatrixView } from './matrix';
 
 const kMaxCell = 46;
@@ -120,6 +120,22 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
   ctx.textAlign = 'left';
   ctx.fillText(`${m.colAxis} →`, 4, 10);
   ctx.fillText(`↓ ${m.rowAxis}`, 4, 24);
+  // Legend: the colour scale with its end values.
+  const [lo, hi] = legendRange(m.kind, maxAbs(m));
+  for (let k = 0; k < 60; k++) {
+    ctx.fillStyle = color(lo + ((hi - lo) * k) / 59);
+    ctx.fillRect(4 + k, 40, 1, 8);
+  }
+  ctx.fillStyle = fg;
+  ctx.font = '10px system-ui, sans-serif';
+  ctx.fillText(fmt(lo, 2), 4, 56);
+  ctx.textAlign = 'right';
+  ctx.fillText(fmt(hi, 2), 64, 56);
+  ctx.textAlign = 'left';
+  ctx.fillStyle = kMaskedColor;
+  ctx.fillRect(4, 64, 8, 8);
+  ctx.fillStyle = fg;
+  ctx.fillText('masked', 16, 68);
 
   if (opts.highlightRow != null && opts.highlightRow < m.rows) {
     ctx.strokeStyle = fg;
@@ -188,6 +204,9 @@ export function heatmapSvg(m: MatrixView, canvas: HTMLCanvasElement | null): SVG
   const root = s('svg', { xmlns: 'http://www.w3.org/2000/svg', width, height, viewBox: `0 0 ${width} ${height}`, 'font-family': 'system-ui, sans-serif', 'font-size': 11 });
   root.append(s('title', {}, m.title), s('rect', { width, height, fill: '#fff' }));
   root.append(s('text', { x: 4, y: 12, 'font-weight': 600 }, `${m.colAxis} →`), s('text', { x: 4, y: 26, 'font-weight': 600 }, `↓ ${m.rowAxis}`));
+  const [lo, hi] = legendRange(m.kind, maxAbs(m));
+  for (let k = 0; k < 60; k += 2) root.append(s('rect', { x: 4 + k, y: 40, width: 2, height: 8, fill: color(lo + ((hi - lo) * k) / 58) }));
+  root.append(s('text', { x: 4, y: 60, 'font-size': 10 }, fmt(lo, 2)), s('text', { x: 64, y: 60, 'font-size': 10, 'text-anchor': 'end' }, fmt(hi, 2)));
   for (let i = 0; i < m.rows; i++) {
     root.append(s('text', { x: left - 4, y: top + (i + 0.5) * cell, 'text-anchor': 'end', 'dominant-baseline': 'middle' }, labelFor(m.rowLabels[i])));
     for (let j = 0; j < m.cols; j++) {
