@@ -10,7 +10,7 @@
 #include "attention_internal.hpp"
 #include "kernels/flash_attention.hpp"
 #include "kernels/softmax_rows.hpp"
-#include "kernels/transpose.hpp"
+#include "kernels/pack_keys.hpp"
 
 namespace attnscope::detail {
 
@@ -33,7 +33,7 @@ std::size_t attention_fast(const float* q, const float* k, const float* v,
                            std::uint8_t* fully_masked) {
   using Arch = xsimd::default_arch;
   const std::size_t T = dims.seq_len, d_k = dims.d_k, d_v = dims.d_v;
-  std::vector<float> keys_t(d_k * T);
+  std::vector<float> packed_keys(kernels::packed_keys_size(T, d_k, kernels::kKeyTile));
   std::vector<float> scaled_values;
   kernels::FlashWorkspace workspace;
   std::size_t count = 0;
@@ -48,9 +48,8 @@ std::size_t attention_fast(const float* q, const float* k, const float* v,
         kernels::scale_row<Arch>(scaled_values.data(), T * d_v, std::ldexp(1.0f, -shift));
         values = scaled_values.data();
       }
-      // Keys transposed so a tile of scores is one matmul with keys on lanes.
-      kernels::transpose(k + head * T * d_k, T, d_k, keys_t.data());
-      kernels::flash_attention<Arch>(q + head * T * d_k, keys_t.data(), values, T, d_k, d_v,
+      kernels::pack_key_tiles(k + head * T * d_k, T, d_k, kernels::kKeyTile, packed_keys.data());
+      kernels::flash_attention<Arch>(q + head * T * d_k, packed_keys.data(), values, T, d_k, d_v,
                                      scale, head_mask(mask, dims, b, h), head_out,
                                      fully_masked + head * T, workspace);
       if (shift) kernels::scale_row<Arch>(head_out, T * d_v, std::ldexp(1.0f, shift));

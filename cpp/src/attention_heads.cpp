@@ -45,38 +45,54 @@ void check_bias(const Tensor& bias, const char* name, std::size_t width,
   check_finite(bias, kFn, name);
 }
 
-// rows × width = x (rows × C) · w (C × width) (+ bias).
-std::vector<float> project(const float* x, std::size_t rows, std::size_t C, const Tensor& w,
-                           const Tensor& bias) {
-  const std::size_t width = w.shape[1];
-  std::vector<float> out = allocate_floats(rows * width, kFn);
-  kernels::matmul<xsimd::default_arch>(x, C, w.data.data(), width, out.data(), width, rows, C,
-                                       width);
-  if (!bias.empty()) {
-    for (std::size_t r = 0; r < rows; ++r) {
-      float* row = out.data() + r * width;
-      for (std::size_t c = 0; c < width; ++c) row[c] += bias.data[c];
+// Q, K or V straight into the per-head layout (B, H, T, d): head h of
+// batch b is x_b (T × C) · w[:, h·d, (h+1)·d) (+ bias), so no (B, T, H·d)
+// intermediate has to be split afterwards.
+std::vector<float> project_heads(const float* x, std::size_t B, std::size_t T, std::size_t C,
+                                 const Tensor& w, const Tensor& bias, std::size_t H,
+                                 std::size_t d) {
+  const std::size_t width = H * d;
+  std::vector<float> out = allocate_floats(B * H * T * d, kFn);
+  for (std::size_t b = 0; b < B; ++b) {
+    for (std::size_t h = 0; h < H; ++h) {
+      float* head = out.data() + (b * H + h) * T * d;
+      kernels::matmul<xsimd::default_arch>(x + b * T * C, C, w.data.data() + h * d, width, head,
+                                           d, T, C, d);
+      if (bias.empty()) continue;
+      const float* head_bias = bias.data.data() + h * d;
+      for (std::size_t t = 0; t < T; ++t) {
+        for (std::size_t c = 0; c < d; ++c) head[t * d + c] += head_bias[c];
+      }
     }
   }
   return out;
 }
 
-// (B, T, H·d) → (B, H, T, d): head h takes columns [h·d, (h+1)·d).
-std::vector<float> split_heads(const std::vector<float>& merged, std::size_t B, std::size_t T,
-                               std::size_t H, std::size_t d) {
-  std::vector<float> split = allocate_floats(merged.size(), kFn);
+// concat · W_O (+ b_O) without building concat: the rows [h·d_v, (h+1)·d_v)
+// of W_O meet head h, so each head's output is multiplied in and summed.
+// Accumulating head after head adds the terms in the same order as one
+// product over the concatenated width.
+std::vector<float> output_projection(const std::vector<float>& heads_out, std::size_t B,
+                                     std::size_t T, std::size_t H, std::size_t d_v,
+                                     const Tensor& wo, const Tensor& bo) {
+  const std::size_t c_out = wo.shape[1];
+  std::vector<float> out = allocate_floats(B * T * c_out, kFn);
   for (std::size_t b = 0; b < B; ++b) {
+    float* rows = out.data() + b * T * c_out;
     for (std::size_t h = 0; h < H; ++h) {
-      for (std::size_t t = 0; t < T; ++t) {
-        const float* src = merged.data() + ((b * T + t) * H + h) * d;
-        std::copy(src, src + d, split.data() + ((b * H + h) * T + t) * d);
-      }
+      kernels::matmul<xsimd::default_arch>(heads_out.data() + (b * H + h) * T * d_v, d_v,
+                                           wo.data.data() + h * d_v * c_out, c_out, rows, c_out,
+                                           T, d_v, c_out, /*accumulate=*/h > 0);
+    }
+    if (bo.empty()) continue;
+    for (std::size_t t = 0; t < T; ++t) {
+      for (std::size_t c = 0; c < c_out; ++c) rows[t * c_out + c] += bo.data[c];
     }
   }
-  return split;
+  return out;
 }
 
-// (B, H, T, d) → (B, T, H·d), the inverse of split_heads.
+// (B, H, T, d) → (B, T, H·d): heads side by side.
 std::vector<float> merge_heads(const std::vector<float>& split, std::size_t B, std::size_t T,
                                std::size_t H, std::size_t d) {
   std::vector<float> merged = allocate_floats(split.size(), kFn);
@@ -148,17 +164,16 @@ SelfAttentionResult self_attention_impl(const Tensor& x, const SelfAttentionWeig
   const float scale = detail::resolve_scale(options.scale, dims.d_k, kFn);
   detail::validate_mask(options.mask, dims, kFn);
 
-  const std::size_t rows = B * T;
-  checked_element_count({rows, std::max({qk_width, v_width, out_width})},
+  checked_element_count({B * T, std::max({qk_width, v_width, out_width})},
                         "self_attention: projections (B*T, width)");
   if (options.trace) {
     checked_element_count({B, H, T, T}, "self_attention: trace tensors (B, H, T, T)");
   }
 
   const float* xs = x.data.data();
-  std::vector<float> q = split_heads(project(xs, rows, C, weights.wq, weights.bq), B, T, H, dims.d_k);
-  std::vector<float> k = split_heads(project(xs, rows, C, weights.wk, weights.bk), B, T, H, dims.d_k);
-  std::vector<float> v = split_heads(project(xs, rows, C, weights.wv, weights.bv), B, T, H, dims.d_v);
+  std::vector<float> q = project_heads(xs, B, T, C, weights.wq, weights.bq, H, dims.d_k);
+  std::vector<float> k = project_heads(xs, B, T, C, weights.wk, weights.bk, H, dims.d_k);
+  std::vector<float> v = project_heads(xs, B, T, C, weights.wv, weights.bv, H, dims.d_v);
 
   detail::check_score_range(q.data(), k.data(), dims, scale, options.mask, kFn);
 
@@ -184,12 +199,14 @@ SelfAttentionResult self_attention_impl(const Tensor& x, const SelfAttentionWeig
                                heads_out.data(), result.fully_masked.data());
   }
 
-  std::vector<float> concat = merge_heads(heads_out, B, T, H, dims.d_v);
+  std::vector<float> concat;
+  if (weights.wo.empty() || options.trace) concat = merge_heads(heads_out, B, T, H, dims.d_v);
   if (weights.wo.empty()) {
     result.output = Tensor(result_shape(batched, B, {T, v_width}), concat);
   } else {
-    result.output = Tensor(result_shape(batched, B, {T, out_width}),
-                           project(concat.data(), rows, v_width, weights.wo, weights.bo));
+    result.output =
+        Tensor(result_shape(batched, B, {T, out_width}),
+               output_projection(heads_out, B, T, H, dims.d_v, weights.wo, weights.bo));
   }
   detail::check_output_finite(result.output, kFn);
 

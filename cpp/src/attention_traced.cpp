@@ -6,10 +6,11 @@
 #include <xsimd/xsimd.hpp>
 
 #include "attention_internal.hpp"
+#include "kernels/flash_attention.hpp"
 #include "kernels/mask_row.hpp"
 #include "kernels/matmul.hpp"
 #include "kernels/softmax_rows.hpp"
-#include "kernels/transpose.hpp"
+#include "kernels/pack_keys.hpp"
 
 namespace attnscope::detail {
 
@@ -19,7 +20,9 @@ std::size_t attention_traced(const float* q, const float* k, const float* v,
   using Arch = xsimd::default_arch;
   const std::size_t T = dims.seq_len, d_k = dims.d_k, d_v = dims.d_v;
   const std::size_t tt = T * T;
-  std::vector<float> keys_t(d_k * T);
+  // Same key tiles as the fast path, so both compute identical scores.
+  constexpr std::size_t kTile = kernels::kKeyTile;
+  std::vector<float> packed_keys(kernels::packed_keys_size(T, d_k, kTile));
   std::vector<std::uint8_t> has_keys(T);
   std::size_t count = 0;
 
@@ -34,8 +37,11 @@ std::size_t attention_traced(const float* q, const float* k, const float* v,
       float* masked = trace.masked + head * tt;
       float* weights = trace.weights + head * tt;
 
-      kernels::transpose(kh, T, d_k, keys_t.data());
-      kernels::matmul<Arch>(qh, d_k, keys_t.data(), T, scores, T, T, d_k, T);
+      kernels::pack_key_tiles(kh, T, d_k, kTile, packed_keys.data());
+      for (std::size_t k0 = 0; k0 < T; k0 += kTile) {
+        kernels::matmul<Arch>(qh, d_k, packed_keys.data() + (k0 / kTile) * d_k * kTile, kTile,
+                              scores + k0, T, T, d_k, std::min(kTile, T - k0));
+      }
       std::copy(scores, scores + tt, scaled);
       kernels::scale_row<Arch>(scaled, tt, scale);
       std::copy(scaled, scaled + tt, masked);

@@ -11,7 +11,7 @@
 
 #include "kernels/flash_attention.hpp"
 #include "kernels/mask_row.hpp"
-#include "kernels/transpose.hpp"
+#include "kernels/pack_keys.hpp"
 #include "test_kernels_support.hpp"
 
 using namespace attnscope::kernels;
@@ -51,12 +51,12 @@ void check_flash(const FlashCase& fc, std::mt19937& rng) {
   mask.allowed = fc.allowed ? allowed.data() : nullptr;
   const float scale = 1.0f / std::sqrt(float(fc.d_k));
 
-  std::vector<float> keys_t(T * fc.d_k), out(T * fc.d_v, 123.0f);
+  std::vector<float> packed(packed_keys_size(T, fc.d_k, kKeyTile)), out(T * fc.d_v, 123.0f);
   std::vector<std::uint8_t> flags(T, 7), ref_flags(T);
   std::vector<double> ref(T * fc.d_v);
-  transpose(k.data(), T, fc.d_k, keys_t.data());
+  pack_key_tiles(k.data(), T, fc.d_k, kKeyTile, packed.data());
   FlashWorkspace ws;
-  flash_attention(q.data(), keys_t.data(), v.data(), T, fc.d_k, fc.d_v, scale, mask, out.data(),
+  flash_attention(q.data(), packed.data(), v.data(), T, fc.d_k, fc.d_v, scale, mask, out.data(),
                   flags.data(), ws);
   flash_attention_reference(q.data(), k.data(), v.data(), T, fc.d_k, fc.d_v, scale, mask,
                             ref.data(), ref_flags.data());
@@ -137,8 +137,10 @@ TEST_CASE("flash_attention is stable for huge logits", "[kernels][flash]") {
     std::vector<float> out(T);
     std::vector<std::uint8_t> flags(T), ref_flags(T);
     std::vector<double> ref(T);
-    flash_attention(q.data(), k.data(), v.data(), T, d, d, 1.0f, mask, out.data(), flags.data(),
-                    ws);
+    std::vector<float> packed(packed_keys_size(T, d, kKeyTile));
+    pack_key_tiles(k.data(), T, d, kKeyTile, packed.data());
+    flash_attention(q.data(), packed.data(), v.data(), T, d, d, 1.0f, mask, out.data(),
+                    flags.data(), ws);
     flash_attention_reference(q.data(), k.data(), v.data(), T, d, d, 1.0, mask, ref.data(),
                               ref_flags.data());
     INFO("T = " << T);

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "kernels/matmul.hpp"
-#include "kernels/transpose.hpp"
+#include "kernels/pack_keys.hpp"
 #include "test_kernels_support.hpp"
 
 using namespace attnscope::kernels;
@@ -70,19 +70,29 @@ TEST_CASE("matmul honours leading dimensions and accumulation", "[kernels][matmu
   }
 }
 
-TEST_CASE("transpose swaps rows and columns exactly", "[kernels][matmul]") {
+TEST_CASE("pack_key_tiles lays out transposed key tiles, zero padded", "[kernels][matmul]") {
   std::mt19937 rng(13);
-  for (std::size_t rows : {1u, 3u, 16u, 17u, 40u}) {
-    for (std::size_t cols : {1u, 2u, 16u, 33u}) {
-      const std::vector<float> src = random_floats(rng, rows * cols);
-      std::vector<float> dst(rows * cols);
-      transpose(src.data(), rows, cols, dst.data());
-      bool same = true;
-      for (std::size_t i = 0; i < rows; ++i) {
-        for (std::size_t j = 0; j < cols; ++j) same = same && dst[j * rows + i] == src[i * cols + j];
+  for (std::size_t T : {1u, 3u, 16u, 17u, 64u, 65u, 130u}) {
+    for (std::size_t d_k : {1u, 2u, 16u, 33u}) {
+      for (std::size_t tile : {4u, 64u}) {
+        const std::vector<float> keys = random_floats(rng, T * d_k);
+        const std::size_t tiles = (T + tile - 1) / tile;
+        REQUIRE(packed_keys_size(T, d_k, tile) == tiles * d_k * tile);
+        std::vector<float> packed(packed_keys_size(T, d_k, tile), -7.0f);
+        pack_key_tiles(keys.data(), T, d_k, tile, packed.data());
+        bool same = true;
+        for (std::size_t t = 0; t < tiles; ++t) {
+          for (std::size_t p = 0; p < d_k; ++p) {
+            for (std::size_t j = 0; j < tile; ++j) {
+              const std::size_t key = t * tile + j;
+              const float expected = key < T ? keys[key * d_k + p] : 0.0f;
+              same = same && packed[(t * d_k + p) * tile + j] == expected;
+            }
+          }
+        }
+        INFO("T = " << T << ", d_k = " << d_k << ", tile = " << tile);
+        CHECK(same);
       }
-      INFO("rows = " << rows << ", cols = " << cols);
-      CHECK(same);
     }
   }
 }

@@ -19,6 +19,7 @@
 #include "kernels/mask_row.hpp"
 #include "kernels/matmul.hpp"
 #include "kernels/softmax_rows.hpp"
+#include "kernels/pack_keys.hpp"
 
 namespace attnscope::kernels {
 
@@ -32,10 +33,11 @@ struct FlashWorkspace {
   std::vector<float> running_max, running_sum;  // kQueryTile each
 };
 
-/// q (T×d_k), keys_t (d_k×T: keys transposed), v (T×d_v) → out (T×d_v).
-/// fully_masked[i] = 1 (and out row i = 0) when query i sees no key.
+/// q (T×d_k), packed_keys (pack_key_tiles with tile kKeyTile), v (T×d_v)
+/// → out (T×d_v). fully_masked[i] = 1 (and out row i = 0) when query i sees
+/// no key.
 template <class Arch = xsimd::default_arch>
-void flash_attention(const float* q, const float* keys_t, const float* v, std::size_t T,
+void flash_attention(const float* q, const float* packed_keys, const float* v, std::size_t T,
                      std::size_t d_k, std::size_t d_v, float scale, const HeadMask& mask,
                      float* out, std::uint8_t* fully_masked, FlashWorkspace& ws) {
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
@@ -56,7 +58,8 @@ void flash_attention(const float* q, const float* keys_t, const float* v, std::s
 
     for (std::size_t k0 = 0; k0 < key_end; k0 += kKeyTile) {
       const std::size_t cols = std::min(kKeyTile, key_end - k0);
-      matmul<Arch>(q + q0 * d_k, d_k, keys_t + k0, T, scores, kKeyTile, rows, d_k, cols);
+      const float* key_tile = packed_keys + (k0 / kKeyTile) * d_k * kKeyTile;
+      matmul<Arch>(q + q0 * d_k, d_k, key_tile, kKeyTile, scores, kKeyTile, rows, d_k, cols);
       for (std::size_t r = 0; r < rows; ++r) {
         float* row = scores + r * kKeyTile;
         scale_row<Arch>(row, cols, scale);
