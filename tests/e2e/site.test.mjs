@@ -293,3 +293,40 @@ test('512 tokens and 8 heads: the page stays responsive while the engine works',
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('weights round-trip through export and import', async () => {
+  const { page, problems } = await open();
+  const exported = await downloadOf(page, () => page.click('#export-weights'));
+  const original = JSON.parse(exported.bytes.toString());
+  assert.equal(original.wq.length, original.dModel);
+  await change(page, async () => { await page.fill('#seed', '99'); await page.press('#seed', 'Tab'); });
+  const changed = JSON.parse((await downloadOf(page, () => page.click('#export-weights'))).bytes.toString());
+  assert.notDeepEqual(changed.wq, original.wq);
+  await change(page, () => page.setInputFiles('#import-weights', { name: 'w.json', mimeType: 'application/json', buffer: exported.bytes }));
+  const again = JSON.parse((await downloadOf(page, () => page.click('#export-weights'))).bytes.toString());
+  for (const name of ['wq', 'wk', 'wv', 'wo', 'w1', 'w2']) assert.deepEqual(again[name], original[name], name);
+  // A malformed file is refused with a message, and the page keeps working.
+  await page.setInputFiles('#import-weights', { name: 'bad.json', mimeType: 'application/json', buffer: Buffer.from('{"wq": [[1, 2]]}') });
+  assert.match(await page.textContent('#error'), /wq must be a 16×16 array/);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('dark colour scheme, narrow screens and reduced motion render without overflow', async () => {
+  const page = await browser.context.newPage();
+  const problems = watch(page);
+  await page.emulateMedia({ colorScheme: 'dark', reducedMotion: 'reduce' });
+  await page.setViewportSize({ width: 420, height: 900 });
+  await page.goto(server.url);
+  await waitReady(page);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `page is ${overflow}px wider than the screen`);
+  const animated = await page.evaluate(() => getComputedStyle(document.querySelector('.walk-steps > li:last-child')).animationName);
+  assert.equal(animated, 'none');
+  await page.screenshot({ path: join(screenshots, 'dark-narrow.png'), fullPage: true });
+  await page.setViewportSize({ width: 1440, height: 1000 });
+  await page.waitForTimeout(800); // views redraw for the new width after a short debounce
+  await page.screenshot({ path: join(screenshots, 'dark-wide.png') });
+  assert.deepEqual(problems, []);
+  await page.close();
+});

@@ -299,7 +299,7 @@ function renderEditor(): void {
     const key = name === 'x' ? `x:${m.b},${editCell[0]},${editCell[1]}` : `${name}:${editCell[0]},${editCell[1]}`;
     update({ edits: { ...state.edits, [key]: v }, preset: null });
   });
-  const hm = heatmapElement(view, { selected: editCell, maxWidth: 420, onSelect: (i, j) => { editCell = [i, j]; setField(); } });
+  const hm = heatmapElement(view, { selected: editCell, maxWidth: Math.min(420, byId('editor').clientWidth || 420), onSelect: (i, j) => { editCell = [i, j]; setField(); } });
   setField();
   byId('editor').replaceChildren(h('p', { class: 'edit-row' }, where, field), h('div', { class: 'scroll' }, hm));
 }
@@ -585,6 +585,18 @@ function renderVerified(r: RunResult, id: number): void {
 
 async function start(): Promise<void> {
   bindControls();
+  let resizeTimer = 0;
+  let lastWidth = window.innerWidth;
+  window.addEventListener('resize', () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = window.setTimeout(() => {
+      if (window.innerWidth === lastWidth) return;
+      lastWidth = window.innerWidth;
+      renderEditor();
+      renderResult();
+    }, 200);
+  });
+  window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => { renderEditor(); renderResult(); });
   byId('stage-player').append(stagePlayer.element);
   byId('walk-player').append(walkPlayer.element);
   try {

@@ -46,8 +46,9 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
   canvas.style.height = `${L.height}px`;
   const ctx = canvas.getContext('2d')!;
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-  const style = getComputedStyle(canvas);
-  const fg = style.color || '#222';
+  // Theme colours from the root: the canvas may not be in the document yet.
+  const style = getComputedStyle(document.documentElement);
+  const fg = style.getPropertyValue('--fg').trim() || '#222';
   ctx.fillStyle = style.getPropertyValue('--panel').trim() || '#fff';
   ctx.fillRect(0, 0, L.width, L.height);
 
