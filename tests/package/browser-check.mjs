@@ -1,0 +1,36 @@
+// Opens the consumer app in headless Chromium and checks that seed 001 ran
+// both on the page and in the worker. Usage: node browser-check.mjs <url>
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { chromium } from 'playwright-core';
+
+const url = process.argv[2];
+const profile = mkdtempSync(join(tmpdir(), 'attnscope-chromium-'));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+try {
+  const page = context.pages()[0] ?? (await context.newPage());
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+  await page.goto(url);
+  await page.waitForSelector('#result[data-done="1"]', { timeout: 30000 });
+  const text = await page.textContent('#result');
+  assert.ok(!text.startsWith('error'), text);
+  const result = JSON.parse(text);
+  const expected = [1.660477, 2.660477, 2.339523, 3.339523];
+  for (const where of ['page', 'worker']) {
+    result[where].forEach((v, i) => assert.ok(Math.abs(v - expected[i]) < 1e-6, `${where}[${i}] = ${v}`));
+  }
+  assert.deepEqual(errors, []);
+  console.log(`browser: seed 001 ok on the page and in the worker at ${url} (${result.simdArch})`);
+} finally {
+  await context.close();
+  rmSync(profile, { recursive: true, force: true });
+}

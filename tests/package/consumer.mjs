@@ -1,0 +1,28 @@
+// Runs in an empty directory where only the packed tarball is installed:
+// the package must work from node_modules with nothing else around.
+import assert from 'node:assert/strict';
+
+import { AttnScopeError, createAttnScope, version } from 'attnscope';
+import { createAttnScopeWorker } from 'attnscope/worker';
+
+const I2 = [[1, 0], [0, 1]];
+const seed001 = { x: I2, wq: I2, wk: I2, wv: [[1, 2], [3, 4]] };
+const expected = [1.660477, 2.660477, 2.339523, 3.339523];
+const near = (got) => got.every((v, i) => Math.abs(v - expected[i]) < 1e-6);
+
+const t0 = performance.now();
+const engine = await createAttnScope();
+const r = engine.selfAttention(seed001);
+const coldMs = performance.now() - t0;
+assert.ok(near([...r.output.data]), `seed 001 output ${[...r.output.data]}`);
+assert.equal(engine.version, version);
+assert.throws(() => engine.selfAttention({ ...seed001, heads: 0 }), AttnScopeError);
+
+const worker = createAttnScopeWorker();
+try {
+  const w = await worker.selfAttention(seed001);
+  assert.ok(near([...w.output.data]), 'seed 001 through the worker');
+} finally {
+  worker.terminate();
+}
+console.log(`consumer: seed 001 ok (engine ${engine.version}, ${engine.simdArch}; cold load to first result ${coldMs.toFixed(1)} ms)`);

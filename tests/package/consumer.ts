@@ -1,0 +1,29 @@
+// Type-checked with tsc --strict (NodeNext) against the shipped declarations.
+import { AttnScopeError, createAttnScope, type AttnScope, type SelfAttentionResult, type TensorOut } from 'attnscope';
+import { createAttnScopeWorker, type AttnScopeWorker } from 'attnscope/worker';
+
+export async function run(): Promise<number> {
+  const engine: AttnScope = await createAttnScope({ wasmUrl: new URL('https://example.org/attnscope.wasm') });
+  const r: SelfAttentionResult = engine.selfAttention({
+    x: new Float32Array(4),
+    shape: [2, 2],
+    wq: [[1, 0], [0, 1]],
+    wk: [[1, 0], [0, 1]],
+    wv: [1, 2, 3, 4],
+    heads: 1,
+    scale: 0.5,
+    mask: { causal: true, lengths: [2], additive: [[0, -Infinity], [0, 0]] },
+    trace: true,
+  });
+  const weights: TensorOut | undefined = r.trace?.weights;
+  const flags: Uint8Array = r.fullyMasked.data;
+  // @ts-expect-error: heads must be a number
+  engine.selfAttention({ x: [[1]], wq: [[1]], wk: [[1]], wv: [[1]], heads: '2' });
+  // @ts-expect-error: mask names are fixed
+  engine.attention({ q: [[1]], k: [[1]], v: [[1]], mask: 'future' });
+  const worker: AttnScopeWorker = createAttnScopeWorker();
+  const pe: TensorOut = await worker.positionalEncoding({ length: 4, dim: 2 });
+  worker.terminate();
+  const e = new AttnScopeError('x');
+  return (weights?.data.length ?? 0) + flags.length + pe.shape.length + e.message.length;
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Consumer tests of the packed package: npm pack → install into empty
+# directories → import in Node, type-check a strict TypeScript consumer, and
+# build + run a tiny Vite app (dev server and production build) in Chromium.
+# Needs a built dist/ (npm run build).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+vite="node $root/node_modules/vite/bin/vite.js"
+work=$(mktemp -d)
+server=""
+cleanup() {
+  [[ -n $server ]] && kill "$server" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+[[ -f dist/attnscope.wasm && -f dist/index.js ]] || { echo "package: dist/ is not built (npm run build)"; exit 1; }
+
+echo "-- npm pack"
+npm pack --silent --pack-destination "$work" >/dev/null 2>&1
+tarball=$(ls "$work"/attnscope-*.tgz)
+# Only the whitelist ships: dist/, README.md, package.json (and LICENSE if present).
+unexpected=$(tar -tzf "$tarball" | grep -vE '^package/(dist/|README\.md$|package\.json$|LICENSE)' || true)
+[[ -z $unexpected ]] || { echo "package: unexpected files in the tarball:"; echo "$unexpected"; exit 1; }
+tar -tzf "$tarball" | grep -q '^package/dist/attnscope.wasm$'
+echo "tarball: $(basename "$tarball"), $(wc -c <"$tarball") bytes, $(tar -tzf "$tarball" | wc -l) files"
+
+install_into() {  # dir: an empty project with only the tarball installed
+  mkdir -p "$1"
+  [[ -f $1/package.json ]] || echo '{ "name": "consumer", "private": true, "type": "module" }' >"$1/package.json"
+  (cd "$1" && npm install --offline --no-audit --no-fund --loglevel=error "$tarball" >/dev/null 2>&1)
+}
+
+echo "-- Node consumer"
+install_into "$work/node"
+cp tests/package/consumer.mjs "$work/node/"
+(cd "$work/node" && node consumer.mjs)
+
+echo "-- TypeScript consumer (tsc --strict, NodeNext)"
+cp tests/package/consumer.ts tests/package/tsconfig.consumer.json "$work/node/"
+(cd "$work/node" && node "$root/node_modules/typescript/bin/tsc" -p tsconfig.consumer.json)
+echo "tsc: ok"
+
+echo "-- Vite consumer"
+cp -r tests/package/vite-app "$work/vite-app"
+install_into "$work/vite-app"
+(cd "$work/vite-app" && $vite build --logLevel warn)
+ls "$work"/vite-app/dist/assets/ | grep -q '\.wasm$' || { echo "vite build emitted no .wasm"; exit 1; }
+echo "vite build: $(ls "$work"/vite-app/dist/assets/ | tr '\n' ' ')"
+
+serve_and_check() {  # mode port
+  (cd "$work/vite-app" && exec $vite "$1" --port "$2" --strictPort --host 127.0.0.1 --logLevel warn) &
+  server=$!
+  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$2/" >/dev/null && break; sleep 0.2; done
+  node tests/package/browser-check.mjs "http://127.0.0.1:$2/"
+  kill "$server"; wait "$server" 2>/dev/null || true; server=""
+}
+if [[ -x ${CHROMIUM:-/usr/bin/chromium} ]]; then
+  serve_and_check preview 4391
+  serve_and_check serve 4392
+else
+  echo "package: no Chromium, browser checks not run" >&2
+  exit 1
+fi
+echo "package tests: ok"
