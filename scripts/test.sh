@@ -20,6 +20,21 @@ cmake -S . -B build/sanitize -DCMAKE_BUILD_TYPE=Debug -DATTN_SANITIZE=ON -DATTN_
 cmake --build build/sanitize -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build/sanitize --output-on-failure --no-tests=error
 
+step "core compiled to wasm: Catch2 suite under Node (ctest)"
+# emcmake's default emulator flag (--experimental-wasm-threads) is rejected by
+# Node 20, which would leave ctest with no tests; hence the explicit emulator.
+emcmake cmake -S . -B build/wasm-tests -DCMAKE_BUILD_TYPE=Release -DATTN_BUILD_BENCH=OFF \
+  "-DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/node;--no-experimental-fetch" >/dev/null
+cmake --build build/wasm-tests --target attnscope_tests -j"$jobs"
+ctest --test-dir build/wasm-tests --output-on-failure --no-tests=error -j"$jobs"
+
+step "npm package: build dist/ + JS tests"
+npm run build
+node --test tests/js/
+
+step "npm package: packed tarball in Node, strict TypeScript, Vite + Chromium"
+bash tests/package/run.sh
+
 step "demo site: build + end-to-end tests in headless Chromium"
 [[ -f dist/browser.js && -f dist/attnscope.wasm ]] || npm run build
 bash scripts/build-site.sh
