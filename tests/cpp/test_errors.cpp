@@ -178,7 +178,7 @@ TEST_CASE("attention rejects bad q, k, v", "[errors][attention]") {
 #if SIZE_MAX == UINT32_MAX
     // With a 32-bit size_t (wasm32) the (T, T) trace of T = 65536 cannot be counted.
     const Tensor long_q = filled({65536, 1});
-    CHECK_RESOURCE_ERROR(attnscope::attention(long_q, long_q, long_q), "attention");
+    CHECK_RESOURCE_ERROR(attnscope::attention(long_q, long_q, long_q), "attention: trace");
 #endif
   }
 }
