@@ -72,7 +72,8 @@ async function run(): Promise<void> {
     result = r;
     stages = stagesFor(r);
     byId('error').hidden = true;
-    status.textContent = `Computed by the engine in ${r.millis.toFixed(1)} ms: B=${model.B}, T=${model.T}, d_model=${model.C}, heads=${model.H}, d_k=${model.dK}, d_v=${model.dV}.`;
+    const fully = r.attention.fullyMaskedCount ? ` ${r.attention.fullyMaskedCount} fully masked rows (no key left to look at; the engine returns zero weights for them).` : '';
+    status.textContent = `Computed by the engine in ${r.millis.toFixed(1)} ms: B=${model.B}, T=${model.T}, d_model=${model.C}, heads=${model.H}, d_k=${model.dK}, d_v=${model.dV}.${fully}`;
     progress.value = progress.max;
     byId('status').dataset.busy = '0';
     byId('pipeline').setAttribute('aria-busy', 'false');
@@ -406,7 +407,8 @@ function renderView(r: RunResult, b: number, hd: number): void {
   } else if (state.tab === 'lines') {
     const t = r.attention.trace!;
     const base = (b * r.model.H + hd) * T * T;
-    const inp = { tokens: r.model.tokens[b], weights: (i: number, j: number) => t.weights.data[base + i * T + j], query, title: `Head view: attention weights, sequence ${b + 1}, head ${hd + 1}` };
+    const inp = { tokens: r.model.tokens[b], weights: (i: number, j: number) => t.weights.data[base + i * T + j], query, title: `Head view: attention weights, sequence ${b + 1}, head ${hd + 1}`,
+      onQuery: (i: number) => walkPlayer.go(i * kWalkSteps.length + kWalkSteps.length - 1) };
     const svg = linesSvg(inp);
     svg.setAttribute('tabindex', '0');
     svg.addEventListener('keydown', (e) => {
@@ -425,8 +427,8 @@ function renderView(r: RunResult, b: number, hd: number): void {
     const figs = Array.from({ length: r.model.H }, (_, k) => {
       const m = weightsView(r, b, k, false);
       m.title = `Head ${k + 1}`;
-      const canvas = heatmapElement(m, { maxWidth: cell, selected: null, onSelect: () => update({ sel: { ...state.sel, head: k } }, false) }) as HTMLCanvasElement;
-      return h('figure', { class: `matrix mini${k === hd ? ' current' : ''}` }, h('figcaption', {}, `Head ${k + 1}${k === hd ? ' (selected)' : ''}`), canvas, dataTable(m));
+      const canvas = heatmapElement(m, { maxWidth: cell, compact: true, selected: null, onSelect: () => update({ sel: { ...state.sel, head: k } }, false) }) as HTMLCanvasElement;
+      return h('figure', { class: `matrix mini${k === hd ? ' current' : ''}` }, h('figcaption', {}, `Head ${k + 1}${k === hd ? ' (selected)' : ''}: rows queries, columns keys`), canvas, dataTable(m));
     });
     const gridSvg = () => composeSvg(Array.from({ length: r.model.H }, (_, k) => heatmapSvg({ ...weightsView(r, b, k, false), title: `Head ${k + 1}` }, null)), 2);
     view.replaceChildren(h('p', { class: 'explain' }, 'Every head’s attention weights (rows: queries, columns: keys). Each head has its own W_Q, W_K, W_V columns, so each learns to look for something else. Click one to select it.'),

@@ -24,7 +24,7 @@ export function barsSvg(title: string, series: BarSeries[]): SVGSVGElement {
     for (let i = 0; i < n; i++) m = Math.max(m, Math.abs(ser.values[i]));
     m = m || 1;
     const left = 110;
-    const bw = Math.max(1, Math.min(28, Math.floor((width - left - 10) / Math.max(1, n))));
+    const bw = Math.max(1, Math.min(40, Math.floor((width - left - 10) / Math.max(1, n))));
     const mid = top + 34;
     root.append(s('text', { x: 4, y: mid, 'dominant-baseline': 'middle', 'font-weight': 600, fill: 'currentColor' }, ser.name));
     root.append(s('line', { x1: left, x2: left + bw * n, y1: mid, y2: mid, stroke: 'currentColor', 'stroke-opacity': 0.4 }));
@@ -35,7 +35,7 @@ export function barsSvg(title: string, series: BarSeries[]): SVGSVGElement {
         x: left + i * bw + 1, y: v >= 0 ? mid - hgt : mid, width: Math.max(1, bw - 2), height: Math.max(0.5, hgt),
         fill: v >= 0 ? '#e66100' : '#5d3a9b',
       }, s('title', {}, `${ser.name}[${i}] = ${v}`)));
-      if (bw >= 24) root.append(s('text', { x: left + (i + 0.5) * bw, y: v >= 0 ? mid + 12 : mid - 6, 'text-anchor': 'middle', 'font-size': 9, fill: 'currentColor' }, fmt(v, 2)));
+      if (bw >= 30) root.append(s('text', { x: left + (i + 0.5) * bw, y: v >= 0 ? mid + 12 : mid - 6, 'text-anchor': 'middle', 'font-size': 9, fill: 'currentColor' }, fmt(v, 2)));
     }
   });
   return root;

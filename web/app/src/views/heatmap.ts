@@ -14,6 +14,7 @@ export interface HeatmapOptions {
   highlightRow?: number | null;
   onSelect?: (i: number, j: number) => void;
   maxWidth?: number;
+  compact?: boolean; // no labels or legend (small multiples; the caption names the axes)
 }
 
 function labelFor(text: string, max = 12): string {
@@ -28,8 +29,8 @@ interface Layout {
   height: number;
 }
 
-function layout(m: MatrixView, maxWidth: number): Layout {
-  const showLabels = true;
+function layout(m: MatrixView, maxWidth: number, compact = false): Layout {
+  const showLabels = !compact;
   const left = showLabels ? 96 : 8;
   const top = showLabels ? 84 : 8;
   // Bounded in both directions so a 512-token matrix stays a canvas of modest size.
@@ -38,7 +39,7 @@ function layout(m: MatrixView, maxWidth: number): Layout {
 }
 
 export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: HeatmapOptions): Layout {
-  const L = layout(m, opts.maxWidth ?? 720);
+  const L = layout(m, opts.maxWidth ?? 720, opts.compact);
   const dpr = window.devicePixelRatio || 1;
   canvas.width = Math.ceil(L.width * dpr);
   canvas.height = Math.ceil(L.height * dpr);
@@ -102,6 +103,24 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
       }
   }
 
+  if (!opts.compact) drawLabels(ctx, m, L, fg, color);
+  if (opts.highlightRow != null && opts.highlightRow < m.rows) {
+    ctx.strokeStyle = fg;
+    ctx.lineWidth = 2;
+    ctx.strokeRect(L.left - 1, L.top + opts.highlightRow * L.cell - 1, L.cell * m.cols + 2, L.cell + 2);
+  }
+  if (opts.selected) {
+    const [i, j] = opts.selected;
+    if (i < m.rows && j < m.cols) {
+      ctx.strokeStyle = '#ff2e88';
+      ctx.lineWidth = 3;
+      ctx.strokeRect(L.left + j * L.cell - 1.5, L.top + i * L.cell - 1.5, L.cell + 3, L.cell + 3);
+    }
+  }
+  return L;
+}
+
+function drawLabels(ctx: CanvasRenderingContext2D, m: MatrixView, L: Layout, fg: string, color: (v: number) => string): void {
   // Labels: every row/column when they fit, else every n-th.
   ctx.fillStyle = fg;
   const stepRows = Math.max(1, Math.ceil(12 / L.cell));
@@ -138,20 +157,6 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
   ctx.fillStyle = fg;
   ctx.fillText('masked', 16, 68);
 
-  if (opts.highlightRow != null && opts.highlightRow < m.rows) {
-    ctx.strokeStyle = fg;
-    ctx.lineWidth = 2;
-    ctx.strokeRect(L.left - 1, L.top + opts.highlightRow * L.cell - 1, L.cell * m.cols + 2, L.cell + 2);
-  }
-  if (opts.selected) {
-    const [i, j] = opts.selected;
-    if (i < m.rows && j < m.cols) {
-      ctx.strokeStyle = '#ff2e88';
-      ctx.lineWidth = 3;
-      ctx.strokeRect(L.left + j * L.cell - 1.5, L.top + i * L.cell - 1.5, L.cell + 3, L.cell + 3);
-    }
-  }
-  return L;
 }
 
 /** A focusable heatmap: click or arrow keys select a cell. */

@@ -8,6 +8,7 @@ export interface LinesInput {
   weights: (i: number, j: number) => number;
   query: number; // highlighted query
   title: string;
+  onQuery?: (i: number) => void;
 }
 
 const kRow = 20;
@@ -45,7 +46,9 @@ export function linesSvg(inp: LinesInput): SVGSVGElement {
   root.append(g);
   inp.tokens.forEach((t, i) => {
     const bold = i === inp.query ? 700 : 400;
-    root.append(s('text', { x: xl, y: y(i), 'text-anchor': 'end', 'dominant-baseline': 'middle', 'font-weight': bold, fill: 'currentColor' }, `${t} ${i + 1}`));
+    const label = s('text', { x: xl, y: y(i), 'text-anchor': 'end', 'dominant-baseline': 'middle', 'font-weight': bold, fill: 'currentColor', class: 'query-label' }, `${t} ${i + 1}`);
+    if (inp.onQuery) label.addEventListener('click', () => inp.onQuery!(i));
+    root.append(label);
     root.append(s('text', { x: xr, y: y(i), 'dominant-baseline': 'middle', fill: 'currentColor' }, `${i + 1} ${t}`));
   });
   return root;
