@@ -11,7 +11,7 @@ const escape = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').rep
 
 function niceMax(v) {
   const p = 10 ** Math.floor(Math.log10(v));
-  for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= v) return m * p;
+  for (const m of [1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (m * p >= v) return m * p;
   return 10 * p;
 }
 
@@ -68,7 +68,7 @@ export function attentionChart(rows, { peak, subtitle = '' } = {}) {
   const sizes = [...new Set(rows.map((r) => r.T))].sort((a, b) => a - b);
   const finite = rows.map((r) => r.gflops).filter(Number.isFinite);
   const yMax = niceMax(Math.max(peak ?? 0, ...finite, 1) * 1.05);
-  const legendHeight = 22 * Math.ceil(runtimes.length / 4) + 10;
+  const legendHeight = 20 * Math.ceil(runtimes.length / 2) + 10;
   const width = 2 * kPanelWidth;
   const height = kPanelHeight + legendHeight + 24;
   const parts = [
@@ -90,8 +90,8 @@ export function attentionChart(rows, { peak, subtitle = '' } = {}) {
   });
   parts.push('</g>');
   runtimes.forEach((runtime, i) => {
-    const x = 20 + (i % 4) * 205;
-    const y = kPanelHeight + 34 + 22 * Math.floor(i / 4);
+    const x = 20 + (i % 2) * kPanelWidth;
+    const y = kPanelHeight + 34 + 20 * Math.floor(i / 2);
     parts.push(
       `<line x1="${x}" x2="${x + 22}" y1="${y}" y2="${y}" stroke="${colorOf(runtime)}" stroke-width="3"/>`,
       `<text x="${x + 28}" y="${y + 4}">${escape(runtime)}</text>`,
