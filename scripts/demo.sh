@@ -3,6 +3,8 @@
 # PORT=… picks the port (default 5173).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# A fresh machine gets its toolchain first; when all is present this is quick.
+[[ ${ATTN_SKIP_SETUP:-0} == 1 ]] || bash scripts/setup.sh
 npm run build
 bash scripts/build-site.sh
 port=${PORT:-5173}
