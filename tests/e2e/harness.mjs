@@ -62,6 +62,11 @@ export function watch(page) {
   page.on('requestfailed', (r) => problems.push(`requestfailed: ${r.url()} ${r.failure()?.errorText}`));
   page.on('response', (r) => { if (r.status() >= 400) problems.push(`http ${r.status()}: ${r.url()}`); });
   page.on('dialog', (d) => { problems.push(`dialog: ${d.message()}`); void d.dismiss(); });
+  // No network at run time: every request stays on the local server (or is a data:/blob: URL).
+  page.on('request', (r) => {
+    const url = r.url();
+    if (!/^(data:|blob:|http:\/\/127\.0\.0\.1:\d+\/)/.test(url)) problems.push(`remote request: ${url}`);
+  });
   return problems;
 }
 

@@ -222,6 +222,15 @@ test('masks, heads, views and exports', async () => {
   // The transformer block adds its stages.
   await change(page, () => page.check('#block'));
   assert.ok(await page.locator('button[data-stage="norm2"]').count());
+  await page.click('#tab-heatmap');
+  await page.click('button[data-stage="norm1"]');
+  const canvas = page.locator('#view canvas.heatmap');
+  await canvas.click({ position: { x: 100, y: 88 } });
+  await page.waitForFunction(() => document.querySelector('#inspect-body')?.textContent?.includes('variance'));
+  const strongs = await page.$$eval('#inspect-body strong', (els) => els.map((e) => Number(e.textContent.replace('−', '-'))));
+  const [engineValue, doubleValue] = [strongs[0], strongs[1]];
+  assert.ok(Math.abs(engineValue - doubleValue) <= 1e-4 * Math.max(1, Math.abs(doubleValue)), `LayerNorm ${engineValue} vs ${doubleValue}`);
+  await page.screenshot({ path: join(screenshots, 'block-layernorm.png'), fullPage: true });
   assert.deepEqual(problems, []);
   await page.close();
 });

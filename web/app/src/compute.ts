@@ -29,7 +29,7 @@ export async function engineVersion(): Promise<string> {
   return typeof v === 'string' ? v : typeof v === 'object' && v ? String(await (v as Promise<string>)) : '';
 }
 
-export async function runModel(model: Model, positional: boolean, block: boolean, activation: 'relu' | 'gelu', progress: Progress): Promise<RunResult> {
+export async function runModel(model: Model, positional: boolean, block: boolean, progress: Progress): Promise<RunResult> {
   const start = performance.now();
   const worker = await engineWorker();
   const { B, T, C, H } = model;
@@ -56,7 +56,7 @@ export async function runModel(model: Model, positional: boolean, block: boolean
       x: x.data.slice(), shape,
       attention: { wq: w.wq.data.slice(), wk: w.wk.data.slice(), wv: w.wv.data.slice(), wo: w.wo.data.slice(), heads: H },
       ff1: { weight: w.w1.data.slice() }, ff2: { weight: w.w2.data.slice() },
-      hidden: model.hidden, activation, scale: model.scale, mask: model.maskSpec, trace: true,
+      hidden: model.hidden, activation: model.activation, scale: model.scale, mask: model.maskSpec, trace: true,
     });
     attention = blockResult.attention;
   } else {

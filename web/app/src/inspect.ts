@@ -4,7 +4,8 @@ import type { RunResult } from './compute';
 import { h } from './dom';
 import { fmt, full } from './format';
 import { kPad } from './model';
-import { dotTerms, softmaxTerms } from './reference';
+import { dotTerms, layerNormTerms, softmaxTerms } from './reference';
+import type { TensorOut } from 'attnscope';
 import type { MatrixView } from './views/matrix';
 
 const kMaxTerms = 24;
@@ -94,7 +95,53 @@ export function inspectCell(r: RunResult, m: MatrixView, b: number, hd: number, 
       break;
     }
     default:
-      box.append(h('p', {}, 'Computed by the engine’s transformer block (see the stage description).'));
+      if (r.block) box.append(blockDerivation(r, m.id, b, i, j, v));
+
   }
   return box;
+}
+
+function rowOf(t: TensorOut, b: number, i: number): Float32Array {
+  const X = t.shape[t.shape.length - 1];
+  const T = t.shape[t.shape.length - 2];
+  return t.data.subarray((b * T + i) * X, (b * T + i + 1) * X);
+}
+
+/** The transformer block's stages: each is a product, a sum or a row normalisation. */
+function blockDerivation(r: RunResult, id: string, b: number, i: number, j: number, v: number): HTMLElement {
+  const blk = r.block!;
+  const w = r.model.weights;
+  const product = (label: string, row: Float32Array, weight: { rows: number; cols: number; data: Float32Array }) => {
+    const col = Array.from({ length: weight.rows }, (_, k) => weight.data[k * weight.cols + j]);
+    const { terms, sum } = dotTerms(row, col);
+    return { sum, el: termsList(label, terms.map((_, k) => `${fmt(row[k])}·${fmt(col[k])}`), sum, v) };
+  };
+  const norm = (label: string, input: TensorOut) => {
+    const row = rowOf(input, b, i);
+    const { mean, variance, value } = layerNormTerms(row, j, 1e-5);
+    return h('div', { class: 'derivation' },
+      h('p', {}, `${label}: (a − mean) / √(variance + ε), ε = 1e-5, over row ${i + 1} (${row.length} values)`),
+      h('p', { class: 'terms' }, `a = ${full(row[j])}, mean = ${full(mean)}, variance = ${full(variance)}`),
+      h('p', {}, '= ', h('strong', {}, full(value)), ' (double)'),
+      h('p', {}, 'engine (float32): ', h('strong', {}, full(v))));
+  };
+  switch (id) {
+    case 'wo':
+      return product(`Σ_k concat[${i + 1}, k] · W_O[k, ${j + 1}]:`, rowOf(r.attention.trace!.concat, b, i), w.wo).el;
+    case 'residual1':
+      return h('p', {}, `x = ${full(rowOf(r.x, b, i)[j])} + attention·W_O = ${full(rowOf(blk.attention.output, b, i)[j])} → ${full(v)}`);
+    case 'norm1':
+      return norm('LayerNorm of X + attention', blk.attentionResidual);
+    case 'ffHidden': {
+      const p = product(`z = Σ_k norm1[${i + 1}, k] · W₁[k, ${j + 1}]:`, rowOf(blk.norm1, b, i), w.w1);
+      return h('div', {}, p.el, h('p', {}, `then the activation ${r.model.activation === 'gelu' ? 'gelu(z) = z·Φ(z)' : 'relu(z) = max(0, z)'} → ${full(v)}`));
+    }
+    case 'ffOutput':
+      return product(`Σ_k hidden[${i + 1}, k] · W₂[k, ${j + 1}]:`, rowOf(blk.ffHidden, b, i), w.w2).el;
+    case 'norm2':
+      return h('div', {}, h('p', {}, `norm1 = ${full(rowOf(blk.norm1, b, i)[j])} + feed-forward = ${full(rowOf(blk.ffOutput, b, i)[j])} → ${full(rowOf(blk.ffResidual, b, i)[j])}`),
+        norm('LayerNorm of norm1 + feed-forward', blk.ffResidual));
+    default:
+      return h('p', {}, 'Computed by the engine.');
+  }
 }

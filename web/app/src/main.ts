@@ -62,7 +62,7 @@ async function run(): Promise<void> {
   byId('status').dataset.busy = '1';
   byId('pipeline').setAttribute('aria-busy', 'true');
   try {
-    const r = await runModel(model, state.positional, state.block, state.activation, (done, total, label) => {
+    const r = await runModel(model, state.positional, state.block, (done, total, label) => {
       if (id !== runId) return;
       progress.max = total;
       progress.value = done;

@@ -21,6 +21,7 @@ export interface Model {
   dK: number;
   dV: number;
   hidden: number;
+  activation: 'relu' | 'gelu';
   tokens: string[][]; // B × T, shorter sentences padded with kPad
   lengths: number[];
   embeddings: Float32Array; // (B, T, C) before positional encoding
@@ -100,7 +101,7 @@ export function buildModel(state: AppState): Model {
   const causal = state.mask === 'causal' || state.mask === 'causal+padding';
   const maskSpec: Model['maskSpec'] = padding ? { causal, lengths } : causal ? 'causal' : 'none';
   return {
-    B, T, C, H: state.heads, dK: state.dK, dV: state.dV, hidden: state.hidden,
+    B, T, C, H: state.heads, dK: state.dK, dV: state.dV, hidden: state.hidden, activation: state.activation,
     tokens, lengths, embeddings, weights, scale, scaleFactor, maskSpec,
   };
 }

@@ -58,7 +58,7 @@ export class Player {
 
   play(): void {
     if (this.index >= this.frames - 1) this.go(0);
-    this.playBtn.textContent = '⏸';
+    this.playBtn.textContent = '❚❚';
     this.playBtn.setAttribute('aria-label', `Pause ${this.name}`);
     this.timer = window.setInterval(() => {
       if (this.index >= this.frames - 1) this.pause();

@@ -138,3 +138,14 @@ export function softmaxTerms(row: ArrayLike<number>): { max: number; exps: numbe
 export function weightedValues(weights: ArrayLike<number>, values: ArrayLike<number>[]): number[][] {
   return values.map((v, j) => Array.from(v, (x) => weights[j] * x));
 }
+
+/** LayerNorm of one entry of a row (γ = 1, β = 0), with the row's mean and (biased) variance. */
+export function layerNormTerms(row: ArrayLike<number>, j: number, eps: number): { mean: number; variance: number; value: number } {
+  let mean = 0;
+  for (let k = 0; k < row.length; k++) mean += row[k];
+  mean /= row.length;
+  let variance = 0;
+  for (let k = 0; k < row.length; k++) variance += (row[k] - mean) ** 2;
+  variance /= row.length;
+  return { mean, variance, value: (row[j] - mean) / Math.sqrt(variance + eps) };
+}
