@@ -339,3 +339,15 @@ test('dark colour scheme, narrow screens and reduced motion render without overf
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('inputs beyond the traced-size limit are refused with a message, then recover', async () => {
+  const { page, problems } = await open();
+  await change(page, async () => { await page.fill('#heads', '16'); await page.press('#heads', 'Tab'); });
+  await page.fill('#text', Array.from({ length: 1024 }, (_, i) => `w${i % 50}`).join(' '));
+  await page.waitForFunction(() => !document.getElementById('error').hidden);
+  assert.match(await page.textContent('#error'), /16,777,216 attention scores.*limited to 4,194,304/);
+  await change(page, async () => { await page.fill('#heads', '2'); await page.press('#heads', 'Tab'); });
+  assert.match(await page.textContent('#status-text'), /T=1024, d_model=16, heads=2/);
+  assert.deepEqual(problems, []);
+  await page.close();
+});

@@ -18,6 +18,9 @@ import { indexLabels, type MatrixView } from './views/matrix';
 import { dataTable } from './views/table';
 import { kWalkSteps, walkthrough } from './walkthrough';
 
+// Every traced tensor of scores is B·H·T² floats and there are four of them (plus copies).
+const kMaxScoreEntries = 16 * 512 * 512;
+
 let state: AppState = defaultState();
 let result: RunResult | null = null;
 let stages: Stage[] = [];
@@ -57,6 +60,13 @@ function scheduleRun(): void {
 async function run(): Promise<void> {
   const id = ++runId;
   const model = buildModel(state);
+  const entries = model.B * model.H * model.T * model.T;
+  if (entries > kMaxScoreEntries) {
+    const err = byId('error');
+    err.hidden = false;
+    err.textContent = `This input needs ${entries.toLocaleString('en')} attention scores per step (batch × heads × tokens²). The page keeps every intermediate for inspection, so it is limited to ${kMaxScoreEntries.toLocaleString('en')} (for example 16 heads × 512 tokens). Use fewer heads, tokens or sentences.`;
+    return;
+  }
   const status = byId('status-text');
   const progress = byId<HTMLProgressElement>('progress');
   byId('status').dataset.busy = '1';

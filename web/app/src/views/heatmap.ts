@@ -5,7 +5,7 @@ import { fmt } from '../format';
 import { colorScale, colorTable, kMaskedColor, legendRange, parseColor, textOn } from './colors';
 import { maxAbs, type MatrixView } from './matrix';
 
-const kMaxCell = 46;
+const kMaxCell = 60;
 const kMaxHeight = 1600; // px of cells
 const kTextCell = 30; // below this, numbers are not written in the cells
 
