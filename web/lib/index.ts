@@ -6,7 +6,36 @@ import { instantiate } from './load.js';
 import type { AttnScope, CreateOptions } from './types.js';
 
 export { AttnScopeError } from './errors.js';
-export type * from './types.js';
+// Listed one by one (not `export type *`) so TypeScript before 5.0 reads the declarations.
+export type {
+  NestedNumbers,
+  TensorInput,
+  TensorOut,
+  FlagsOut,
+  MaskSpec,
+  ScaleSpec,
+  AttentionCommonOptions,
+  SelfAttentionArgs,
+  SelfAttentionTrace,
+  SelfAttentionResult,
+  AttentionArgs,
+  AttentionTrace,
+  AttentionResult,
+  PositionalEncodingArgs,
+  LinearArgs,
+  LayerNormArgs,
+  Activation,
+  FeedForwardArgs,
+  ResidualAddArgs,
+  NormParams,
+  LinearParams,
+  BlockAttentionParams,
+  TransformerBlockArgs,
+  TransformerBlockResult,
+  MemoryUsage,
+  AttnScope,
+  CreateOptions,
+} from './types.js';
 
 /** Version of the package (the engine reports its core's as `engine.version`). */
 export const version = '0.1.0';

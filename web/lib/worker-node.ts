@@ -4,7 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { AttnScopeError } from './errors.js';
 import { createClient, type AttnScopeWorker, type WorkerCreateOptions } from './worker-protocol.js';
 
-export type { AttnScopeWorker, WorkerCreateOptions } from './worker-protocol.js';
+export type { AttnScopeWorker, WorkerCreateOptions, WorkerInfo } from './worker-protocol.js';
 export { AttnScopeError } from './errors.js';
 
 /**

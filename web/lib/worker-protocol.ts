@@ -28,10 +28,18 @@ export interface WorkerCreateOptions {
   wasmBinary?: ArrayBuffer | Uint8Array;
 }
 
+/** What a worker reports once its engine is loaded. */
+export interface WorkerInfo {
+  /** Version of the C++ core. */
+  version: string;
+  /** SIMD instruction set of the kernels. */
+  simdArch: string;
+}
+
 /** The engine in a worker: the same methods as {@link AttnScope}, each returning a Promise. Result buffers are transferred, not copied. */
 export interface AttnScopeWorker {
   /** Resolves once the wasm is loaded in the worker; rejects with AttnScopeError if it cannot load. */
-  readonly ready: Promise<{ version: string; simdArch: string }>;
+  readonly ready: Promise<WorkerInfo>;
   /** Version of the C++ core. */
   readonly version: Promise<string>;
   /** SIMD instruction set of the kernels. */
@@ -83,14 +91,19 @@ type FromWorker =
 
 /** The calling side's end of the channel. */
 export interface ClientPort {
+  /** Sends a message to the worker (structured clone). */
   post(message: unknown): void;
+  /** Registers the handlers for the worker's messages and for its failure. */
   listen(onMessage: (data: unknown) => void, onFailure: (error: Error) => void): void;
+  /** Stops the worker. */
   terminate(): void;
 }
 
 /** The worker's end of the channel. */
 export interface ServerPort {
+  /** Sends a message to the caller, moving the listed buffers. */
   post(message: unknown, transfer: ArrayBuffer[]): void;
+  /** Registers the handler for the caller's messages. */
   listen(onMessage: (data: unknown) => void): void;
 }
 
@@ -139,8 +152,8 @@ export function createClient(port: ClientPort, options: WorkerCreateOptions): At
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   let nextId = 1;
   let failure: Error | undefined;
-  let settleReady!: { resolve: (v: { version: string; simdArch: string }) => void; reject: (e: Error) => void };
-  const ready = new Promise<{ version: string; simdArch: string }>((resolve, reject) => {
+  let settleReady!: { resolve: (v: WorkerInfo) => void; reject: (e: Error) => void };
+  const ready = new Promise<WorkerInfo>((resolve, reject) => {
     settleReady = { resolve, reject };
   });
   // Callers may only ever await method results; an unobserved `ready` must not

@@ -2,7 +2,7 @@
 import { AttnScopeError } from './errors.js';
 import { createClient, type AttnScopeWorker, type WorkerCreateOptions } from './worker-protocol.js';
 
-export type { AttnScopeWorker, WorkerCreateOptions } from './worker-protocol.js';
+export type { AttnScopeWorker, WorkerCreateOptions, WorkerInfo } from './worker-protocol.js';
 export { AttnScopeError } from './errors.js';
 
 /**

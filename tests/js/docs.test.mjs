@@ -1,0 +1,39 @@
+// Every public name in the shipped declarations carries a doc comment (TSDoc),
+// so editors show documentation for the whole API.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import ts from 'typescript';
+
+const kPublicDeclarations = ['index.d.ts', 'types.d.ts', 'errors.d.ts', 'node.d.ts', 'worker.d.ts', 'worker-node.d.ts', 'worker-protocol.d.ts'];
+const dist = new URL('./', import.meta.resolve('attnscope/attnscope.wasm'));
+
+function undocumented(file) {
+  const text = readFileSync(fileURLToPath(new URL(file, dist)), 'utf8');
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const missing = [];
+  const hasDoc = (node) => ts.getJSDocCommentsAndTags(node).length > 0;
+  const isExported = (node) => node.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
+  const visit = (node) => {
+    const declaration =
+      ts.isFunctionDeclaration(node) || ts.isClassDeclaration(node) || ts.isInterfaceDeclaration(node) ||
+      ts.isTypeAliasDeclaration(node) || ts.isVariableStatement(node);
+    if (declaration && isExported(node) && !hasDoc(node)) {
+      const name = node.name?.text ?? node.declarationList?.declarations[0]?.name.text;
+      missing.push(`${file}: ${name}`);
+    }
+    if ((ts.isPropertySignature(node) || ts.isMethodSignature(node)) && !hasDoc(node)) {
+      missing.push(`${file}: member ${node.name.getText(source)} of ${node.parent.parent?.name?.text ?? node.parent.name?.text ?? 'a type literal'}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return missing;
+}
+
+test('every exported declaration and member in the shipped .d.ts files has a doc comment', () => {
+  const missing = kPublicDeclarations.flatMap(undocumented);
+  assert.deepEqual(missing, []);
+});
