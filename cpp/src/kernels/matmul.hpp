@@ -2,10 +2,12 @@
 // dimensions, and its double-precision reference.
 //
 // One micro-kernel serves every product in attention: X·W projections,
-// Q·Kᵀ (with K transposed once per head, see transpose.hpp) and P·V. It keeps
-// a kRows × (kCols batches) tile of C in registers and streams one row of B
-// per step of the shared dimension, so each loaded B batch is used kRows
-// times and each broadcast A value kCols times.
+// Q·Kᵀ (keys packed as transposed tiles, see pack_keys.hpp) and P·V. It
+// keeps a kMatmulRows × (kMatmulCols batches) tile of C in registers and
+// streams one row of B per step of the shared dimension, so each loaded B
+// batch is used kMatmulRows times and each broadcast A value kMatmulCols
+// times. 4 × 2 measured fastest both natively (sse2) and in wasm, against
+// 6 × 2, 4 × 3 and 8 × 1, which spill registers under V8.
 #pragma once
 
 #include <cstddef>
@@ -14,6 +16,9 @@
 
 namespace attnscope::kernels {
 
+/// Register tile: kMatmulRows rows of C × kMatmulCols batches of columns.
+inline constexpr std::size_t kMatmulRows = 4;
+inline constexpr std::size_t kMatmulCols = 2;
 
 namespace detail {
 
@@ -48,8 +53,8 @@ inline void matmul_rows(const float* a, std::size_t lda, const float* b, std::si
                         bool accumulate) {
   constexpr std::size_t W = xsimd::batch<float, Arch>::size;
   std::size_t j = 0;
-  for (; j + 2 * W <= n; j += 2 * W) {
-    matmul_tile<Arch, Rows, 2>(a, lda, b + j, ldb, c + j, ldc, k, accumulate);
+  for (; j + kMatmulCols * W <= n; j += kMatmulCols * W) {
+    matmul_tile<Arch, Rows, kMatmulCols>(a, lda, b + j, ldb, c + j, ldc, k, accumulate);
   }
   for (; j + W <= n; j += W) {
     matmul_tile<Arch, Rows, 1>(a, lda, b + j, ldb, c + j, ldc, k, accumulate);
@@ -65,8 +70,6 @@ inline void matmul_rows(const float* a, std::size_t lda, const float* b, std::si
 
 }  // namespace detail
 
-inline constexpr std::size_t kMatmulRows = 4;
-
 /// c (m×n, row stride ldc) = a (m×k, lda) · b (k×n, ldb); with `accumulate`
 /// the product is added to c instead.
 template <class Arch = xsimd::default_arch>
@@ -77,6 +80,11 @@ void matmul(const float* a, std::size_t lda, const float* b, std::size_t ldb, fl
   for (; i + kMatmulRows <= m; i += kMatmulRows) {
     detail::matmul_rows<Arch, kMatmulRows>(a + i * lda, lda, b, ldb, c + i * ldc, ldc, k, n,
                                            accumulate);
+  }
+  // Leftover rows in blocks of 2 then 1, so a short tail still reuses each
+  // loaded B batch.
+  for (; i + 2 <= m; i += 2) {
+    detail::matmul_rows<Arch, 2>(a + i * lda, lda, b, ldb, c + i * ldc, ldc, k, n, accumulate);
   }
   for (; i < m; ++i) {
     detail::matmul_rows<Arch, 1>(a + i * lda, lda, b, ldb, c + i * ldc, ldc, k, n, accumulate);
