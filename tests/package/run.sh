@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Consumer tests of the packed package: npm pack → install into empty
 # directories → import in Node, type-check a strict TypeScript consumer, and
-# build + run a tiny Vite app (dev server and production build) in Chromium.
+# build + run a tiny Vite app (dev server and production build) and a
+# no-bundler page (import map onto node_modules) in Chromium.
 # Needs a built dist/ (npm run build).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -56,7 +57,16 @@ serve_and_check() {  # mode port
   node tests/package/browser-check.mjs "http://127.0.0.1:$2/"
   kill "$server"; wait "$server" 2>/dev/null || true; server=""
 }
+echo "-- browser without a bundler (import map onto node_modules)"
+mkdir -p "$work/plain" && cp tests/package/plain-page/* "$work/plain/"
+install_into "$work/plain"
 if [[ -x ${CHROMIUM:-/usr/bin/chromium} ]]; then
+  node tests/package/static-server.mjs "$work/plain" 4393 &
+  server=$!
+  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:4393/" >/dev/null && break; sleep 0.2; done
+  node tests/package/browser-check.mjs "http://127.0.0.1:4393/"
+  kill "$server"; wait "$server" 2>/dev/null || true; server=""
+  echo "-- Vite app in Chromium: production build (preview) and dev server"
   serve_and_check preview 4391
   serve_and_check serve 4392
 else
