@@ -4,11 +4,11 @@ import { engineVersion, runModel, type RunResult } from './compute';
 import { announce, byId, clear, h, s } from './dom';
 import { canvasToPng, download, matrixCsv, safeJson, stateJson, svgText, svgToPng } from './export';
 import { fmt, full } from './format';
-import { buildModel, kPad, weightShapes, type Model } from './model';
+import { buildModel, kPad, type Model } from './model';
 import { Player } from './player';
 import { kPresets, applyPreset } from './presets';
 import { stagesFor, type Stage } from './stages';
-import { defaultState, kLimits, sanitizeState, type AppState, type MatrixName, type ViewTab } from './state';
+import { defaultState, sanitizeState, type AppState, type MatrixName, type ViewTab } from './state';
 import { joinTokens, tokenize } from './tokenize';
 import { decodeState, encodeState } from './url-state';
 import { barsSvg } from './views/bars';
@@ -17,6 +17,7 @@ import { linesSvg } from './views/lines';
 import { indexLabels, type MatrixView } from './views/matrix';
 import { dataTable } from './views/table';
 import { kWalkSteps, walkthrough } from './walkthrough';
+import { kMaxWeightsChars, parseWeightsJson } from './weights-import';
 
 // Every traced tensor of scores is B·H·T² floats and there are four of them (plus copies).
 const kMaxScoreEntries = 16 * 512 * 512;
@@ -257,33 +258,15 @@ async function importWeights(e: Event): Promise<void> {
   if (!file) return;
   const err = byId('error');
   try {
-    if (file.size > 20_000_000) throw new Error('file larger than 20 MB');
-    const raw = JSON.parse(await file.text()) as Record<string, unknown>;
-    const dims = sanitizeState({ ...state, ...pick(raw, ['dModel', 'dK', 'dV', 'heads', 'hidden', 'seed']) });
-    const shapes = weightShapes(dims);
-    const edits: Record<string, number> = Object.fromEntries(Object.entries(state.edits).filter(([k]) => k.startsWith('x:')));
-    let found = 0;
-    for (const [name, [rows, cols]] of Object.entries(shapes)) {
-      const m = raw[name];
-      if (m === undefined) continue;
-      if (!Array.isArray(m) || m.length !== rows || m.some((r) => !Array.isArray(r) || r.length !== cols || r.some((v) => typeof v !== 'number' || !Number.isFinite(v))))
-        throw new Error(`${name} must be a ${rows}×${cols} array of finite numbers`);
-      (m as number[][]).forEach((r, i) => r.forEach((v, j) => (edits[`${name}:${i},${j}`] = v)));
-      found++;
-    }
-    if (!found) throw new Error('no weight matrix (wq, wk, wv, wo, w1, w2) found');
-    if (Object.keys(edits).length > kLimits.edits) throw new Error('too many values for one page state');
+    if (file.size > kMaxWeightsChars) throw new Error('file larger than 20 MB');
+    const imported = parseWeightsJson(await file.text(), state);
     err.hidden = true;
-    update({ ...dims, edits, preset: null, sel: state.sel });
-    announce(`Imported ${found} weight matrices.`);
+    update(imported.state);
+    announce(`Imported ${imported.found} weight matrices.`);
   } catch (x) {
     err.hidden = false;
     err.textContent = `Could not import the weights: ${x instanceof Error ? x.message : String(x)}`;
   }
-}
-
-function pick(o: Record<string, unknown>, keys: string[]): Record<string, unknown> {
-  return Object.fromEntries(keys.filter((k) => k in o).map((k) => [k, o[k]]));
 }
 
 function renderEditor(): void {
