@@ -1,9 +1,8 @@
 // Wires the page: state ⇄ controls, state → engine (worker) → result → views.
 import './styles.css';
 import { engineVersion, runModel, type RunResult } from './compute';
-import { announce, byId, clear, h, s } from './dom';
+import { announce, byId, clear, h } from './dom';
 import { canvasToPng, download, matrixCsv, safeJson, stateJson, svgText, svgToPng } from './export';
-import { fmt, full } from './format';
 import { buildModel, kPad, type Model } from './model';
 import { Player } from './player';
 import { kPresets, applyPreset } from './presets';
@@ -14,7 +13,10 @@ import { decodeState, encodeState } from './url-state';
 import { barsSvg } from './views/bars';
 import { heatmapElement, heatmapSvg } from './views/heatmap';
 import { linesSvg } from './views/lines';
+import { composeSvg } from './views/compose';
 import { indexLabels, type MatrixView } from './views/matrix';
+import { renderChecks, renderNotes } from './panels/notes';
+import { renderVerified } from './panels/verified';
 import { dataTable } from './views/table';
 import { kWalkSteps, walkthrough } from './walkthrough';
 import { kMaxWeightsChars, parseWeightsJson } from './weights-import';
@@ -90,7 +92,7 @@ async function run(): Promise<void> {
     byId('pipeline').setAttribute('aria-busy', 'false');
     renderResult();
     document.body.dataset.ready = String(id);
-    renderVerified(r, id);
+    renderVerified(r, () => id === runId);
   } catch (e) {
     if (id !== runId) return;
     const err = byId('error');
@@ -325,7 +327,7 @@ function renderResult(): void {
   walkPlayer.setFrames(r.model.T * kWalkSteps.length, walkPlayer.position);
   renderWalk(false);
   renderView(r, b, hd);
-  renderChecks(r);
+  renderChecks(r, state.preset);
   renderNotes(r, b);
   for (const t of document.querySelectorAll<HTMLElement>('[role=tab]')) {
     const on = t.dataset.tab === state.tab;
@@ -459,26 +461,6 @@ function renderView(r: RunResult, b: number, hd: number): void {
   }
 }
 
-function composeSvg(parts: SVGSVGElement[], perRow: number): SVGSVGElement {
-  let x = 0, y = 0, rowH = 0, width = 0;
-  const root = s('svg', { xmlns: 'http://www.w3.org/2000/svg' });
-  parts.forEach((p, k) => {
-    const w = p.width.baseVal.value || Number(p.getAttribute('width'));
-    const hh = p.height.baseVal.value || Number(p.getAttribute('height'));
-    if (k % perRow === 0 && k) { x = 0; y += rowH + 10; rowH = 0; }
-    p.setAttribute('x', String(x));
-    p.setAttribute('y', String(y));
-    root.append(p);
-    x += w + 10;
-    rowH = Math.max(rowH, hh);
-    width = Math.max(width, x);
-  });
-  root.setAttribute('width', String(width));
-  root.setAttribute('height', String(y + rowH));
-  root.setAttribute('viewBox', `0 0 ${width} ${y + rowH}`);
-  return root;
-}
-
 function renderWalk(withView = true): void {
   const r = result;
   if (!r) return;
@@ -489,91 +471,6 @@ function renderWalk(withView = true): void {
   byId<HTMLSelectElement>('walk-query').value = String(query);
   byId('walk-body').replaceChildren(walkthrough(r, b, hd, query, step));
   if (withView && (state.tab === 'heatmap' || state.tab === 'lines' || state.tab === 'bars')) renderView(r, b, hd);
-}
-
-function renderChecks(r: RunResult): void {
-  const preset = kPresets.find((p) => p.id === state.preset);
-  const section = byId('checks');
-  section.hidden = !preset || preset.checks.length === 0;
-  if (!preset || section.hidden) return;
-  const table = h('table', { class: 'checks' }, h('caption', {}, preset.title),
-    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'quantity'), h('th', { scope: 'col' }, 'the tutorial'), h('th', { scope: 'col' }, 'the engine'))));
-  const body = h('tbody');
-  preset.checks.forEach((c, k) => {
-    const values = c.read(r);
-    body.append(h('tr', {}, h('th', { scope: 'row' }, c.label), h('td', {}, c.tutorial),
-      h('td', { 'data-check': k, title: values.map(full).join(', ') }, `[${values.map((v) => (Number.isFinite(v) ? v.toFixed(c.digits) : fmt(v))).join(', ')}]`)));
-  });
-  table.append(body);
-  byId('checks-body').replaceChildren(table);
-}
-
-function rowsEqual(data: Float32Array, width: number, a: number, b: number): boolean {
-  for (let k = 0; k < width; k++) if (data[a * width + k] !== data[b * width + k]) return false;
-  return true;
-}
-
-function renderNotes(r: RunResult, b: number): void {
-  const tokens = r.model.tokens[b];
-  const groups = new Map<string, number[]>();
-  tokens.forEach((t, i) => t !== kPad && groups.set(t.toLowerCase(), [...(groups.get(t.toLowerCase()) ?? []), i]));
-  const repeated = [...groups.values()].filter((g) => g.length > 1).slice(0, 6);
-  const body = byId('notes-body');
-  if (!repeated.length) {
-    body.replaceChildren(h('p', {}, 'No word appears twice in this sequence. Try “The animal didn’t cross the street because it was too tired.”: “The” and “the” share one static vector.'));
-    return;
-  }
-  const T = r.model.T;
-  const C = r.model.C;
-  const width = r.attention.trace!.concat.shape.at(-1)!;
-  const embedding = r.model.embeddings.subarray(b * T * C, (b + 1) * T * C);
-  const x = r.x.data.subarray(b * T * C, (b + 1) * T * C);
-  const out = r.attention.trace!.concat.data.subarray(b * T * width, (b + 1) * T * width);
-  const list = h('ul', {});
-  for (const g of repeated) {
-    const [a, c] = g;
-    const same = (d: Float32Array, w: number) => (rowsEqual(d, w, a, c) ? 'identical' : 'different');
-    list.append(h('li', { 'data-pair': `${a},${c}` }, `“${tokens[a]}” (${a + 1}) and “${tokens[c]}” (${c + 1}): word vectors ${same(embedding, C)}, inputs X ${same(x, C)}, outputs ${same(out, width)}.`));
-  }
-  const allSame = repeated.every(([a, c]) => rowsEqual(out, width, a, c));
-  const causal = r.model.maskSpec === 'causal' || (typeof r.model.maskSpec === 'object' && r.model.maskSpec.causal);
-  const why = allSame
-    ? 'Self-attention on its own cannot tell where a word is: identical word vectors give identical queries, keys and values, and every query sees the same set of keys, hence identical outputs. Switch on positional encoding or the causal mask to see them differ.'
-    : `${r.positional ? 'Positional encoding gives each position its own offset, so identical words get different queries, keys and values. ' : ''}${causal ? 'The causal mask lets each token see a different prefix of the sentence. ' : ''}So identical words end up with different outputs: the context now tells them apart.`;
-  body.replaceChildren(list, h('p', {}, why));
-}
-
-type Comparison = { maxRelError: number; maxAbsError: number; count: number };
-let verifier: Worker | null = null;
-
-function renderVerified(r: RunResult, id: number): void {
-  const m = r.model;
-  const causal = m.maskSpec === 'causal' || (typeof m.maskSpec === 'object' && m.maskSpec.causal);
-  const lengths = typeof m.maskSpec === 'object' ? m.maskSpec.lengths : null;
-  const t = r.attention.trace!;
-  verifier?.terminate(); // an older check still running is no longer wanted
-  verifier = new Worker(new URL('./reference-worker.ts', import.meta.url), { type: 'module' });
-  const body = byId('verified-body');
-  body.replaceChildren(h('p', { class: 'hint' }, 'Checking against the double-precision reference…'));
-  verifier.onmessage = (e: MessageEvent<{ rows: [string, Comparison][]; millis: number }>) => {
-    if (id !== runId) return;
-    const { rows, millis } = e.data;
-    const worst = Math.max(...rows.map(([, c]) => c.maxRelError));
-    const ok = worst < 1e-4;
-    const table = h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'tensor'), h('th', { scope: 'col' }, 'values'), h('th', { scope: 'col' }, 'max relative error'), h('th', { scope: 'col' }, 'max absolute error'))),
-      h('tbody', {}, ...rows.map(([name, c]) => h('tr', {}, h('th', { scope: 'row' }, name), h('td', {}, String(c.count)), h('td', {}, c.maxRelError.toExponential(2)), h('td', {}, c.maxAbsError.toExponential(2))))));
-    body.replaceChildren(
-      h('p', { class: ok ? 'ok' : 'bad', 'data-max-rel': String(worst) }, ok ? '✓ ' : '✗ ', `Engine (float32, WebAssembly SIMD) vs a double-precision JavaScript reference on this input: max relative error ${worst.toExponential(2)}.`),
-      h('div', { class: 'table-scroll' }, table),
-      h('p', { class: 'hint' }, `Relative error = |engine − reference| / max(|reference|, 1% of the largest |reference| in that tensor). Reference computed in ${millis.toFixed(0)} ms in its own worker.${r.block ? ' The transformer block’s later stages are not part of this check.' : ''}`));
-    verifier?.terminate();
-    verifier = null;
-  };
-  const copies = { q: t.q.data.slice(), k: t.k.data.slice(), v: t.v.data.slice(), weights: t.weights.data.slice(), concat: t.concat.data.slice(), x: r.x.data.slice() };
-  verifier.postMessage({
-    input: { B: m.B, T: m.T, C: m.C, H: m.H, dK: m.dK, dV: m.dV, x: copies.x, wq: m.weights.wq.data, wk: m.weights.wk.data, wv: m.weights.wv.data, scaleFactor: m.scaleFactor, causal: !!causal, lengths },
-    engine: copies,
-  }, Object.values(copies).map((a) => a.buffer)); // transferred copies: no structured clone of megabytes
 }
 
 // ---------- start ----------

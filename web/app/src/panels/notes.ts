@@ -1,0 +1,59 @@
+// Two explanations drawn from the result: the tutorials' printed numbers next to the
+// engine's, and what happens to words that appear twice.
+import type { RunResult } from '../compute';
+import { byId, h } from '../dom';
+import { fmt, full } from '../format';
+import { kPad } from '../model';
+import { kPresets } from '../presets';
+
+export function renderChecks(r: RunResult, presetId: string | null): void {
+  const preset = kPresets.find((p) => p.id === presetId);
+  const section = byId('checks');
+  section.hidden = !preset || preset.checks.length === 0;
+  if (!preset || section.hidden) return;
+  const table = h('table', { class: 'checks' }, h('caption', {}, preset.title),
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'quantity'), h('th', { scope: 'col' }, 'the tutorial'), h('th', { scope: 'col' }, 'the engine'))));
+  const body = h('tbody');
+  preset.checks.forEach((c, k) => {
+    const values = c.read(r);
+    body.append(h('tr', {}, h('th', { scope: 'row' }, c.label), h('td', {}, c.tutorial),
+      h('td', { 'data-check': k, title: values.map(full).join(', ') }, `[${values.map((v) => (Number.isFinite(v) ? v.toFixed(c.digits) : fmt(v))).join(', ')}]`)));
+  });
+  table.append(body);
+  byId('checks-body').replaceChildren(table);
+}
+
+function rowsEqual(data: Float32Array, width: number, a: number, b: number): boolean {
+  for (let k = 0; k < width; k++) if (data[a * width + k] !== data[b * width + k]) return false;
+  return true;
+}
+
+export function renderNotes(r: RunResult, b: number): void {
+  const tokens = r.model.tokens[b];
+  const groups = new Map<string, number[]>();
+  tokens.forEach((t, i) => t !== kPad && groups.set(t.toLowerCase(), [...(groups.get(t.toLowerCase()) ?? []), i]));
+  const repeated = [...groups.values()].filter((g) => g.length > 1).slice(0, 6);
+  const body = byId('notes-body');
+  if (!repeated.length) {
+    body.replaceChildren(h('p', {}, 'No word appears twice in this sequence. Try “The animal didn’t cross the street because it was too tired.”: “The” and “the” share one static vector.'));
+    return;
+  }
+  const T = r.model.T;
+  const C = r.model.C;
+  const width = r.attention.trace!.concat.shape.at(-1)!;
+  const embedding = r.model.embeddings.subarray(b * T * C, (b + 1) * T * C);
+  const x = r.x.data.subarray(b * T * C, (b + 1) * T * C);
+  const out = r.attention.trace!.concat.data.subarray(b * T * width, (b + 1) * T * width);
+  const list = h('ul', {});
+  for (const g of repeated) {
+    const [a, c] = g;
+    const same = (d: Float32Array, w: number) => (rowsEqual(d, w, a, c) ? 'identical' : 'different');
+    list.append(h('li', { 'data-pair': `${a},${c}` }, `“${tokens[a]}” (${a + 1}) and “${tokens[c]}” (${c + 1}): word vectors ${same(embedding, C)}, inputs X ${same(x, C)}, outputs ${same(out, width)}.`));
+  }
+  const allSame = repeated.every(([a, c]) => rowsEqual(out, width, a, c));
+  const causal = r.model.maskSpec === 'causal' || (typeof r.model.maskSpec === 'object' && r.model.maskSpec.causal);
+  const why = allSame
+    ? 'Self-attention on its own cannot tell where a word is: identical word vectors give identical queries, keys and values, and every query sees the same set of keys, hence identical outputs. Switch on positional encoding or the causal mask to see them differ.'
+    : `${r.positional ? 'Positional encoding gives each position its own offset, so identical words get different queries, keys and values. ' : ''}${causal ? 'The causal mask lets each token see a different prefix of the sentence. ' : ''}So identical words end up with different outputs: the context now tells them apart.`;
+  body.replaceChildren(list, h('p', {}, why));
+}
