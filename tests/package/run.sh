@@ -19,7 +19,7 @@ trap cleanup EXIT
 [[ -f dist/attnscope.wasm && -f dist/index.js ]] || { echo "package: dist/ is not built (npm run build)"; exit 1; }
 
 echo "-- npm pack"
-npm pack --silent --pack-destination "$work" >/dev/null 2>&1
+npm pack --silent --pack-destination "$work" >/dev/null
 tarball=$(ls "$work"/attnscope-*.tgz)
 # Only the whitelist ships: dist/, README.md, package.json (and LICENSE if present).
 unexpected=$(tar -tzf "$tarball" | grep -vE '^package/(dist/|README\.md$|package\.json$|LICENSE)' || true)
