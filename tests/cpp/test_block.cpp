@@ -468,3 +468,26 @@ TEST_CASE("transformer_block: trace fields agree, fast path equals traced path",
   for (std::size_t i = 0; i < pre.size(); ++i) diff += std::abs(pre.data[i] - post.data[i]);
   CHECK(diff > 1e-2);
 }
+
+TEST_CASE("transformer_block: a fully padded sequence stays finite and is flagged",
+          "[block][transformer_block]") {
+  std::mt19937 rng(43);
+  const std::size_t B = 2, T = 4, C = 8, H = 2, hidden = 8;
+  const Tensor x = random_tensor({B, T, C}, rng);
+  attnscope::BlockWeights w = random_block(C, H, hidden, rng);
+  for (bool trace : {true, false}) {
+    attnscope::AttentionOptions options;
+    options.mask.lengths = {0, T};  // sequence 0 has no keys at all
+    options.trace = trace;
+    const attnscope::BlockResult r = attnscope::transformer_block(x, w, options);
+    INFO("trace = " << trace);
+    CHECK(r.trace.attention.fully_masked_count == T * H);
+    // No key: zero weights, zero head outputs, so the attention output is bo.
+    for (std::size_t i = 0; i < T; ++i) {
+      for (std::size_t c = 0; c < C; ++c) {
+        CHECK(r.trace.attention.output.data[i * C + c] == Approx(w.attention.bo.data[c]).margin(1e-6));
+      }
+    }
+    for (float v : r.output.data) REQUIRE(std::isfinite(v));
+  }
+}
