@@ -316,6 +316,7 @@ test('weights round-trip through export and import', async () => {
   for (const name of ['wq', 'wk', 'wv', 'wo', 'w1', 'w2']) assert.deepEqual(again[name], original[name], name);
   // A malformed file is refused with a message, and the page keeps working.
   await page.setInputFiles('#import-weights', { name: 'bad.json', mimeType: 'application/json', buffer: Buffer.from('{"wq": [[1, 2]]}') });
+  await page.waitForFunction(() => !document.getElementById('error').hidden);
   assert.match(await page.textContent('#error'), /wq must be a 16×16 array/);
   assert.deepEqual(problems, []);
   await page.close();

@@ -23,10 +23,13 @@ export function engineWorker(): Promise<Worker> {
   return workerPromise;
 }
 
+/** "0.1.0 (SIMD: sse2)": the engine's version and the instruction set of its kernels. */
 export async function engineVersion(): Promise<string> {
   const w = await engineWorker();
-  const v = (w as { version?: unknown }).version;
-  return typeof v === 'string' ? v : typeof v === 'object' && v ? String(await (v as Promise<string>)) : '';
+  const info = w as unknown as { version?: unknown; simdArch?: unknown };
+  const version = String(await Promise.resolve(info.version ?? ''));
+  const arch = String(await Promise.resolve(info.simdArch ?? ''));
+  return arch ? `${version} (SIMD: ${arch})` : version;
 }
 
 export async function runModel(model: Model, positional: boolean, block: boolean, progress: Progress): Promise<RunResult> {

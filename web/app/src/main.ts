@@ -452,7 +452,7 @@ function renderView(r: RunResult, b: number, hd: number): void {
     const figs = Array.from({ length: r.model.B }, (_, k) => {
       const m = weightsView(r, k, hd, true);
       m.title = `Sequence ${k + 1} (length ${r.model.lengths[k]} of ${T})`;
-      const canvas = heatmapElement(m, { maxWidth: cell, onSelect: (i, j) => { update({ sel: { ...state.sel, seq: k } }, false); showInspector(r, weightsView(r, k, hd, false), k, hd, i, j); } });
+      const canvas = heatmapElement(m, { maxWidth: cell, onSelect: (i, j) => { update({ sel: { ...state.sel, seq: k } }, false); showInspector(r, { ...weightsView(r, k, hd, false), id: 'weights' }, k, hd, i, j); } });
       return h('figure', { class: 'matrix mini' }, h('figcaption', {}, m.title), canvas, dataTable(m));
     });
     const batchSvg = () => composeSvg(Array.from({ length: r.model.B }, (_, k) => heatmapSvg({ ...weightsView(r, k, hd, true), title: `Sequence ${k + 1}` }, null)), 3);

@@ -80,7 +80,7 @@ export const kPresets: Preset[] = [
     title: 'Three inputs of size 4 (unscaled)',
     about:
       'Input 1 = [1, 0, 1, 0], Input 2 = [0, 2, 0, 2], Input 3 = [1, 1, 1, 1] with the tutorial’s three 4×3 weight matrices and no scaling. ' +
-      'Queries, keys, values and scores match the tutorial exactly. The tutorial rounds softmax([2, 4, 4]) to [0.0, 0.5, 0.5] and so gets Output 1 = [2.0, 7.0, 1.5]; unrounded, the weights are [0.063, 0.468, 0.468] and Output 1 is [1.937, 6.683, 1.597].',
+      'Queries, keys, values and scores match the tutorial exactly. The tutorial rounds softmax([2, 4, 4]) to [0.0, 0.5, 0.5] and so gets Output 1 = [2.0, 7.0, 1.5]; unrounded, the weights are [0.063, 0.468, 0.468] and Output 1 is [1.937, 6.683, 1.595].',
     state: (() => {
       const edits: Record<string, number> = {};
       inputEdits([[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]], edits);
