@@ -19,6 +19,7 @@ namespace attnscope {
 using block_detail::check_eps;
 using block_detail::check_input;
 using block_detail::check_optional_vector;
+using block_detail::check_result_finite;
 using block_detail::format_value;
 using block_detail::make_output;
 
@@ -111,7 +112,9 @@ void activate_inplace(Tensor& t, Activation activation) {
 Tensor linear(const Tensor& x, const Linear& layer) {
   check_input(x, "linear", "x");
   block_detail::check_linear(layer, x.shape.back(), "linear", "", "in");
-  return block_detail::linear_unchecked(x, layer, "linear");
+  Tensor y = block_detail::linear_unchecked(x, layer, "linear");
+  check_result_finite(y, "linear", "the output");
+  return y;
 }
 
 Tensor positional_encoding(std::size_t T, std::size_t C, float base) {
@@ -153,6 +156,7 @@ Tensor add_positional_encoding(const Tensor& x, float base) {
   // The same (T, C) encoding is added to every sequence of the batch.
   Tensor y = x;
   for (std::size_t i = 0; i < y.size(); ++i) y.data[i] += pe.data[i % pe.size()];
+  check_result_finite(y, fn, "the output");
   return y;
 }
 
@@ -163,7 +167,9 @@ Tensor residual_add(const Tensor& a, const Tensor& b) {
                 ", expected " + shape_to_string(a.shape) + " like a");
   }
   check_input(b, "residual_add", "b");
-  return block_detail::add_unchecked(a, b);
+  Tensor y = block_detail::add_unchecked(a, b);
+  check_result_finite(y, "residual_add", "the output");
+  return y;
 }
 
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
@@ -174,7 +180,9 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
   check_optional_vector(gamma, C, fn, "gamma", "C");
   check_optional_vector(beta, C, fn, "beta", "C");
   check_eps(eps, fn, "eps");
-  return block_detail::layer_norm_unchecked(x, gamma, beta, eps, fn);
+  Tensor y = block_detail::layer_norm_unchecked(x, gamma, beta, eps, fn);
+  check_result_finite(y, fn, "the output");
+  return y;
 }
 
 Tensor feed_forward(const Tensor& x, const Linear& first, const Linear& second,
@@ -186,8 +194,11 @@ Tensor feed_forward(const Tensor& x, const Linear& first, const Linear& second,
   block_detail::check_linear(second, hidden, fn, "second.", "hidden");
   block_detail::check_activation(activation, fn);
   Tensor h = block_detail::linear_unchecked(x, first, fn);
+  check_result_finite(h, fn, "the first linear layer");
   block_detail::activate_inplace(h, activation);
-  return block_detail::linear_unchecked(h, second, fn);
+  Tensor y = block_detail::linear_unchecked(h, second, fn);
+  check_result_finite(y, fn, "the output");
+  return y;
 }
 
 }  // namespace attnscope

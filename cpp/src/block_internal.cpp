@@ -55,6 +55,15 @@ void check_eps(float eps, const char* fn, const char* name) {
   }
 }
 
+void check_result_finite(const Tensor& t, const char* fn, const char* what) {
+  for (float value : t.data) {
+    if (!std::isfinite(value)) {
+      throw Error(std::string(fn) + ": " + what +
+                  " overflows float (values near 3.4e38); scale the inputs down");
+    }
+  }
+}
+
 Tensor make_output(const Shape& shape, const char* fn) {
   const std::string what = std::string(fn) + ": output";
   checked_element_count(shape, what.c_str());

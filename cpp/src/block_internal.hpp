@@ -47,9 +47,15 @@ std::size_t check_linear(const Linear& layer, std::size_t in, const char* fn,
 
 void check_activation(Activation activation, const char* fn);
 
-// The parts on checked arguments. They never re-check, so a block whose
-// intermediate overflowed still returns (with inf) instead of blaming a
-// tensor the caller never passed.
+/// A result computed from finite inputs can still overflow float (e.g.
+/// residual_add(FLT_MAX, FLT_MAX), or a LayerNorm whose row sum overflows,
+/// which yields NaN). Throws Error naming `fn` and `what` instead of
+/// returning inf or NaN.
+void check_result_finite(const Tensor& t, const char* fn, const char* what);
+
+// The parts on checked arguments. They never re-check their inputs, so a
+// block whose intermediate overflowed is reported by the block itself
+// (check_result_finite) instead of blaming a tensor the caller never passed.
 Tensor linear_unchecked(const Tensor& x, const Linear& layer, const char* fn);
 Tensor add_unchecked(const Tensor& a, const Tensor& b);
 Tensor layer_norm_unchecked(const Tensor& x, const Tensor& gamma,

@@ -55,6 +55,7 @@ BlockResult transformer_block(const Tensor& x, const BlockWeights& w,
   BlockTrace& t = result.trace;
   auto feed_forward_into = [&](const Tensor& input) {
     t.ff_hidden = linear_unchecked(input, w.ff1, kFn);
+    check_result_finite(t.ff_hidden, kFn, "ff1");
     activate_inplace(t.ff_hidden, w.activation);
     t.ff_output = linear_unchecked(t.ff_hidden, w.ff2, kFn);
   };
@@ -62,10 +63,13 @@ BlockResult transformer_block(const Tensor& x, const BlockWeights& w,
   if (w.norm_first) {
     // x + Attn(LN(x)), then h + FF(LN(h)).
     t.norm1 = layer_norm_unchecked(x, w.norm1_gamma, w.norm1_beta, w.eps, kFn);
+    check_result_finite(t.norm1, kFn, "norm1");
     t.attention = self_attention(t.norm1, w.attention, options);
     t.attention_residual = add_unchecked(x, t.attention.output);
+    check_result_finite(t.attention_residual, kFn, "attention_residual");
     t.norm2 = layer_norm_unchecked(t.attention_residual, w.norm2_gamma,
                                    w.norm2_beta, w.eps, kFn);
+    check_result_finite(t.norm2, kFn, "norm2");
     feed_forward_into(t.norm2);
     t.ff_residual = add_unchecked(t.attention_residual, t.ff_output);
     result.output = t.ff_residual;
@@ -73,14 +77,20 @@ BlockResult transformer_block(const Tensor& x, const BlockWeights& w,
     // LN(x + Attn(x)), then LN(h + FF(h)).
     t.attention = self_attention(x, w.attention, options);
     t.attention_residual = add_unchecked(x, t.attention.output);
+    check_result_finite(t.attention_residual, kFn, "attention_residual");
     t.norm1 = layer_norm_unchecked(t.attention_residual, w.norm1_gamma,
                                    w.norm1_beta, w.eps, kFn);
+    check_result_finite(t.norm1, kFn, "norm1");
     feed_forward_into(t.norm1);
     t.ff_residual = add_unchecked(t.norm1, t.ff_output);
     t.norm2 = layer_norm_unchecked(t.ff_residual, w.norm2_gamma, w.norm2_beta,
                                    w.eps, kFn);
     result.output = t.norm2;
   }
+  // Every intermediate the trace shows must be finite, not only the output.
+  check_result_finite(t.ff_output, kFn, "ff_output");
+  check_result_finite(t.ff_residual, kFn, "ff_residual");
+  check_result_finite(t.norm2, kFn, "norm2");
   return result;
 }
 
