@@ -9,7 +9,17 @@ const out = document.getElementById('result');
 try {
   const engine = await createAttnScope();
   const page = engine.selfAttention(seed001);
-  const worker = createAttnScopeWorker();
+  // The overrides resolve the same file by other routes; each must load it.
+  const wasmUrl = new URL('./node_modules/attnscope/dist/attnscope.wasm', location.href);
+  const bytes = new Uint8Array(await (await fetch(wasmUrl)).arrayBuffer());
+  const located = [];
+  for (const options of [{ wasmUrl }, { wasmUrl: wasmUrl.href }, { locateFile: (name) => (located.push(name), wasmUrl.href) }, { wasmBinary: bytes }]) {
+    const other = await createAttnScope(options);
+    const w = other.selfAttention(seed001).output.data[0];
+    if (Math.abs(w - page.output.data[0]) > 1e-7) throw new Error(`override ${Object.keys(options)} gave ${w}`);
+  }
+  if (located[0] !== 'attnscope.wasm') throw new Error(`locateFile was asked for ${located[0]}`);
+  const worker = createAttnScopeWorker({ wasmUrl });
   const inWorker = await worker.selfAttention(seed001);
   worker.terminate();
   out.textContent = JSON.stringify({
