@@ -1,6 +1,5 @@
 // attention(): validation of q, k, v and the options, then the traced or
-// the fast path.
-#include <algorithm>
+// the fast path. Checks shared with self_attention are in attention_checks.cpp.
 #include <cmath>
 #include <new>
 #include <string>
@@ -22,64 +21,6 @@ float Scale::factor_for(std::size_t d_k) const {
   return 1.0f;
 }
 
-namespace detail {
-
-float resolve_scale(const Scale& scale, std::size_t d_k, const char* fn) {
-  if (scale.mode == Scale::Mode::Custom && !std::isfinite(scale.factor)) {
-    throw Error(std::string(fn) + ": scale factor is " + std::to_string(scale.factor) +
-                ", expected a finite number");
-  }
-  return scale.factor_for(d_k);
-}
-
-namespace {
-
-// Largest squared row norm of each (batch, head) slice of x, in double.
-double max_row_norm(const float* x, std::size_t rows, std::size_t d) {
-  double worst = 0.0;
-  for (std::size_t r = 0; r < rows; ++r) {
-    double sum = 0.0;
-    for (std::size_t p = 0; p < d; ++p) sum += double(x[r * d + p]) * x[r * d + p];
-    worst = std::max(worst, sum);
-  }
-  return std::sqrt(worst);
-}
-
-// A little below FLT_MAX, leaving room for float rounding of the sums.
-constexpr double kScoreLimit = 3.0e38;
-
-}  // namespace
-
-void check_score_range(const float* q, const float* k, const AttentionDims& dims, float scale,
-                       const Mask& mask, const char* fn) {
-  double additive_max = 0.0;
-  for (float a : mask.additive.data) {
-    if (std::isfinite(a)) additive_max = std::max(additive_max, double(std::abs(a)));
-  }
-  const std::size_t T = dims.seq_len, d_k = dims.d_k;
-  for (std::size_t head = 0; head < dims.batch * dims.heads; ++head) {
-    const double bound = max_row_norm(q + head * T * d_k, T, d_k) *
-                         max_row_norm(k + head * T * d_k, T, d_k);
-    const double scaled_bound = bound * std::abs(double(scale)) + additive_max;
-    if (bound > kScoreLimit || scaled_bound > kScoreLimit) {
-      throw Error(std::string(fn) + ": scores of batch " + std::to_string(head / dims.heads) +
-                  ", head " + std::to_string(head % dims.heads) + " may reach " +
-                  std::to_string(std::max(bound, scaled_bound)) +
-                  " (|q|·|k|·scale + |additive mask|) and overflow float; scale the inputs down");
-    }
-  }
-}
-
-void check_output_finite(const Tensor& out, const char* fn) {
-  for (float value : out.data) {
-    if (!std::isfinite(value)) {
-      throw Error(std::string(fn) +
-                  ": the output overflows float (values near 3.4e38); scale the inputs down");
-    }
-  }
-}
-
-}  // namespace detail
 
 namespace {
 
