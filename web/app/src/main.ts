@@ -365,8 +365,11 @@ function matrixFigure(m: MatrixView, r: RunResult, b: number, hd: number, maxWid
     maxWidth, selected, highlightRow,
     onSelect: (i, j) => showInspector(r, m, b, hd, i, j),
   }) as HTMLCanvasElement;
+  const labels = (list: string[]) => list.slice(0, 64).join(', ') + (list.length > 64 ? ', …' : '');
   return h('figure', { class: 'matrix' },
-    h('figcaption', {}, h('strong', {}, m.title), ` · rows: ${m.rowAxis}, columns: ${m.colAxis}`),
+    h('figcaption', {}, h('strong', {}, m.title), ` · rows: ${m.rowAxis}, columns: ${m.colAxis}`,
+      // The canvas draws its labels; screen readers get them here.
+      h('span', { class: 'sr-only' }, `. Rows: ${labels(m.rowLabels)}. Columns: ${labels(m.colLabels)}.`)),
     h('div', { class: 'scroll' }, canvas),
     exportBar(m.title, () => heatmapSvg(m, canvas), () => canvasToPng(canvas), () => matrixCsv(m)),
     dataTable(m));
