@@ -1,7 +1,7 @@
 // Turning user input (typed arrays, plain or nested arrays, shapes) into the
 // flat row-major tensors the bindings take. Only cheap checks live here —
-// types, lengths against shapes, finiteness; the core checks the rest and its
-// messages pass through unchanged.
+// types, lengths against shapes, positive sizes; the core checks the rest
+// (values included) and its messages pass through unchanged.
 import type { RawBoolTensor, RawTensor } from './attnscope.mjs';
 import { AttnScopeError } from './errors.js';
 import type { TensorInput } from './types.js';
@@ -68,14 +68,6 @@ interface Flat {
   nestedShape?: number[];
 }
 
-function checkFinite(fn: string, name: string, data: Float32Array, allowMinusInfinity: boolean): void {
-  for (let i = 0; i < data.length; i++) {
-    const x = data[i]!;
-    if (Number.isFinite(x) || (allowMinusInfinity && x === -Infinity)) continue;
-    fail(fn, `${name} contains ${x} at index ${i} (row-major); values must be finite`);
-  }
-}
-
 /** Shape given by the nesting of plain arrays, following first elements. */
 function nestingShape(fn: string, name: string, input: readonly unknown[]): number[] {
   const shape: number[] = [];
@@ -120,7 +112,7 @@ function flatten(
   fn: string,
   name: string,
   input: unknown,
-  options: { allowMinusInfinity?: boolean; acceptBooleans?: boolean } = {},
+  options: { acceptBooleans?: boolean } = {},
 ): Flat {
   let flat: Flat;
   if (input instanceof Float32Array) {
@@ -137,7 +129,8 @@ function flatten(
     fail(fn, `${name} must be a Float32Array or an array of numbers, got ${describe(input)}`);
   }
   if (flat.data.length === 0) fail(fn, `${name} is empty`);
-  checkFinite(fn, name, flat.data, options.allowMinusInfinity ?? false);
+  // NaN and infinities are left to the core, which rejects them naming the
+  // argument and the index; checking here too would scan every input twice.
   return flat;
 }
 
@@ -208,7 +201,7 @@ export function maskTensor(
   shape: unknown,
   candidates: readonly (readonly number[])[],
 ): RawTensor {
-  const flat = flatten(fn, name, input, { allowMinusInfinity: true, acceptBooleans: true });
+  const flat = flatten(fn, name, input, { acceptBooleans: true });
   let resolved: number[];
   if (shape !== undefined) {
     resolved = checkShape(fn, `${name}Shape`, shape, [2, 3, 4], '(T, T), (B, T, T) or (B, H, T, T)');
