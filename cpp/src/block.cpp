@@ -155,7 +155,9 @@ Tensor add_positional_encoding(const Tensor& x, float base) {
   const Tensor pe = positional_encoding(T, C, base);
   // The same (T, C) encoding is added to every sequence of the batch.
   Tensor y = x;
-  for (std::size_t i = 0; i < y.size(); ++i) y.data[i] += pe.data[i % pe.size()];
+  for (std::size_t offset = 0; offset < y.size(); offset += pe.size()) {
+    for (std::size_t i = 0; i < pe.size(); ++i) y.data[offset + i] += pe.data[i];
+  }
   check_result_finite(y, fn, "the output");
   return y;
 }
