@@ -60,7 +60,9 @@ test('seed 002: three inputs of dimension 4, keys/queries/values and unscaled sc
 
 test('version and simdArch are reported', async () => {
   const { version } = await import('attnscope');
+  const pkg = (await import('attnscope/package.json', { with: { type: 'json' } })).default;
   assert.match(engine.version, /^\d+\.\d+\.\d+$/);
-  assert.equal(engine.version, version);
+  assert.equal(engine.version, version, 'core and package agree');
+  assert.equal(version, pkg.version, 'package.json agrees');
   assert.equal(engine.simdArch, 'sse2');
 });
