@@ -9,6 +9,7 @@ import { kPresets, applyPreset } from './presets';
 import { stagesFor, type Stage } from './stages';
 import { defaultState, sanitizeState, type AppState, type MatrixName, type ViewTab } from './state';
 import { joinTokens, tokenize } from './tokenize';
+import { textLimitNote } from './text-limits';
 import { decodeState, encodeState } from './url-state';
 import { barsSvg } from './views/bars';
 import { heatmapElement, heatmapSvg } from './views/heatmap';
@@ -141,7 +142,7 @@ function renderChips(): void {
     });
   });
   box.replaceChildren(frag);
-  byId('token-count').textContent = `${count} tokens${lines.length > 1 ? ` in ${lines.length} sentences (padded to the longest)` : ''}. Edit a token below; empty it to remove it.`;
+  byId('token-count').textContent = `${count} tokens${lines.length > 1 ? ` in ${lines.length} sentences (padded to the longest)` : ''}. Edit a token below; empty it to remove it.${textLimitNote(state.text)}`;
 }
 
 function editChip(chip: HTMLElement): void {
@@ -290,7 +291,8 @@ function renderEditor(): void {
     field.value = String(view.get(i, j));
   };
   field.addEventListener('change', () => {
-    const v = Number(field.value);
+    // An emptied or unparsable field reads as '' (Number('') is 0): ignore it.
+    const v = field.value.trim() === '' ? Number.NaN : Number(field.value);
     if (!Number.isFinite(v)) return;
     const key = name === 'x' ? `x:${m.b},${editCell[0]},${editCell[1]}` : `${name}:${editCell[0]},${editCell[1]}`;
     update({ edits: { ...state.edits, [key]: v }, preset: null });

@@ -1,6 +1,6 @@
 // Splits text into words and punctuation. Contractions such as "didn't" stay one
 // word, as in the tutorials' tables.
-const kTokenPattern = /[\p{L}\p{N}]+(?:['’][\p{L}\p{N}]+)*|[^\s\p{L}\p{N}]/gu;
+export const kTokenPattern = /[\p{L}\p{N}]+(?:['’][\p{L}\p{N}]+)*|[^\s\p{L}\p{N}]/gu;
 
 export const kMaxTokens = 1024;
 
