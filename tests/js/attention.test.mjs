@@ -218,3 +218,17 @@ test('attention stays exact for large logits (no overflow in softmax)', () => {
     assertClose(res.output.data, ref.output, { ...tol, what: `output trace=${trace}` });
   }
 });
+
+test('typed-array views with an offset (subarray) are read from their offset', () => {
+  const r = rng(41);
+  const [T, d] = [5, 3];
+  const pool = r.floats(3 + 3 * T * d + 2);
+  const q = pool.subarray(3, 3 + T * d);
+  const k = pool.subarray(3 + T * d, 3 + 2 * T * d);
+  const v = pool.subarray(3 + 2 * T * d, 3 + 3 * T * d);
+  const res = engine.attention({ q, k, v, shape: [T, d] });
+  const ref = attendHead(q, k, v, T, d, d, 1 / Math.sqrt(d), () => 0);
+  assertClose(res.output.data, ref.output, { ...tol, what: 'output from views' });
+  const copy = engine.attention({ q: q.slice(), k: k.slice(), v: v.slice(), shape: [T, d] });
+  assert.deepEqual([...res.output.data], [...copy.output.data]);
+});
