@@ -75,13 +75,20 @@ async function run(): Promise<void> {
   const progress = byId<HTMLProgressElement>('progress');
   byId('status').dataset.busy = '1';
   byId('pipeline').setAttribute('aria-busy', 'true');
+  const started = performance.now();
+  let label = 'input';
+  const tick = () => {
+    if (id === runId) status.textContent = `Computing ${label}… (${model.B}×${model.T} tokens, ${model.H} head${model.H > 1 ? 's' : ''}, ${((performance.now() - started) / 1000).toFixed(1)} s)`;
+  };
+  const ticker = window.setInterval(tick, 250); // the page stays live: the engine works in a worker
   try {
-    const r = await runModel(model, state.positional, state.block, (done, total, label) => {
+    const r = await runModel(model, state.positional, state.block, (done, total, step) => {
       if (id !== runId) return;
       progress.max = total;
       progress.value = done;
-      status.textContent = `Computing ${label}… (${model.B}×${model.T} tokens, ${model.H} head${model.H > 1 ? 's' : ''})`;
-    });
+      label = step;
+      tick();
+    }).finally(() => clearInterval(ticker));
     if (id !== runId) return; // a newer run has started
     result = r;
     stages = stagesFor(r);
@@ -335,6 +342,7 @@ function renderResult(): void {
     const on = t.dataset.tab === state.tab;
     t.setAttribute('aria-selected', String(on));
     t.tabIndex = on ? 0 : -1;
+    if (on) byId('view').setAttribute('aria-labelledby', t.id);
   }
 }
 
