@@ -1,0 +1,106 @@
+// Randomized fuzzing of the package API (in-thread and through the worker)
+// with fast-check: arguments of every type and shape, near-valid calls with
+// one field broken. Each call returns a finite result or throws
+// AttnScopeError with a message; nothing else may escape, and afterwards the
+// engine answers a known call correctly with the wasm heap where it was.
+// Runs per property: FUZZ_JS_RUNS (default 300).
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import fc from 'fast-check';
+
+import { AttnScopeError, createAttnScope } from 'attnscope';
+import { createAttnScopeWorker } from 'attnscope/worker';
+
+const runs = Number(process.env.FUZZ_JS_RUNS ?? 300);
+const engine = await createAttnScope();
+const worker = createAttnScopeWorker();
+after(() => worker.terminate());
+
+const I2 = [[1, 0], [0, 1]];
+const seed001 = { x: I2, wq: I2, wk: I2, wv: [[1, 2], [3, 4]] };
+const seed001Output = [1.660477, 2.660477, 2.339523, 3.339523];
+
+// Sizes stay small or are rejected before any allocation (a legal 1 GiB
+// request would be slow, not wrong).
+const size = fc.oneof({ weight: 8, arbitrary: fc.integer({ min: 1, max: 12 }) }, fc.constantFrom(0, -1, 1.5, NaN, Infinity, 2 ** 31, 2 ** 53, '3', null));
+const number = fc.oneof(fc.double({ noDefaultInfinity: false }), fc.constantFrom(NaN, Infinity, -Infinity, -0, 3.4e38, -3.4e38, 1e-45, 1e39), fc.integer({ min: -4, max: 4 }));
+const flat = fc.oneof(
+  fc.float32Array({ maxLength: 80 }),
+  fc.array(number, { maxLength: 40 }),
+  fc.array(fc.array(number, { maxLength: 6 }), { maxLength: 6 }),
+  fc.uint8Array({ maxLength: 40 }),
+);
+const anyValue = fc.oneof(flat, number, size, fc.string({ maxLength: 8 }), fc.boolean(), fc.constant(undefined), fc.constant(null), fc.object({ maxDepth: 1 }));
+const shape = fc.oneof(fc.array(size, { minLength: 0, maxLength: 5 }), anyValue);
+const mask = fc.oneof(
+  fc.constantFrom('none', 'causal', 'future', '', undefined, null, 3),
+  fc.record({ causal: fc.oneof(fc.boolean(), anyValue), lengths: fc.oneof(fc.array(size, { maxLength: 4 }), anyValue), additive: fc.oneof(flat, anyValue), additiveShape: shape, allowed: fc.oneof(flat, anyValue), allowedShape: shape }, { requiredKeys: [] }),
+);
+const common = { shape, scale: fc.oneof(fc.boolean(), number, anyValue), mask, trace: fc.oneof(fc.boolean(), anyValue) };
+const rec = (fields) => fc.record(fields, { requiredKeys: [] });
+const calls = fc.oneof(
+  rec({ x: flat, wq: flat, wk: flat, wv: flat, bq: flat, wo: flat, bo: flat, heads: size, ...common }).map((a) => ['selfAttention', a]),
+  rec({ q: flat, k: flat, v: flat, dv: size, ...common }).map((a) => ['attention', a]),
+  rec({ length: size, dim: size, base: number }).map((a) => ['positionalEncoding', a]),
+  rec({ x: flat, shape, weight: flat, bias: flat, outDim: size }).map((a) => ['linear', a]),
+  rec({ x: flat, shape, gamma: flat, beta: flat, eps: number }).map((a) => ['layerNorm', a]),
+  rec({ x: flat, shape, w1: flat, b1: flat, w2: flat, b2: flat, hidden: size, activation: fc.constantFrom('relu', 'gelu', 'tanh', 1) }).map((a) => ['feedForward', a]),
+  rec({ a: flat, b: flat, shape }).map((a) => ['residualAdd', a]),
+  rec({ x: flat, shape, attention: rec({ wq: flat, wk: flat, wv: flat, wo: flat, heads: size }), ff1: rec({ weight: flat, bias: flat }), ff2: rec({ weight: flat }), hidden: size, normFirst: anyValue, eps: number, mask }).map((a) => ['transformerBlock', a]),
+  // Near-valid: seed 001 with one argument replaced.
+  fc.tuple(fc.constantFrom('x', 'wq', 'wk', 'wv', 'wo', 'heads', 'shape', 'mask', 'scale', 'trace'), anyValue).map(([k, v]) => ['selfAttention', { ...seed001, [k]: v }]),
+);
+
+function checkResult(method, r) {
+  const outputs = method === 'selfAttention' || method === 'attention' || method === 'transformerBlock' ? [r.output] : [r];
+  for (const t of outputs) {
+    assert.ok(t.data instanceof Float32Array, `${method}: output is not a Float32Array`);
+    assert.equal(t.data.length, t.shape.reduce((a, b) => a * b, 1), `${method}: data length vs shape`);
+    assert.ok(t.data.every(Number.isFinite), `${method}: non-finite output`);
+  }
+}
+
+function checkError(method, e) {
+  assert.ok(e instanceof AttnScopeError, `${method} threw ${e?.constructor?.name}: ${e?.message}\n${e?.stack}`);
+  assert.ok(typeof e.message === 'string' && e.message.length > 5, `${method}: empty message`);
+}
+
+test('in-thread engine: any arguments give a finite result or an AttnScopeError', () => {
+  const heapBefore = engine.memoryUsage().heapInUse;
+  let accepted = 0;
+  fc.assert(
+    fc.property(calls, ([method, args]) => {
+      try {
+        checkResult(method, engine[method](args));
+        accepted++;
+      } catch (e) {
+        if (e instanceof assert.AssertionError) throw e;
+        checkError(method, e);
+      }
+    }),
+    { numRuns: runs * 10 },
+  );
+  console.log(`# ${runs * 10} random calls, ${accepted} accepted`);
+  const r = engine.selfAttention(seed001);
+  r.output.data.forEach((v, i) => assert.ok(Math.abs(v - seed001Output[i]) < 1e-5));
+  assert.equal(engine.memoryUsage().heapInUse, heapBefore, 'the wasm heap changed');
+});
+
+test('worker: any arguments resolve to a finite result or reject with AttnScopeError', async () => {
+  await fc.assert(
+    fc.asyncProperty(calls, async ([method, args]) => {
+      try {
+        checkResult(method, await worker[method](args));
+      } catch (e) {
+        if (e instanceof assert.AssertionError) throw e;
+        checkError(method, e);
+      }
+    }),
+    { numRuns: runs * 2 },
+  );
+  // Functions and symbols cannot be cloned to the worker: refused, worker alive.
+  await assert.rejects(worker.selfAttention({ ...seed001, wq: () => 1 }), AttnScopeError);
+  await assert.rejects(worker.selfAttention({ ...seed001, heads: Symbol('h') }), AttnScopeError);
+  const r = await worker.selfAttention(seed001);
+  r.output.data.forEach((v, i) => assert.ok(Math.abs(v - seed001Output[i]) < 1e-5));
+});
