@@ -39,3 +39,14 @@ step "demo site: build + end-to-end tests in headless Chromium"
 [[ -f dist/browser.js && -f dist/attnscope.wasm ]] || npm run build
 bash scripts/build-site.sh
 node --test tests/e2e/
+
+step "fuzzing: libFuzzer harnesses of the core (ASan+UBSan): corpus replay + 60 s each"
+bash scripts/fuzz.sh "${ATTN_FUZZ_SECONDS:-60}"
+
+step "fuzzing: the site's parsers and the package API (fast-check)"
+node --test tests/fuzz/js/
+
+step "soak: 100 000 API calls, then the site animating for 60 s"
+[[ -f web/app/dist/index.html ]] || bash scripts/build-site.sh
+node --expose-gc tests/soak/api-soak.mjs --calls=100000
+node tests/soak/site-soak.mjs --seconds="${ATTN_SOAK_SECONDS:-60}"
