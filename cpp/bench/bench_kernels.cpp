@@ -58,17 +58,17 @@ void bench_kernels() {
 
   const std::vector<float> gamma(n, 1.25f), beta(n, 0.5f);
   report("layer_norm_row (C=4096)", n, 500, [&] {
-    kernels::layer_norm_row{}(Arch{}, a.data(), gamma.data(), beta.data(), 1e-5f, y.data(), n);
+    kernels::layer_norm_row<Arch>(a.data(), gamma.data(), beta.data(), 1e-5f, y.data(), n);
     keep(y[3]);
   });
   report("gelu_inplace (n=4096)", n, 200, [&] {
     y = a;
-    kernels::gelu_inplace{}(Arch{}, y.data(), n);
+    kernels::gelu_inplace<Arch>(y.data(), n);
     keep(y[9]);
   });
   report("relu_inplace (n=4096)", n, 2000, [&] {
     y = a;
-    kernels::relu_inplace{}(Arch{}, y.data(), n);
+    kernels::relu_inplace<Arch>(y.data(), n);
     keep(y[9]);
   });
 

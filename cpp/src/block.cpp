@@ -93,7 +93,7 @@ Tensor layer_norm_unchecked(const Tensor& x, const Tensor& gamma,
   Tensor y = make_output(x.shape, fn);
   const std::size_t rows = x.size() / C;
   for (std::size_t r = 0; r < rows; ++r) {
-    kernels::layer_norm_row{}(Arch{}, x.data.data() + r * C, g, b, eps,
+    kernels::layer_norm_row<Arch>(x.data.data() + r * C, g, b, eps,
                               y.data.data() + r * C, C);
   }
   return y;
@@ -101,9 +101,9 @@ Tensor layer_norm_unchecked(const Tensor& x, const Tensor& gamma,
 
 void activate_inplace(Tensor& t, Activation activation) {
   if (activation == Activation::ReLU) {
-    kernels::relu_inplace{}(Arch{}, t.data.data(), t.size());
+    kernels::relu_inplace<Arch>(t.data.data(), t.size());
   } else {
-    kernels::gelu_inplace{}(Arch{}, t.data.data(), t.size());
+    kernels::gelu_inplace<Arch>(t.data.data(), t.size());
   }
 }
 

@@ -8,22 +8,11 @@
 
 namespace attnscope::kernels {
 
+inline constexpr float kInvSqrt2 = 0.70710678118654752440f;
+
 /// x = max(x, 0).
-struct relu_inplace {
-  template <class Arch>
-  void operator()(Arch, float* x, std::size_t n) const;
-};
-
-/// Exact GELU: x = x·Φ(x) = x/2 · (1 + erf(x/√2)) (not the tanh approximation).
-struct gelu_inplace {
-  template <class Arch>
-  void operator()(Arch, float* x, std::size_t n) const;
-};
-
-constexpr float kInvSqrt2 = 0.70710678118654752440f;
-
-template <class Arch>
-void relu_inplace::operator()(Arch, float* x, std::size_t n) const {
+template <class Arch = xsimd::default_arch>
+void relu_inplace(float* x, std::size_t n) {
   using batch = xsimd::batch<float, Arch>;
   const std::size_t vec_end = n - n % batch::size;
   const batch zero(0.0f);
@@ -33,8 +22,9 @@ void relu_inplace::operator()(Arch, float* x, std::size_t n) const {
   for (std::size_t i = vec_end; i < n; ++i) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
 }
 
-template <class Arch>
-void gelu_inplace::operator()(Arch, float* x, std::size_t n) const {
+/// Exact GELU: x = x·Φ(x) = x/2 · (1 + erf(x/√2)) (not the tanh approximation).
+template <class Arch = xsimd::default_arch>
+void gelu_inplace(float* x, std::size_t n) {
   using batch = xsimd::batch<float, Arch>;
   const std::size_t vec_end = n - n % batch::size;
   const batch half(0.5f), one(1.0f), inv_sqrt2(kInvSqrt2);

@@ -9,17 +9,10 @@
 
 namespace attnscope::kernels {
 
-struct layer_norm_row {
-  /// x, gamma, beta, y: n floats each (n >= 1); y must not alias gamma/beta.
-  template <class Arch>
-  void operator()(Arch, const float* x, const float* gamma, const float* beta,
-                  float eps, float* y, std::size_t n) const;
-};
-
-template <class Arch>
-void layer_norm_row::operator()(Arch, const float* x, const float* gamma,
-                                const float* beta, float eps, float* y,
-                                std::size_t n) const {
+/// x, gamma, beta, y: n floats each (n >= 1); y must not alias gamma/beta.
+template <class Arch = xsimd::default_arch>
+void layer_norm_row(const float* x, const float* gamma, const float* beta,
+                    float eps, float* y, std::size_t n) {
   using batch = xsimd::batch<float, Arch>;
   const std::size_t vec_end = n - n % batch::size;
 
