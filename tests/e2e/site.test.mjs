@@ -297,7 +297,9 @@ test('512 tokens and 8 heads: the page stays responsive while the engine works',
   await page.waitForTimeout(300);
   const worst = await page.evaluate(() => Math.max(...window.__gaps));
   console.log(`# long512: ${ms} ms to result, longest frame gap ${worst.toFixed(0)} ms`);
-  assert.ok(worst < 1000, `longest frame gap ${worst} ms`);
+  // Had the engine run on the main thread, no frame would be drawn during the whole
+  // computation. The machine may be shared, so the bound scales with the time taken.
+  assert.ok(worst < Math.max(600, 0.5 * ms), `longest frame gap ${worst} ms of ${ms} ms`);
   await page.screenshot({ path: join(screenshots, 'long512.png') });
   assert.deepEqual(problems, []);
   await page.close();

@@ -3,7 +3,7 @@ import './styles.css';
 import { engineVersion, runModel, type RunResult } from './compute';
 import { announce, byId, clear, h } from './dom';
 import { canvasToPng, download, matrixCsv, safeJson, stateJson, svgText, svgToPng } from './export';
-import { buildModel, kPad, type Model } from './model';
+import { buildModel as buildModelUncached, kPad, type Model } from './model';
 import { Player } from './player';
 import { kPresets, applyPreset } from './presets';
 import { stagesFor, type Stage } from './stages';
@@ -32,6 +32,15 @@ let engineName = '';
 let runId = 0;
 let editCell: [number, number] = [0, 0];
 let inspected: { matrix: MatrixView; i: number; j: number } | null = null;
+
+// The model depends only on the inputs, not on what is selected or shown.
+let modelCache: { key: string; model: Model } | null = null;
+function buildModel(s: AppState): Model {
+  const { sel: _sel, stage: _stage, tab: _tab, preset: _preset, ...inputs } = s;
+  const key = JSON.stringify(inputs);
+  if (modelCache?.key !== key) modelCache = { key, model: buildModelUncached(s) };
+  return modelCache.model;
+}
 
 // ---------- state changes ----------
 

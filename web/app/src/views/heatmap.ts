@@ -54,8 +54,9 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
   ctx.fillRect(0, 0, L.width, L.height);
 
   // Cells: one pixel each in an offscreen image, scaled up without smoothing.
-  const color = colorScale(m.kind, maxAbs(m));
-  const lut = colorTable(m.kind, maxAbs(m));
+  const largest = maxAbs(m); // one pass over the cells, shared by the scale, the table and the legend
+  const color = colorScale(m.kind, largest);
+  const lut = colorTable(m.kind, largest);
   const masked = parseColor(kMaskedColor);
   const img = new ImageData(m.cols, m.rows);
   for (let i = 0; i < m.rows; i++)
@@ -103,7 +104,7 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
       }
   }
 
-  if (!opts.compact) drawLabels(ctx, m, L, fg, color);
+  if (!opts.compact) drawLabels(ctx, m, L, fg, color, largest);
   if (opts.highlightRow != null && opts.highlightRow < m.rows) {
     ctx.strokeStyle = fg;
     ctx.lineWidth = 2;
@@ -120,7 +121,7 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
   return L;
 }
 
-function drawLabels(ctx: CanvasRenderingContext2D, m: MatrixView, L: Layout, fg: string, color: (v: number) => string): void {
+function drawLabels(ctx: CanvasRenderingContext2D, m: MatrixView, L: Layout, fg: string, color: (v: number) => string, largest: number): void {
   // Labels: every row/column when they fit, else every n-th.
   ctx.fillStyle = fg;
   const stepRows = Math.max(1, Math.ceil(12 / L.cell));
@@ -141,7 +142,7 @@ function drawLabels(ctx: CanvasRenderingContext2D, m: MatrixView, L: Layout, fg:
   ctx.fillText(`${m.colAxis} →`, 4, 10);
   ctx.fillText(`↓ ${m.rowAxis}`, 4, 24);
   // Legend: the colour scale with its end values.
-  const [lo, hi] = legendRange(m.kind, maxAbs(m));
+  const [lo, hi] = legendRange(m.kind, largest);
   for (let k = 0; k < 60; k++) {
     ctx.fillStyle = color(lo + ((hi - lo) * k) / 59);
     ctx.fillRect(4 + k, 40, 1, 8);
