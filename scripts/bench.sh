@@ -5,6 +5,7 @@
 # missing or older than the sources.
 #   npm run bench                  full run → web/bench/results/latest.json, attention.svg
 #   npm run bench -- --quick       T ≤ 256, a few repetitions (smoke test, ~20 s)
+#   npm run bench -- --clock=cpu   time by process CPU time (on a busy, shared machine)
 #   ATTN_BENCH_NATIVE=0 npm run bench   skip the native benchmark
 # Other arguments go to attention-bench.mjs (--sizes=64,256 --no-large --out=dir).
 set -euo pipefail
@@ -22,6 +23,25 @@ fi
 if ((stale)); then
   step "package: npm run build (dist/ missing or older than its sources)"
   npm run --silent build
+fi
+
+# The core alone in wasm (web/bench/core-probe.cpp linked against the library
+# that the package build left in build/wasm), so the benchmark can separate
+# kernel time from the bindings' cost. A few seconds; ATTN_BENCH_PROBE=0 skips it.
+lib=build/wasm/libattnscope.a
+probe=build/bench-probe/core-probe.wasm
+if [[ ${ATTN_BENCH_PROBE:-1} != 0 ]]; then
+  if [[ ! -f $lib ]]; then
+    echo "bench: $lib not found (dist/ built elsewhere?); the core-alone rows are skipped"
+  elif [[ ! -f $probe || $lib -nt $probe || web/bench/core-probe.cpp -nt $probe ]]; then
+    step "core probe: web/bench/core-probe.cpp → build/bench-probe/"
+    export NODE_PATH=/usr/share/nodejs
+    mkdir -p build/bench-probe
+    em++ -O3 -std=c++17 -msimd128 -msse2 -fexceptions -Icpp/include web/bench/core-probe.cpp "$lib" \
+      -o build/bench-probe/core-probe.mjs -sMODULARIZE=1 -sEXPORT_ES6=1 -sENVIRONMENT=web,worker \
+      -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB \
+      -sEXPORTED_FUNCTIONS=_probe_prepare_attention,_probe_run_attention,_probe_prepare_linear,_probe_run_linear
+  fi
 fi
 
 step "Node: attnscope vs onnxruntime-web, tfjs-backend-wasm, plain JS (single thread)"
