@@ -179,8 +179,8 @@ export function matrix(fn: string, name: string, input: unknown, rows: number, r
   if (flat.data.length % rows !== 0) {
     fail(
       fn,
-      `${name} has ${flat.data.length} values, not a whole number of rows of length ` +
-        `${rowsLabel}=${rows}; expected a row-major (${rowsLabel}, n) matrix`,
+      `${name} has ${flat.data.length} values, not a multiple of ${rowsLabel}=${rows}; ` +
+        `expected a row-major (${rowsLabel}, n) matrix`,
     );
   }
   return { data: flat.data, shape: [rows, flat.data.length / rows] };
