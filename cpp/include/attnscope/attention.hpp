@@ -86,6 +86,10 @@ struct AttentionResult {
 /// Scaled dot-product attention on given queries, keys and values.
 /// q, k: (B, H, T, d_k), v: (B, H, T, d_v); also (H, T, d) and (T, d), in
 /// which case the output has the same rank and the trace tensors too.
+/// Throws Error for inconsistent shapes, NaN/inf inputs, bad masks, and
+/// inputs so large that a score could overflow float (|q|·|k|·scale plus
+/// the largest finite additive mask entry above 3e38); ResourceError when
+/// a size cannot be counted or allocated.
 AttentionResult attention(const Tensor& q, const Tensor& k, const Tensor& v,
                           const AttentionOptions& options = {});
 
