@@ -46,13 +46,14 @@ function dropCspInDev(): Plugin {
   };
 }
 
-export default defineConfig({
+export default defineConfig(({ isPreview }) => ({
   root: here,
   base: './',
   plugins: [dropCspInDev()],
-  resolve: { alias: packageAliases() },
+  // Previewing serves the built files only; it needs no package.
+  resolve: { alias: isPreview ? [] : packageAliases() },
   worker: { format: 'es' },
   build: { outDir: resolve(here, 'dist'), emptyOutDir: true, target: 'es2022', assetsInlineLimit: 0, chunkSizeWarningLimit: 2000 },
   server: { fs: { allow: [root] } },
   preview: { host: '127.0.0.1' },
-});
+}));
