@@ -82,9 +82,10 @@ export function safeJson(value: unknown): string {
   });
 }
 
-export function stateJson(state: AppState, r: RunResult | null, engine: string): string {
+/** Everything behind the page: state, inputs and every intermediate, as a plain object. */
+export function stateObject(state: AppState, r: RunResult | null, engine: string): unknown {
   const m = r?.model;
-  return safeJson({
+  return {
     format: 'attnscope-state',
     version: 1,
     engine,
@@ -97,5 +98,24 @@ export function stateJson(state: AppState, r: RunResult | null, engine: string):
     results: r && {
       positionalEncoding: r.positional, x: r.x, attention: r.attention, block: r.block && { ...r.block, attention: undefined },
     },
+  };
+}
+
+/**
+ * The JSON file of the whole state. Large results make strings of hundreds of
+ * megabytes, so the text is written in a worker and the page stays responsive.
+ */
+export function stateJsonBlob(state: AppState, r: RunResult | null, engine: string): Promise<Blob> {
+  const worker = new Worker(new URL('./export-worker.ts', import.meta.url), { type: 'module' });
+  return new Promise<Blob>((resolve, reject) => {
+    worker.onmessage = (e: MessageEvent<Blob>) => {
+      worker.terminate();
+      resolve(e.data);
+    };
+    worker.onerror = (e) => {
+      worker.terminate();
+      reject(new Error(e.message || 'export failed'));
+    };
+    worker.postMessage(stateObject(state, r, engine));
   });
 }

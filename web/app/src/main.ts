@@ -2,7 +2,7 @@
 import './styles.css';
 import { engineVersion, runModel, type RunResult } from './compute';
 import { announce, byId, clear, h } from './dom';
-import { canvasToPng, download, matrixCsv, safeJson, stateJson, svgText, svgToPng } from './export';
+import { canvasToPng, download, matrixCsv, safeJson, stateJsonBlob, svgText, svgToPng } from './export';
 import { buildModel as buildModelUncached, kPad, type Model } from './model';
 import { Player } from './player';
 import { kPresets, applyPreset } from './presets';
@@ -250,7 +250,17 @@ function bindControls(): void {
       announce('Copy the address bar to share this view.');
     }
   });
-  byId('export-json').addEventListener('click', () => download(new Blob([stateJson(state, result, engineName)], { type: 'application/json' }), 'attnscope-state.json'));
+  byId('export-json').addEventListener('click', async () => {
+    announce('Preparing the JSON export…');
+    try {
+      download(await stateJsonBlob(state, result, engineName), 'attnscope-state.json');
+      announce('JSON export ready.');
+    } catch (e) {
+      const err = byId('error');
+      err.hidden = false;
+      err.textContent = `Export failed: ${e instanceof Error ? e.message : String(e)}`;
+    }
+  });
 }
 
 // ---------- weights import/export and the editor ----------
