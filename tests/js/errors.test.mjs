@@ -47,6 +47,7 @@ const kBadInputs = [
   ['wo rows not matching H*d_v', () => engine.selfAttention({ ...seed001, wo: f32(3) }), /wo has 3 values, not a multiple of H\*d_v=2/],
   ['lengths of the wrong count (core)', () => engine.selfAttention({ ...seed001, mask: { lengths: [1, 2, 3] } }), /lengths/],
   ['negative length', () => engine.selfAttention({ ...seed001, mask: { lengths: [-1] } }), /mask.lengths\[0\] must be a non-negative integer, got -1/],
+  ['misspelt mask field', () => engine.selfAttention({ ...seed001, mask: { casual: true } }), /mask has an unknown field 'casual' \(expected causal, lengths/],
   ['unknown mask name', () => engine.selfAttention({ ...seed001, mask: 'future' }), /mask must be 'none', 'causal' or a mask object, got future/],
   ['additive mask of a length fitting no shape', () => engine.selfAttention({ ...seed001, mask: { additive: f32(3) } }), /mask.additive has 3 values, which fits none of/],
   ['+Infinity in the additive mask', () => engine.selfAttention({ ...seed001, mask: { additive: [[0, Infinity], [0, 0]] } }), /mask.additive has a non-finite value \(\+inf\) at flat index 1/],

@@ -44,6 +44,7 @@ import type {
 const kWasmMemoryLimit = 2 ** 32;
 /** The traced path keeps four T×T tensors per head: scores, scaled, masked, weights. */
 const kTracedSquareTensors = 4;
+const kMaskFields = ['causal', 'lengths', 'additive', 'additiveShape', 'allowed', 'allowedShape'];
 
 type Raw<T> = Omit<T, 'fullyMasked'> & { fullyMasked: Uint8Array };
 
@@ -95,6 +96,10 @@ function rawOptions(fn: string, args: AttentionCommonOptions, dims: AttentionDim
   const mask = args.mask;
   if (mask === 'causal') options.causal = true;
   else if (typeof mask === 'object' && mask !== null) {
+    // A misspelt field (say `casual`) would otherwise mask nothing, silently.
+    for (const key of Object.keys(mask)) {
+      if (!kMaskFields.includes(key)) fail(fn, `mask has an unknown field '${key}' (expected ${kMaskFields.join(', ')})`);
+    }
     options.causal = optionalBoolean(fn, 'mask.causal', mask.causal, false);
     const candidates = [
       [length, length],
