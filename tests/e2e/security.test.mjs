@@ -163,6 +163,7 @@ test('script injection through an imported weights file renders as text', async 
   await page.setInputFiles('#import-weights', { name: '<img src=x onerror=alert(10)>.json', mimeType: 'application/json', buffer: Buffer.from(kPayloads[0]) });
   await page.waitForSelector('#error:not([hidden])');
   assert.match(await page.textContent('#error'), /Could not import the weights: the file is not valid JSON/);
+  assert.ok((await page.textContent('#error')).includes('<img'), 'the quoted file start is shown as text');
   // JSON whose strings and keys are markup.
   const hostile = { format: kPayloads[1], dModel: kPayloads[2], wq: kPayloads[0], [kPayloads[3]]: [[1]] };
   await page.setInputFiles('#import-weights', { name: 'w.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(hostile)) });
