@@ -41,6 +41,8 @@ void flash_attention(const float* q, const float* packed_keys, const float* v, s
                      std::size_t d_k, std::size_t d_v, float scale, const HeadMask& mask,
                      float* out, std::uint8_t* fully_masked, FlashWorkspace& ws) {
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  constexpr std::size_t W = xsimd::batch<float, Arch>::size;
+  static_assert(kKeyTile % W == 0, "key tiles must hold whole batches");
   ws.scores.resize(kQueryTile * kKeyTile);
   ws.partial.resize(kQueryTile * d_v);
   ws.running_max.resize(kQueryTile);
@@ -59,7 +61,11 @@ void flash_attention(const float* q, const float* packed_keys, const float* v, s
     for (std::size_t k0 = 0; k0 < key_end; k0 += kKeyTile) {
       const std::size_t cols = std::min(kKeyTile, key_end - k0);
       const float* key_tile = packed_keys + (k0 / kKeyTile) * d_k * kKeyTile;
-      matmul<Arch>(q + q0 * d_k, d_k, key_tile, kKeyTile, scores, kKeyTile, rows, d_k, cols);
+      // Packed tiles are zero-padded to kKeyTile keys, so the product may run
+      // on whole batches; the extra columns are never read.
+      const std::size_t vector_cols = std::min(kKeyTile, (cols + W - 1) / W * W);
+      matmul<Arch>(q + q0 * d_k, d_k, key_tile, kKeyTile, scores, kKeyTile, rows, d_k,
+                   vector_cols);
       for (std::size_t r = 0; r < rows; ++r) {
         float* row = scores + r * kKeyTile;
         scale_row<Arch>(row, cols, scale);

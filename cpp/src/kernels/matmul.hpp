@@ -59,6 +59,8 @@ inline void matmul_rows(const float* a, std::size_t lda, const float* b, std::si
   for (; j + W <= n; j += W) {
     matmul_tile<Arch, Rows, 1>(a, lda, b + j, ldb, c + j, ldc, k, accumulate);
   }
+  // Scalar tail. Gathering it into padded batches, or accumulating it with
+  // the shared dimension outermost, both measured slower under V8.
   for (; j < n; ++j) {
     for (std::size_t r = 0; r < Rows; ++r) {
       float sum = accumulate ? c[r * ldc + j] : 0.0f;
