@@ -1,13 +1,7 @@
 // The typed engine over the raw Embind module: validates and normalises
 // arguments, calls the bound function, turns { ok: false } into an
 // AttnScopeError and adds the shapes the core leaves implicit.
-import type {
-  AttnModule,
-  RawOptions,
-  RawResult,
-  RawSelfAttentionWeights,
-  RawTensor,
-} from './attnscope.mjs';
+import type { AttnModule, RawOptions, RawResult, RawSelfAttentionWeights, RawTensor } from './attnscope.mjs';
 import { AttnScopeError } from './errors.js';
 import {
   boolMaskTensor,
@@ -54,12 +48,14 @@ function unwrap<T>(result: RawResult<T>): T {
 }
 
 function argsObject(fn: string, args: unknown): void {
-  if (typeof args !== 'object' || args === null) fail(fn, `expects an object of named arguments, got ${String(args)}`);
+  if (typeof args !== 'object' || args === null)
+    fail(fn, `expects an object of named arguments, got ${String(args)}`);
 }
 
 function activation(fn: string, value: unknown): Activation {
   if (value === undefined) return 'relu';
-  if (value !== 'relu' && value !== 'gelu') fail(fn, `activation must be 'relu' or 'gelu', got ${String(value)}`);
+  if (value !== 'relu' && value !== 'gelu')
+    fail(fn, `activation must be 'relu' or 'gelu', got ${String(value)}`);
   return value;
 }
 
@@ -98,7 +94,8 @@ function rawOptions(fn: string, args: AttentionCommonOptions, dims: AttentionDim
   else if (typeof mask === 'object' && mask !== null) {
     // A misspelt field (say `casual`) would otherwise mask nothing, silently.
     for (const key of Object.keys(mask)) {
-      if (!kMaskFields.includes(key)) fail(fn, `mask has an unknown field '${key}' (expected ${kMaskFields.join(', ')})`);
+      if (!kMaskFields.includes(key))
+        fail(fn, `mask has an unknown field '${key}' (expected ${kMaskFields.join(', ')})`);
     }
     options.causal = optionalBoolean(fn, 'mask.causal', mask.causal, false);
     const candidates = [
@@ -155,7 +152,12 @@ interface SelfAttentionParams {
   heads?: unknown;
 }
 
-function selfAttentionWeights(fn: string, p: SelfAttentionParams, channels: number, requireWo: boolean): RawSelfAttentionWeights {
+function selfAttentionWeights(
+  fn: string,
+  p: SelfAttentionParams,
+  channels: number,
+  requireWo: boolean,
+): RawSelfAttentionWeights {
   const heads = p.heads === undefined && !requireWo ? 1 : positiveInt(fn, 'heads', p.heads);
   const wv = matrix(fn, 'wv', p.wv, channels, 'C');
   const weights: RawSelfAttentionWeights = {
@@ -171,7 +173,8 @@ function selfAttentionWeights(fn: string, p: SelfAttentionParams, channels: numb
   if (bk) weights.bk = bk;
   if (bv) weights.bv = bv;
   if (p.wo !== undefined && p.wo !== null) weights.wo = matrix(fn, 'wo', p.wo, wv.shape[1]!, 'H*d_v');
-  else if (requireWo) fail(fn, 'attention.wo is required (the residual needs the output projected back to C)');
+  else if (requireWo)
+    fail(fn, 'attention.wo is required (the residual needs the output projected back to C)');
   const bo = optionalVector(fn, 'bo', p.bo);
   if (bo) weights.bo = bo;
   return weights;
@@ -254,7 +257,8 @@ export function createEngine(raw: AttnModule): AttnScope {
     const x = inputTensor(fn, 'x', args.x, args.shape, [1, 2, 3, 4], 'a shape of rank 1 to 4');
     const inDim = x.shape[x.shape.length - 1]!;
     const weight = matrix(fn, 'weight', args.weight, inDim, 'in');
-    if (args.outDim !== undefined) checkColumns(fn, 'weight', weight, positiveInt(fn, 'outDim', args.outDim), 'outDim');
+    if (args.outDim !== undefined)
+      checkColumns(fn, 'weight', weight, positiveInt(fn, 'outDim', args.outDim), 'outDim');
     const bias = optionalVector(fn, 'bias', args.bias);
     return unwrap(raw._linear(x, bias ? { weight, bias } : { weight }));
   }
@@ -280,7 +284,14 @@ export function createEngine(raw: AttnModule): AttnScope {
     const b1 = optionalVector(fn, 'b1', args.b1);
     const b2 = optionalVector(fn, 'b2', args.b2);
     const act = activation(fn, args.activation);
-    return unwrap(raw._feed_forward(x, b1 ? { weight: w1, bias: b1 } : { weight: w1 }, b2 ? { weight: w2, bias: b2 } : { weight: w2 }, act));
+    return unwrap(
+      raw._feed_forward(
+        x,
+        b1 ? { weight: w1, bias: b1 } : { weight: w1 },
+        b2 ? { weight: w2, bias: b2 } : { weight: w2 },
+        act,
+      ),
+    );
   }
 
   function residualAdd(args: ResidualAddArgs): TensorOut {
@@ -296,7 +307,8 @@ export function createEngine(raw: AttnModule): AttnScope {
     argsObject(fn, args);
     const x = inputTensor(fn, 'x', args.x, args.shape, [2, 3], '[B, T, C] or [T, C]');
     const { batch, length, channels, batched } = sequenceDims(x);
-    if (typeof args.attention !== 'object' || args.attention === null) fail(fn, 'attention weights are required');
+    if (typeof args.attention !== 'object' || args.attention === null)
+      fail(fn, 'attention weights are required');
     const attentionWeights = selfAttentionWeights(fn, args.attention, channels, true);
     const hidden = positiveInt(fn, 'hidden', args.hidden);
     if (typeof args.ff1 !== 'object' || args.ff1 === null) fail(fn, 'ff1 is required');
@@ -319,7 +331,10 @@ export function createEngine(raw: AttnModule): AttnScope {
       normFirst: optionalBoolean(fn, 'normFirst', args.normFirst, false),
     };
     const options = rawOptions(fn, args, { batch, heads: attentionWeights.heads, length });
-    const result = unwrap(raw._transformer_block(x, block, options)) as Omit<TransformerBlockResult, 'attention'> & {
+    const result = unwrap(raw._transformer_block(x, block, options)) as Omit<
+      TransformerBlockResult,
+      'attention'
+    > & {
       attention: Raw<SelfAttentionResult>;
     };
     const flagShape = batched ? [batch, attentionWeights.heads, length] : [attentionWeights.heads, length];
@@ -344,4 +359,3 @@ export function createEngine(raw: AttnModule): AttnScope {
     memoryUsage,
   };
 }
-

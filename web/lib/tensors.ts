@@ -29,7 +29,10 @@ export function product(shape: readonly number[]): number {
 /** A positive integer argument such as `heads` or `hidden`. */
 export function positiveInt(fn: string, name: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    fail(fn, `${name} must be a positive integer, got ${typeof value === 'number' ? value : describe(value)}`);
+    fail(
+      fn,
+      `${name} must be a positive integer, got ${typeof value === 'number' ? value : describe(value)}`,
+    );
   }
   return value;
 }
@@ -108,12 +111,7 @@ function fillNested(
 }
 
 /** Flattens any accepted input to a Float32Array (no copy for a Float32Array). */
-function flatten(
-  fn: string,
-  name: string,
-  input: unknown,
-  options: { acceptBooleans?: boolean } = {},
-): Flat {
+function flatten(fn: string, name: string, input: unknown, options: { acceptBooleans?: boolean } = {}): Flat {
   let flat: Flat;
   if (input instanceof Float32Array) {
     flat = { data: input };
@@ -219,7 +217,10 @@ export function maskTensor(
     resolved = [...match];
   }
   if (product(resolved) !== flat.data.length) {
-    fail(fn, `${name} has ${flat.data.length} values but ${name}Shape ${formatShape(resolved)} needs ${product(resolved)}`);
+    fail(
+      fn,
+      `${name} has ${flat.data.length} values but ${name}Shape ${formatShape(resolved)} needs ${product(resolved)}`,
+    );
   }
   return { data: flat.data, shape: resolved };
 }

@@ -10,11 +10,7 @@ export type NestedNumbers = number | readonly NestedNumbers[];
  * typed array or plain array of numbers, or nested arrays whose nesting gives
  * the shape (`[[1, 0], [0, 1]]` is 2×2).
  */
-export type TensorInput =
-  | Float32Array
-  | Float64Array
-  | readonly number[]
-  | readonly NestedNumbers[];
+export type TensorInput = Float32Array | Float64Array | readonly number[] | readonly NestedNumbers[];
 
 /** A tensor returned by attnscope: always a fresh copy, never a view into wasm memory. */
 export interface TensorOut {
@@ -50,7 +46,12 @@ export type MaskSpec =
       /** Shape of a flat `additive`; inferred from its length (or nesting) when omitted. */
       additiveShape?: readonly number[];
       /** Boolean mask, true/1 = may attend (PyTorch's boolean attn_mask). Same shapes as `additive`. */
-      allowed?: Uint8Array | readonly (readonly boolean[])[] | readonly (readonly number[])[] | readonly boolean[] | readonly number[];
+      allowed?:
+        | Uint8Array
+        | readonly (readonly boolean[])[]
+        | readonly (readonly number[])[]
+        | readonly boolean[]
+        | readonly number[];
       /** Shape of a flat `allowed`; inferred from its length (or nesting) when omitted. */
       allowedShape?: readonly number[];
     };

@@ -81,8 +81,7 @@ type Method = (typeof kMethods)[number];
 
 type InitOptions = { wasmUrl?: string; wasmBinary?: ArrayBuffer | Uint8Array };
 type ToWorker =
-  | { type: 'init'; options: InitOptions }
-  | { type: 'call'; id: number; method: Method; args: unknown };
+  { type: 'init'; options: InitOptions } | { type: 'call'; id: number; method: Method; args: unknown };
 type FromWorker =
   | { type: 'ready'; version: string; simdArch: string }
   | { type: 'init-error'; message: string }
@@ -127,9 +126,13 @@ export function serve(port: ServerPort, create: (options: CreateOptions) => Prom
     if (message.type === 'init') {
       engine = create(message.options);
       engine.then(
-        (e) => port.post({ type: 'ready', version: e.version, simdArch: e.simdArch } satisfies FromWorker, []),
+        (e) =>
+          port.post({ type: 'ready', version: e.version, simdArch: e.simdArch } satisfies FromWorker, []),
         (e: unknown) =>
-          port.post({ type: 'init-error', message: e instanceof Error ? e.message : String(e) } satisfies FromWorker, []),
+          port.post(
+            { type: 'init-error', message: e instanceof Error ? e.message : String(e) } satisfies FromWorker,
+            [],
+          ),
       );
       return;
     }
@@ -139,10 +142,15 @@ export function serve(port: ServerPort, create: (options: CreateOptions) => Prom
       if (!kMethods.includes(method)) throw new AttnScopeError(`worker: unknown method ${String(method)}`);
       const ready = await engine;
       const value = (ready[method] as (a: unknown) => unknown)(args);
-      port.post({ type: 'result', id, ok: true, value } satisfies FromWorker, [...buffersOf(value, new Set())]);
+      port.post({ type: 'result', id, ok: true, value } satisfies FromWorker, [
+        ...buffersOf(value, new Set()),
+      ]);
     } catch (e) {
       const error = e instanceof Error ? e : new Error(String(e));
-      port.post({ type: 'result', id, ok: false, name: error.name, message: error.message } satisfies FromWorker, []);
+      port.post(
+        { type: 'result', id, ok: false, name: error.name, message: error.message } satisfies FromWorker,
+        [],
+      );
     }
   });
 }
@@ -167,21 +175,24 @@ export function createClient(port: ClientPort, options: WorkerCreateOptions): At
     pending.clear();
   };
 
-  port.listen(
-    (data) => {
-      const message = data as FromWorker;
-      if (message.type === 'ready') settleReady.resolve({ version: message.version, simdArch: message.simdArch });
-      else if (message.type === 'init-error') settleReady.reject(new AttnScopeError(message.message));
-      else {
-        const call = pending.get(message.id);
-        if (!call) return;
-        pending.delete(message.id);
-        if (message.ok) call.resolve(message.value);
-        else call.reject(message.name === 'AttnScopeError' ? new AttnScopeError(message.message) : new Error(message.message));
-      }
-    },
-    failAll,
-  );
+  port.listen((data) => {
+    const message = data as FromWorker;
+    if (message.type === 'ready')
+      settleReady.resolve({ version: message.version, simdArch: message.simdArch });
+    else if (message.type === 'init-error') settleReady.reject(new AttnScopeError(message.message));
+    else {
+      const call = pending.get(message.id);
+      if (!call) return;
+      pending.delete(message.id);
+      if (message.ok) call.resolve(message.value);
+      else
+        call.reject(
+          message.name === 'AttnScopeError'
+            ? new AttnScopeError(message.message)
+            : new Error(message.message),
+        );
+    }
+  }, failAll);
 
   const init: InitOptions = {};
   if (options.wasmBinary !== undefined) init.wasmBinary = options.wasmBinary;
@@ -197,7 +208,11 @@ export function createClient(port: ClientPort, options: WorkerCreateOptions): At
         port.post({ type: 'call', id, method, args } satisfies ToWorker);
       } catch (e) {
         pending.delete(id);
-        reject(new AttnScopeError(`${method}: arguments cannot be sent to the worker (${e instanceof Error ? e.message : String(e)})`));
+        reject(
+          new AttnScopeError(
+            `${method}: arguments cannot be sent to the worker (${e instanceof Error ? e.message : String(e)})`,
+          ),
+        );
       }
     });
   }
