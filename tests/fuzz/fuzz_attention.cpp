@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "../cpp/test_attention_reference.hpp"
 #include "fuzz_input.hpp"
 #include "fuzz_masks.hpp"
 
@@ -92,6 +93,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz::require(flagged == result.fully_masked_count, "fully_masked_count");
   fuzz::require(result.trace.has_value() == options.trace, "trace presence");
   if (options.trace) check_weights(result, B * H * T, T);
+
+  // On moderate values both paths must match a double-precision reference
+  // written from the definitions (tests/cpp/test_attention_reference.hpp).
+  if (kind == 0 && q.size() == B * H * T * d_k) {
+    const std::vector<double> qd(q.data.begin(), q.data.end()), kd(k.data.begin(), k.data.end()),
+        vd(v.data.begin(), v.data.end());
+    const auto ref = attnscope::testing::reference_attention(
+        qd, kd, vd, B, H, T, d_k, out_dv, options.scale.factor_for(d_k), options.mask);
+    fuzz::require(ref.fully_masked == result.fully_masked, "fully_masked differs from the reference");
+    float v_max = 0;
+    for (float x : v.data) v_max = std::max(v_max, std::abs(x));
+    for (std::size_t i = 0; i < result.output.size(); ++i) {
+      fuzz::require(std::abs(result.output.data[i] - ref.output[i]) <= 2e-3 * (1.0 + v_max),
+                    "output differs from the double reference");
+    }
+  }
 
   // The two paths are one function: on moderate values they must agree.
   if (kind == 0) {
