@@ -1,7 +1,7 @@
 // A matrix drawn on a canvas: one pixel per cell blown up without smoothing, so even
 // 512×512 draws in a few milliseconds; values are written in cells only when they fit.
 import { announce, h, s } from '../dom';
-import { fmt } from '../format';
+import { fmt, full } from '../format';
 import { colorScale, colorTable, kMaskedColor, legendRange, parseColor, textOn } from './colors';
 import { maxAbs, type MatrixView } from './matrix';
 
@@ -183,6 +183,13 @@ export function heatmapElement(m: MatrixView, opts: HeatmapOptions): HTMLElement
     const j = Math.floor((e.clientX - r.left - L.left) / L.cell);
     const i = Math.floor((e.clientY - r.top - L.top) / L.cell);
     if (i >= 0 && j >= 0 && i < m.rows && j < m.cols) select(i, j, false);
+  });
+  canvas.addEventListener('mousemove', (e) => {
+    // A hover tooltip with the exact value; clicking shows the derivation.
+    const r = canvas.getBoundingClientRect();
+    const j = Math.floor((e.clientX - r.left - L.left) / L.cell);
+    const i = Math.floor((e.clientY - r.top - L.top) / L.cell);
+    canvas.title = i >= 0 && j >= 0 && i < m.rows && j < m.cols ? `${m.rowLabels[i]} · ${m.colLabels[j]}: ${full(m.get(i, j))}` : '';
   });
   canvas.addEventListener('keydown', (e) => {
     const moves: Record<string, [number, number]> = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1], Home: [0, -1e6], End: [0, 1e6] };
