@@ -354,3 +354,16 @@ test('inputs beyond the traced-size limit are refused with a message, then recov
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('identical words: same outputs until position or a mask tells them apart', async () => {
+  const { page, problems } = await open();
+  const pair = () => page.textContent('#notes-body li[data-pair="0,4"]');
+  assert.match(await pair(), /“The” \(1\) and “the” \(5\): word vectors identical, inputs X identical, outputs identical/);
+  await change(page, () => page.selectOption('#mask', 'causal'));
+  assert.match(await pair(), /inputs X identical, outputs different/);
+  await change(page, () => page.selectOption('#mask', 'none'));
+  await change(page, () => page.check('#positional'));
+  assert.match(await pair(), /word vectors identical, inputs X different, outputs different/);
+  assert.deepEqual(problems, []);
+  await page.close();
+});

@@ -35,7 +35,7 @@ export function renderNotes(r: RunResult, b: number): void {
   const repeated = [...groups.values()].filter((g) => g.length > 1).slice(0, 6);
   const body = byId('notes-body');
   if (!repeated.length) {
-    body.replaceChildren(h('p', {}, 'No word appears twice in this sequence. Try “The animal didn’t cross the street because it was too tired.”: “The” and “the” share one static vector.'));
+    body.replaceChildren(h('p', {}, 'No word appears twice in this sequence. Try “Apple launched a new phone while I was eating an apple.”: both “Apple”s start from one static vector (as in word2vec), and only context can tell the company from the fruit.'));
     return;
   }
   const T = r.model.T;
