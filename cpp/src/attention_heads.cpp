@@ -1,4 +1,4 @@
-// self_attention(): projections Q = X·W_Q (+ b_Q), K, V; split into heads;
+// self_attention(): projections Q = X·W_Q (+ b_Q), K, V, one head at a time;
 // attention per head; concat; optional output projection W_O (+ b_O).
 #include <algorithm>
 #include <new>
@@ -46,8 +46,8 @@ void check_bias(const Tensor& bias, const char* name, std::size_t width,
 }
 
 // Q, K or V straight into the per-head layout (B, H, T, d): head h of
-// batch b is x_b (T × C) · w[:, h·d, (h+1)·d) (+ bias), so no (B, T, H·d)
-// intermediate has to be split afterwards.
+// batch b is x_b (T × C) · columns [h·d, (h+1)·d) of w (+ bias), so no
+// (B, T, H·d) intermediate has to be split afterwards.
 std::vector<float> project_heads(const float* x, std::size_t B, std::size_t T, std::size_t C,
                                  const Tensor& w, const Tensor& bias, std::size_t H,
                                  std::size_t d) {
