@@ -4,7 +4,8 @@
 // wasm (XNNPACK) and a plain JavaScript loop. Also measures the machine's wasm
 // SIMD peak, attnscope's matmul, and a long causal sequence's memory.
 //
-//   node web/bench/attention-bench.mjs [--quick] [--sizes=64,256] [--no-large] [--out=dir]
+//   node web/bench/attention-bench.mjs [--quick] [--sizes=64,256] [--masks=none,causal]
+//        [--runtimes=attnscope-core,ort-graph] [--clock=cpu] [--no-large] [--out=dir]
 //
 // Writes <out>/latest.json and <out>/attention.svg (default web/bench/results/).
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -45,7 +46,7 @@ const kWarmupMs = quick ? 100 : 300;
 const clock = args.clock === 'cpu' ? 'cpu' : 'wall';
 
 const coreProbe = await loadCoreProbe();
-const runtimes = [
+const allRuntimes = [
   { id: 'attnscope', label: 'attnscope (fast path)', create: (p) => createAttnScopeAttention(p) },
   // The same core without the JS layer (not a peer): the gap to 'attnscope' is the bindings' cost.
   ...(coreProbe
@@ -81,6 +82,10 @@ const runtimes = [
     },
   },
 ];
+// --runtimes=attnscope,ort-graph runs a subset (attnscope always, as the reference).
+const runtimes = args.runtimes
+  ? allRuntimes.filter((r) => r.id === 'attnscope' || String(args.runtimes).split(',').includes(r.id))
+  : allRuntimes;
 
 // ---------------------------------------------------------------- helpers
 function gaussian(n, seed) {
@@ -121,7 +126,12 @@ const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
-const gc = () => globalThis.gc?.();
+// A full collection, then a pause so that V8's background sweeping finishes:
+// with --clock=cpu, GC threads' time would otherwise land on the next runs.
+const settle = async () => {
+  globalThis.gc?.();
+  await new Promise((resolve) => setTimeout(resolve, 150));
+};
 const firstLine = (e) =>
   String(e?.message ?? e)
     .split('\n')[0]
@@ -154,6 +164,8 @@ async function timeRunner(runner, reps) {
     wall.push(ms);
     spent += ms;
   }
+  if (process.env.ATTN_BENCH_TIMES)
+    console.log(`    ${(clock === 'cpu' ? cpu : wall).map((x) => x.toFixed(2)).join(' ')}`);
   return { output, wall, cpu, times: clock === 'cpu' ? cpu : wall };
 }
 
@@ -208,7 +220,7 @@ for (const T of sizes) {
     for (const rt of runtimes) {
       if (rt.maxT && T > rt.maxT) continue;
       const row = { runtime: rt.id, T, mask, reps: 0 };
-      gc();
+      await settle();
       let runner = null;
       try {
         runner = await rt.create(problem);
