@@ -150,10 +150,10 @@ function renderChips(): void {
   const frag = document.createDocumentFragment();
   let count = 0;
   lines.forEach((tokens, line) => {
-    if (lines.length > 1) frag.append(h('span', { class: 'chip-line', role: 'listitem' }, `sentence ${line + 1}`));
+    if (lines.length > 1) frag.append(h('span', { class: 'chip-line' }, `sentence ${line + 1}`));
     tokens.forEach((tok, t) => {
       // Buttons are cheap to lay out even by the thousand; an input appears only while editing.
-      frag.append(h('button', { type: 'button', class: 'chip', 'aria-label': `token ${t + 1} of sentence ${line + 1}: ${tok}. Press to edit.`, 'data-line': line, 'data-index': t, role: 'listitem' }, tok));
+      frag.append(h('button', { type: 'button', class: 'chip', 'aria-label': `token ${t + 1} of sentence ${line + 1}: ${tok}. Press to edit.`, 'data-line': line, 'data-index': t }, tok));
       count++;
     });
   });
@@ -396,7 +396,7 @@ function matrixFigure(m: MatrixView, r: RunResult, b: number, hd: number, maxWid
   }) as HTMLCanvasElement;
   const labels = (list: string[]) => list.slice(0, 64).join(', ') + (list.length > 64 ? ', …' : '');
   return h('figure', { class: 'matrix' },
-    h('figcaption', {}, h('strong', {}, m.title), ` · rows: ${m.rowAxis}, columns: ${m.colAxis}`,
+    h('figcaption', {}, h('strong', {}, m.title), ` (${m.rows} × ${m.cols}) · rows: ${m.rowAxis}, columns: ${m.colAxis}`,
       // The canvas draws its labels; screen readers get them here.
       h('span', { class: 'sr-only' }, `. Rows: ${labels(m.rowLabels)}. Columns: ${labels(m.colLabels)}.`)),
     h('div', { class: 'scroll' }, canvas),

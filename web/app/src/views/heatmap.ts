@@ -165,7 +165,7 @@ export function heatmapElement(m: MatrixView, opts: HeatmapOptions): HTMLElement
   const canvas = h('canvas', {
     class: 'heatmap',
     tabindex: 0,
-    role: 'img',
+    role: 'application', // arrow keys move the selection, announced through the live region
     'aria-roledescription': 'heatmap',
     'aria-label': `${m.title}: ${m.rows} rows (${m.rowAxis}) by ${m.cols} columns (${m.colAxis}). Arrow keys move the selected cell; the data table below lists the values.`,
     'data-matrix': m.id,
