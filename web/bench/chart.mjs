@@ -80,7 +80,7 @@ export function attentionChart(rows, { peak, subtitle = '' } = {}) {
   const colorOf = (r) => kColors[runtimes.indexOf(r) % kColors.length];
   [
     ['none', 'no mask'],
-    ['causal', 'causal mask'],
+    ['causal', 'causal mask (flops counted as if unmasked)'],
   ].forEach(([mask, title], i) => {
     const series = runtimes.map((runtime) => ({
       color: colorOf(runtime),
