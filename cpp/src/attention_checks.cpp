@@ -2,11 +2,10 @@
 // the scores can reach, and the finiteness of the result.
 #include <algorithm>
 #include <cmath>
-#include <iomanip>
-#include <sstream>
 #include <string>
 
 #include "attention_internal.hpp"
+#include "format.hpp"
 
 namespace attnscope::detail {
 
@@ -23,11 +22,7 @@ double max_row_norm(const float* x, std::size_t rows, std::size_t d) {
   return std::sqrt(worst);
 }
 
-std::string format_number(double value) {
-  std::ostringstream out;
-  out << std::setprecision(3) << value;
-  return out.str();
-}
+std::string format_number(double value) { return format_general(value, 3); }
 
 // A little below FLT_MAX, leaving room for float rounding of the sums.
 constexpr double kScoreLimit = 3.0e38;

@@ -1,17 +1,13 @@
 #include "block_internal.hpp"
 
+#include "format.hpp"
 #include "tensor_checks.hpp"
 
 #include <cmath>
-#include <sstream>
 
 namespace attnscope::block_detail {
 
-std::string format_value(double value) {
-  std::ostringstream out;
-  out << value;
-  return out.str();
-}
+std::string format_value(double value) { return detail::format_general(value); }
 
 void check_finite_tensor(const Tensor& t, const char* fn, const char* name) {
   attnscope::check_tensor(t, fn, name);

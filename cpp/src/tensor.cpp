@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 #include <new>
-#include <sstream>
 
 #include "tensor_checks.hpp"
 
@@ -20,15 +19,14 @@ constexpr std::size_t kMaxElements =
 }  // namespace
 
 std::string shape_to_string(const Shape& shape) {
-  std::ostringstream out;
-  out << '(';
+  std::string out = "(";
   for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i) out << ", ";
-    out << shape[i];
+    if (i) out += ", ";
+    out += std::to_string(shape[i]);
   }
-  if (shape.size() == 1) out << ',';
-  out << ')';
-  return out.str();
+  if (shape.size() == 1) out += ',';
+  out += ')';
+  return out;
 }
 
 std::size_t checked_element_count(const Shape& shape, const char* what) {
