@@ -10,6 +10,23 @@ jobs=$(nproc)
 
 step() { printf '\n==== %s ====\n' "$*"; }
 
+# Everything the suites print is also kept in a log, so that the closing line
+# can add up what ctest and node's test runner counted across all suites.
+mkdir -p build
+log=build/test-all.log
+: > "$log"
+exec > >(tee -a "$log") 2>&1
+summary() {
+  local status=$? passed failed
+  passed=$(awk '/tests passed, [0-9]+ tests failed out of/ {p += $NF - $4} /^# pass [0-9]+$/ {p += $3} END {print p + 0}' "$log")
+  failed=$(awk '/tests passed, [0-9]+ tests failed out of/ {f += $4} /^# fail [0-9]+$/ {f += $3} END {print f + 0}' "$log")
+  if ((status != 0 && failed == 0)); then failed=1; fi   # a step failed outside a test runner
+  printf '\n==== summary (ctest + node --test, every suite above) ====\n'
+  printf 'tests: %d passed, %d failed\n' "$passed" "$failed"
+  exit "$status"
+}
+trap summary EXIT
+
 step "native core: build + ctest"
 cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build/native -j"$jobs"
