@@ -8,6 +8,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "attention_internal.hpp"
+#include "kernels/dispatch.hpp"
 #include "kernels/flash_attention.hpp"
 #include "kernels/softmax_rows.hpp"
 #include "kernels/pack_keys.hpp"
@@ -49,7 +50,7 @@ std::size_t attention_fast(const float* q, const float* k, const float* v,
         values = scaled_values.data();
       }
       kernels::pack_key_tiles(k + head * T * d_k, T, d_k, kernels::kKeyTile, packed_keys.data());
-      kernels::flash_attention<Arch>(q + head * T * d_k, packed_keys.data(), values, T, d_k, d_v,
+      kernels::flash_attention_best(q + head * T * d_k, packed_keys.data(), values, T, d_k, d_v,
                                      scale, head_mask(mask, dims, b, h), head_out,
                                      fully_masked + head * T, workspace);
       if (shift) kernels::scale_row<Arch>(head_out, T * d_v, std::ldexp(1.0f, shift));

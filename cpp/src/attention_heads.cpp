@@ -8,6 +8,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "attention_internal.hpp"
+#include "kernels/dispatch.hpp"
 #include "kernels/matmul.hpp"
 #include "tensor_checks.hpp"
 
@@ -56,7 +57,7 @@ std::vector<float> project_heads(const float* x, std::size_t B, std::size_t T, s
   for (std::size_t b = 0; b < B; ++b) {
     for (std::size_t h = 0; h < H; ++h) {
       float* head = out.data() + (b * H + h) * T * d;
-      kernels::matmul<xsimd::default_arch>(x + b * T * C, C, w.data.data() + h * d, width, head,
+      kernels::matmul_best(x + b * T * C, C, w.data.data() + h * d, width, head,
                                            d, T, C, d);
       if (bias.empty()) continue;
       const float* head_bias = bias.data.data() + h * d;
@@ -80,7 +81,7 @@ std::vector<float> output_projection(const std::vector<float>& heads_out, std::s
   for (std::size_t b = 0; b < B; ++b) {
     float* rows = out.data() + b * T * c_out;
     for (std::size_t h = 0; h < H; ++h) {
-      kernels::matmul<xsimd::default_arch>(heads_out.data() + (b * H + h) * T * d_v, d_v,
+      kernels::matmul_best(heads_out.data() + (b * H + h) * T * d_v, d_v,
                                            wo.data.data() + h * d_v * c_out, c_out, rows, c_out,
                                            T, d_v, c_out, /*accumulate=*/h > 0);
     }

@@ -8,6 +8,7 @@
 #include "attention_internal.hpp"
 #include "kernels/flash_attention.hpp"
 #include "kernels/mask_row.hpp"
+#include "kernels/dispatch.hpp"
 #include "kernels/matmul.hpp"
 #include "kernels/softmax_rows.hpp"
 #include "kernels/pack_keys.hpp"
@@ -39,7 +40,7 @@ std::size_t attention_traced(const float* q, const float* k, const float* v,
 
       kernels::pack_key_tiles(kh, T, d_k, kTile, packed_keys.data());
       for (std::size_t k0 = 0; k0 < T; k0 += kTile) {
-        kernels::matmul<Arch>(qh, d_k, packed_keys.data() + (k0 / kTile) * d_k * kTile, kTile,
+        kernels::matmul_best(qh, d_k, packed_keys.data() + (k0 / kTile) * d_k * kTile, kTile,
                               scores + k0, T, T, d_k, std::min(kTile, T - k0));
       }
       std::copy(scores, scores + tt, scaled);
@@ -47,9 +48,9 @@ std::size_t attention_traced(const float* q, const float* k, const float* v,
       std::copy(scaled, scaled + tt, masked);
       const kernels::HeadMask hm = head_mask(mask, dims, b, h);
       for (std::size_t i = 0; i < T; ++i) kernels::mask_row(masked + i * T, i, 0, T, hm);
-      kernels::softmax_rows<Arch>(masked, weights, T, T, has_keys.data());
+      kernels::softmax_rows_best(masked, weights, T, T, has_keys.data());
       // Fully masked rows have zero weights, so their output is zero too.
-      kernels::matmul<Arch>(weights, T, vh, d_v, out + head * T * d_v, d_v, T, T, d_v);
+      kernels::matmul_best(weights, T, vh, d_v, out + head * T * d_v, d_v, T, T, d_v);
       for (std::size_t i = 0; i < T; ++i) {
         fully_masked[head * T + i] = has_keys[i] ? 0 : 1;
         count += has_keys[i] ? 0 : 1;

@@ -12,6 +12,7 @@
 #include "block_internal.hpp"
 #include "kernels/activation.hpp"
 #include "kernels/layer_norm.hpp"
+#include "kernels/dispatch.hpp"
 #include "kernels/matmul.hpp"
 
 namespace attnscope {
@@ -70,7 +71,7 @@ Tensor linear_unchecked(const Tensor& x, const Linear& layer, const char* fn) {
                 y.data.begin() + r * out);
     }
   }
-  kernels::matmul<Arch>(x.data.data(), in, layer.weight.data.data(), out,
+  kernels::matmul_best(x.data.data(), in, layer.weight.data.data(), out,
                         y.data.data(), out, rows, in, out,
                         /*accumulate=*/!layer.bias.empty());
   return y;

@@ -33,20 +33,24 @@ struct FlashWorkspace {
   std::vector<float> running_max, running_sum;  // kQueryTile each
 };
 
-/// q (T×d_k), packed_keys (pack_key_tiles with tile kKeyTile), v (T×d_v)
-/// → out (T×d_v). fully_masked[i] = 1 (and out row i = 0) when query i sees
-/// no key.
-template <class Arch = xsimd::default_arch>
-void flash_attention(const float* q, const float* packed_keys, const float* v, std::size_t T,
-                     std::size_t d_k, std::size_t d_v, float scale, const HeadMask& mask,
-                     float* out, std::uint8_t* fully_masked, FlashWorkspace& ws) {
-  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-  constexpr std::size_t W = xsimd::batch<float, Arch>::size;
-  static_assert(kKeyTile % W == 0, "key tiles must hold whole batches");
+/// Sizes the scratch buffers for values of width d_v. Kept out of the
+/// per-arch kernel so that no std::vector code is compiled with AVX flags.
+inline void size_workspace(FlashWorkspace& ws, std::size_t d_v) {
   ws.scores.resize(kQueryTile * kKeyTile);
   ws.partial.resize(kQueryTile * d_v);
   ws.running_max.resize(kQueryTile);
   ws.running_sum.resize(kQueryTile);
+}
+
+/// flash_attention on a workspace already sized by size_workspace(ws, d_v).
+template <class Arch = xsimd::default_arch>
+void flash_attention_sized(const float* q, const float* packed_keys, const float* v,
+                           std::size_t T, std::size_t d_k, std::size_t d_v, float scale,
+                           const HeadMask& mask, float* out, std::uint8_t* fully_masked,
+                           FlashWorkspace& ws) {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  constexpr std::size_t W = xsimd::batch<float, Arch>::size;
+  static_assert(kKeyTile % W == 0, "key tiles must hold whole batches");
   float* scores = ws.scores.data();
   float* partial = ws.partial.data();
 
@@ -69,7 +73,7 @@ void flash_attention(const float* q, const float* packed_keys, const float* v, s
       for (std::size_t r = 0; r < rows; ++r) {
         float* row = scores + r * kKeyTile;
         scale_row<Arch>(row, cols, scale);
-        mask_row(row, q0 + r, k0, cols, mask);
+        mask_row<Arch>(row, q0 + r, k0, cols, mask);
         const float tile_max = row_max<Arch>(row, cols);
         const float old_max = ws.running_max[r];
         const float new_max = std::max(old_max, tile_max);
@@ -104,6 +108,18 @@ void flash_attention(const float* q, const float* packed_keys, const float* v, s
       scale_row<Arch>(dst, d_v, 1.0f / sum);
     }
   }
+}
+
+/// q (T×d_k), packed_keys (pack_key_tiles with tile kKeyTile), v (T×d_v)
+/// → out (T×d_v). fully_masked[i] = 1 (and out row i = 0) when query i sees
+/// no key.
+template <class Arch = xsimd::default_arch>
+void flash_attention(const float* q, const float* packed_keys, const float* v, std::size_t T,
+                     std::size_t d_k, std::size_t d_v, float scale, const HeadMask& mask,
+                     float* out, std::uint8_t* fully_masked, FlashWorkspace& ws) {
+  size_workspace(ws, d_v);
+  flash_attention_sized<Arch>(q, packed_keys, v, T, d_k, d_v, scale, mask, out, fully_masked,
+                              ws);
 }
 
 /// Reference: scores, mask, softmax and weights·V in double precision.

@@ -26,7 +26,11 @@ struct HeadMask {
 };
 
 /// Masks row[0..n) holding keys [first_key, first_key + n) of `query`.
-inline void mask_row(float* row, std::size_t query, std::size_t first_key, std::size_t n,
+/// Arch only names the instruction set the caller was compiled for: each
+/// dispatched kernel gets its own copy, so the linker can never hand an
+/// AVX-512 build of this function to the SSE2 path (one definition rule).
+template <class Arch = void>
+void mask_row(float* row, std::size_t query, std::size_t first_key, std::size_t n,
                      const HeadMask& mask) {
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   if (mask.additive) {

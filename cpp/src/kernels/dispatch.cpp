@@ -1,0 +1,49 @@
+// Run-time choice of the kernels' instruction set; see dispatch.hpp.
+#include "kernels/dispatch.hpp"
+
+#include <xsimd/xsimd.hpp>
+
+namespace attnscope::kernels {
+
+namespace {
+
+// Best first. ATTN_DISPATCH is set by CMake for portable native builds only,
+// where kernels_avx2.cpp and kernels_avx512.cpp hold those instantiations.
+#if defined(ATTN_DISPATCH)
+using DispatchArchs = xsimd::arch_list<xsimd::avx512bw, xsimd::fma3<xsimd::avx2>, xsimd::sse2>;
+#else
+using DispatchArchs = xsimd::arch_list<xsimd::default_arch>;
+#endif
+
+// The dispatcher reads the CPU features once, when first used.
+template <class Kernel>
+auto& dispatcher() {
+  static auto d = xsimd::dispatch<DispatchArchs>(Kernel{});
+  return d;
+}
+
+}  // namespace
+
+void flash_attention_best(const float* q, const float* packed_keys, const float* v,
+                          std::size_t T, std::size_t d_k, std::size_t d_v, float scale,
+                          const HeadMask& mask, float* out, std::uint8_t* fully_masked,
+                          FlashWorkspace& ws) {
+  // Sized here: the dispatched call is noexcept and must not allocate.
+  size_workspace(ws, d_v);
+  dispatcher<FlashAttentionKernel>()(q, packed_keys, v, T, d_k, d_v, scale, mask, out,
+                                     fully_masked, ws);
+}
+
+void matmul_best(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
+                 std::size_t ldc, std::size_t m, std::size_t k, std::size_t n, bool accumulate) {
+  dispatcher<MatmulKernel>()(a, lda, b, ldb, c, ldc, m, k, n, accumulate);
+}
+
+void softmax_rows_best(const float* x, float* y, std::size_t rows, std::size_t n,
+                       unsigned char* has_keys) {
+  dispatcher<SoftmaxRowsKernel>()(x, y, rows, n, has_keys);
+}
+
+const char* best_arch_name() { return dispatcher<ArchNameKernel>()(); }
+
+}  // namespace attnscope::kernels

@@ -1,0 +1,60 @@
+// The hot entry points, picked at run time for the best instruction set the
+// CPU has (xsimd::dispatch). Each instruction set's instantiation lives in its
+// own translation unit compiled with that set's flags (kernels_*.cpp), so the
+// library itself stays portable: the default native build runs on any x86-64
+// and uses AVX2+FMA or AVX-512 where present. Under Emscripten, and with
+// ATTN_NATIVE_ARCH, there is one path: xsimd::default_arch.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/flash_attention.hpp"
+#include "kernels/mask_row.hpp"
+
+namespace attnscope::kernels {
+
+/// flash_attention for one (batch, head); see flash_attention.hpp.
+void flash_attention_best(const float* q, const float* packed_keys, const float* v,
+                          std::size_t T, std::size_t d_k, std::size_t d_v, float scale,
+                          const HeadMask& mask, float* out, std::uint8_t* fully_masked,
+                          FlashWorkspace& ws);
+
+/// matmul (c = a·b, or c += a·b when accumulate); see matmul.hpp.
+void matmul_best(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
+                 std::size_t ldc, std::size_t m, std::size_t k, std::size_t n,
+                 bool accumulate = false);
+
+/// softmax_rows; see softmax_rows.hpp.
+void softmax_rows_best(const float* x, float* y, std::size_t rows, std::size_t n,
+                       unsigned char* has_keys);
+
+/// Name of the instruction set the entry points above run with ("avx512bw",
+/// "fma3+avx2", "sse2", ...).
+const char* best_arch_name();
+
+// One functor per entry point: xsimd::dispatch calls operator()(Arch{}, ...)
+// for the chosen Arch; each kernels_<arch>.cpp defines its instantiation.
+struct FlashAttentionKernel {
+  template <class Arch>
+  void operator()(Arch, const float* q, const float* packed_keys, const float* v, std::size_t T,
+                  std::size_t d_k, std::size_t d_v, float scale, const HeadMask& mask,
+                  float* out, std::uint8_t* fully_masked, FlashWorkspace& ws) const;
+};
+struct MatmulKernel {
+  template <class Arch>
+  void operator()(Arch, const float* a, std::size_t lda, const float* b, std::size_t ldb,
+                  float* c, std::size_t ldc, std::size_t m, std::size_t k, std::size_t n,
+                  bool accumulate) const;
+};
+struct SoftmaxRowsKernel {
+  template <class Arch>
+  void operator()(Arch, const float* x, float* y, std::size_t rows, std::size_t n,
+                  unsigned char* has_keys) const;
+};
+struct ArchNameKernel {
+  template <class Arch>
+  const char* operator()(Arch) const;
+};
+
+}  // namespace attnscope::kernels

@@ -1,0 +1,55 @@
+// Definitions of the dispatched functors, included only by kernels_<arch>.cpp,
+// each compiled with its instruction set's flags; ATTN_INSTANTIATE_KERNELS(A)
+// emits that TU's instantiations.
+#pragma once
+
+#include <xsimd/xsimd.hpp>
+
+#include "kernels/dispatch.hpp"
+#include "kernels/flash_attention.hpp"
+#include "kernels/matmul.hpp"
+#include "kernels/softmax_rows.hpp"
+
+namespace attnscope::kernels {
+
+template <class Arch>
+void FlashAttentionKernel::operator()(Arch, const float* q, const float* packed_keys,
+                                      const float* v, std::size_t T, std::size_t d_k,
+                                      std::size_t d_v, float scale, const HeadMask& mask,
+                                      float* out, std::uint8_t* fully_masked,
+                                      FlashWorkspace& ws) const {
+  flash_attention_sized<Arch>(q, packed_keys, v, T, d_k, d_v, scale, mask, out, fully_masked,
+                              ws);
+}
+
+template <class Arch>
+void MatmulKernel::operator()(Arch, const float* a, std::size_t lda, const float* b,
+                              std::size_t ldb, float* c, std::size_t ldc, std::size_t m,
+                              std::size_t k, std::size_t n, bool accumulate) const {
+  matmul<Arch>(a, lda, b, ldb, c, ldc, m, k, n, accumulate);
+}
+
+template <class Arch>
+void SoftmaxRowsKernel::operator()(Arch, const float* x, float* y, std::size_t rows,
+                                   std::size_t n, unsigned char* has_keys) const {
+  softmax_rows<Arch>(x, y, rows, n, has_keys);
+}
+
+template <class Arch>
+const char* ArchNameKernel::operator()(Arch) const {
+  return Arch::name();
+}
+
+}  // namespace attnscope::kernels
+
+#define ATTN_INSTANTIATE_KERNELS(A)                                                            \
+  template void attnscope::kernels::FlashAttentionKernel::operator()<A>(                      \
+      A, const float*, const float*, const float*, std::size_t, std::size_t, std::size_t,      \
+      float, const attnscope::kernels::HeadMask&, float*, std::uint8_t*,                       \
+      attnscope::kernels::FlashWorkspace&) const;                                              \
+  template void attnscope::kernels::MatmulKernel::operator()<A>(                              \
+      A, const float*, std::size_t, const float*, std::size_t, float*, std::size_t,            \
+      std::size_t, std::size_t, std::size_t, bool) const;                                      \
+  template void attnscope::kernels::SoftmaxRowsKernel::operator()<A>(                         \
+      A, const float*, float*, std::size_t, std::size_t, unsigned char*) const;               \
+  template const char* attnscope::kernels::ArchNameKernel::operator()<A>(A) const;
