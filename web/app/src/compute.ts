@@ -13,6 +13,7 @@ export interface RunResult {
   millis: number;
 }
 
+/** Called as each engine call starts: `done` calls of `total` are finished, `label` is starting. */
 export type Progress = (done: number, total: number, label: string) => void;
 
 type Worker = Awaited<ReturnType<typeof createAttnScopeWorker>>;
@@ -44,7 +45,7 @@ export async function runModel(model: Model, positional: boolean, block: boolean
   if (positional) {
     progress(done, total, 'positional encoding');
     pe = await worker.positionalEncoding({ length: T, dim: C });
-    progress(++done, total, 'embeddings + position');
+    progress(++done, total, 'adding position to the embeddings');
     const tiled = new Float32Array(B * T * C);
     for (let b = 0; b < B; b++) tiled.set(pe.data, b * T * C); // same encoding for every sequence
     x = await worker.residualAdd({ a: model.embeddings.slice(), b: tiled, shape });

@@ -7,10 +7,10 @@ import { buildModel as buildModelUncached, kPad, type Model } from './model';
 import { Player } from './player';
 import { kPresets, applyPreset } from './presets';
 import { stagesFor, type Stage } from './stages';
-import { defaultState, sanitizeState, type AppState, type MatrixName, type ViewTab } from './state';
-import { joinTokens, tokenize } from './tokenize';
+import { clampNote, defaultState, sanitizeState, type AppState, type MatrixName, type ViewTab } from './state';
+import { computedPart } from './tokenize';
 import { textLimitNote } from './text-limits';
-import { decodeState, encodeState } from './url-state';
+import { decodeLink, linkState } from './url-state';
 import { barsSvg } from './views/bars';
 import { heatmapElement, heatmapSvg } from './views/heatmap';
 import { linesSvg } from './views/lines';
@@ -45,7 +45,9 @@ function buildModel(s: AppState): Model {
 // ---------- state changes ----------
 
 function update(patch: Partial<AppState>, recompute = true): void {
-  state = sanitizeState({ ...state, ...patch });
+  // The visitor's own text is kept whole: only what is computed is limited.
+  const text = typeof patch.text === 'string' ? patch.text : state.text;
+  state = { ...sanitizeState({ ...state, ...patch }), text };
   if (recompute) {
     syncControls();
     scheduleRun();
@@ -59,8 +61,11 @@ let urlTimer = 0;
 function scheduleUrl(): void {
   clearTimeout(urlTimer);
   urlTimer = window.setTimeout(async () => {
-    const encoded = await encodeState(state);
-    history.replaceState(null, '', `#s=${encoded}`);
+    const link = await linkState(state);
+    history.replaceState(null, '', link.hash ?? `${location.pathname}${location.search}`);
+    const note = byId('link-note');
+    note.textContent = link.note;
+    note.hidden = !link.note;
   }, 150);
 }
 
@@ -77,6 +82,10 @@ async function run(): Promise<void> {
   if (entries > kMaxScoreEntries) {
     const err = byId('error');
     err.hidden = false;
+    clearInterval(stepTicker);
+    byId('status').dataset.checking = '0';
+    byId('step-text').textContent = '';
+    byId('step-elapsed').textContent = '';
     err.textContent = `This input needs ${entries.toLocaleString('en')} attention scores per step (batch × heads × tokens²). The page keeps every intermediate for inspection, so it is limited to ${kMaxScoreEntries.toLocaleString('en')} (for example 16 heads × 512 tokens). Use fewer heads, tokens or sentences.`;
     return;
   }
@@ -84,34 +93,35 @@ async function run(): Promise<void> {
   const progress = byId<HTMLProgressElement>('progress');
   byId('status').dataset.busy = '1';
   byId('pipeline').setAttribute('aria-busy', 'true');
-  const started = performance.now();
-  let label = 'input';
-  const tick = () => {
-    if (id === runId) status.textContent = `Computing ${label}… (${model.B}×${model.T} tokens, ${model.H} head${model.H > 1 ? 's' : ''}, ${((performance.now() - started) / 1000).toFixed(1)} s)`;
-  };
-  const ticker = window.setInterval(tick, 250); // the page stays live: the engine works in a worker
+  status.textContent = `Computing ${model.B}×${model.T} tokens, ${model.H} head${model.H > 1 ? 's' : ''}…`;
+  // The steps: the engine calls, then the double-precision check of their result.
+  const steps = startSteps(id);
   try {
     const r = await runModel(model, state.positional, state.block, (done, total, step) => {
       if (id !== runId) return;
-      progress.max = total;
+      progress.max = total + 1;
       progress.value = done;
-      label = step;
-      tick();
-    }).finally(() => clearInterval(ticker));
+      steps.show(done + 1, total + 1, step);
+    });
     if (id !== runId) return; // a newer run has started
     result = r;
     stages = stagesFor(r);
     byId('error').hidden = true;
     const fully = r.attention.fullyMaskedCount ? ` ${r.attention.fullyMaskedCount} fully masked rows (no key left to look at; the engine returns zero weights for them).` : '';
     status.textContent = `Computed by the engine in ${r.millis.toFixed(1)} ms: B=${model.B}, T=${model.T}, d_model=${model.C}, heads=${model.H}, d_k=${model.dK}, d_v=${model.dV}.${fully}`;
-    progress.value = progress.max;
+    progress.value = progress.max - 1;
+    steps.show(progress.max, progress.max, 'checking against the double-precision reference');
     byId('status').dataset.busy = '0';
     byId('pipeline').setAttribute('aria-busy', 'false');
     renderResult();
     document.body.dataset.ready = String(id);
-    renderVerified(r, () => id === runId);
+    renderVerified(r, () => id === runId, (ok) => {
+      progress.value = progress.max;
+      steps.finish(ok ? `All ${progress.max} steps done` : `Step ${progress.max} of ${progress.max} failed (see Verified)`);
+    });
   } catch (e) {
     if (id !== runId) return;
+    steps.finish('Stopped: the engine rejected this input', 'after');
     const err = byId('error');
     err.hidden = false;
     err.textContent = `The engine rejected this input: ${e instanceof Error ? e.message : String(e)}`;
@@ -121,9 +131,57 @@ async function run(): Promise<void> {
   }
 }
 
+// ---------- progress of a run ----------
+
+let stepTicker = 0;
+/**
+ * "Step 2 of 3: transformer block…" (announced when a step starts) and the time
+ * since the run started (updated four times a second, not announced).
+ */
+function startSteps(id: number) {
+  clearInterval(stepTicker);
+  const text = byId('step-text');
+  const elapsed = byId('step-elapsed');
+  const started = performance.now();
+  const box = byId('steps');
+  const seconds = () => `${((performance.now() - started) / 1000).toFixed(1)} s`;
+  const tick = () => {
+    if (id === runId) elapsed.textContent = seconds();
+  };
+  stepTicker = window.setInterval(tick, 250); // the page stays live: the engine works in a worker
+  box.dataset.running = '1';
+  byId('status').dataset.checking = '1'; // keeps the progress bar up until the check is done
+  text.textContent = '';
+  tick();
+  return {
+    show(step: number, total: number, label: string): void {
+      if (id !== runId) return;
+      text.textContent = `Step ${step} of ${total}: ${label}…`;
+      tick();
+    },
+    finish(summary: string, word = 'in'): void {
+      if (id !== runId) return;
+      clearInterval(stepTicker);
+      text.textContent = `${summary} ${word} ${seconds()}.`;
+      elapsed.textContent = '';
+      box.dataset.running = '0';
+      byId('status').dataset.checking = '0';
+    },
+  };
+}
+
 // ---------- controls ----------
 
 const numberFields = ['dModel', 'dK', 'dV', 'heads', 'seed', 'hidden', 'temperature'] as const;
+type NumberField = (typeof numberFields)[number];
+
+/** Says next to a field when the value asked for was out of range and which value is used. */
+function showClamp(f: NumberField, asked: unknown): void {
+  const note = byId(`${f}-note`);
+  const text = clampNote(f, asked, state[f]);
+  if (note.textContent !== text) note.textContent = text;
+  note.hidden = !text;
+}
 
 function syncControls(): void {
   byId<HTMLTextAreaElement>('text').value !== state.text && (byId<HTMLTextAreaElement>('text').value = state.text);
@@ -146,7 +204,8 @@ function renderChips(): void {
   if (chipsText === state.text) return;
   chipsText = state.text;
   const box = byId('chips');
-  const lines = state.text.split(/\r?\n/).map(tokenize).filter((t) => t.length > 0);
+  const part = computedPart(state.text);
+  const lines = part.sentences.map((s) => s.tokens); // chips for the computed tokens only
   const frag = document.createDocumentFragment();
   let count = 0;
   lines.forEach((tokens, line) => {
@@ -158,7 +217,7 @@ function renderChips(): void {
     });
   });
   box.replaceChildren(frag);
-  byId('token-count').textContent = `${count} tokens${lines.length > 1 ? ` in ${lines.length} sentences (padded to the longest)` : ''}. Edit a token below; empty it to remove it.${textLimitNote(state.text)}`;
+  byId('token-count').textContent = `${count} tokens${lines.length > 1 ? ` in ${lines.length} sentences (padded to the longest)` : ''}. Edit a token below; empty it to remove it.${textLimitNote(part)}`;
 }
 
 function editChip(chip: HTMLElement): void {
@@ -174,9 +233,13 @@ function editChip(chip: HTMLElement): void {
       chip.focus();
       return;
     }
-    const lines = state.text.split(/\r?\n/).map(tokenize).filter((t) => t.length > 0);
-    lines[line].splice(index, 1, ...tokenize(input.value));
-    update({ text: lines.map(joinTokens).join('\n'), preset: null });
+    // Replace just this token's characters: the rest of the text stays as typed.
+    const sentence = computedPart(state.text).sentences[line];
+    if (!sentence || index >= sentence.tokens.length) return;
+    const before = state.text.slice(0, sentence.start[index]);
+    let after = state.text.slice(sentence.end[index]);
+    if (input.value === '') after = after.replace(/^[ \t]+/, ''); // a removed word takes its space with it
+    update({ text: before + input.value + after, preset: null });
   };
   input.addEventListener('keydown', (e) => {
     if (e.key === 'Enter') finish(true);
@@ -195,6 +258,7 @@ function bindControls(): void {
     const next = sel.value ? applyPreset(sel.value) : null;
     if (next) {
       state = next;
+      for (const f of numberFields) showClamp(f, state[f]); // a preset's sizes are in range: clear the notes
       syncControls();
       scheduleRun();
       scheduleUrl();
@@ -210,11 +274,19 @@ function bindControls(): void {
     const chip = (e.target as HTMLElement).closest<HTMLElement>('button.chip');
     if (chip) editChip(chip);
   });
-  for (const f of numberFields)
-    byId<HTMLInputElement>(f).addEventListener('change', (e) => {
-      const v = Number((e.target as HTMLInputElement).value);
+  for (const f of numberFields) {
+    const input = byId<HTMLInputElement>(f);
+    const note = h('span', { id: `${f}-note`, class: 'field-note', role: 'status', hidden: true });
+    (input.closest('label') ?? input).after(note);
+    input.setAttribute('aria-describedby', note.id);
+    input.addEventListener('change', () => {
+      // An emptied field reads as '' (Number('') is 0): keep the current value and say so.
+      const v = input.value.trim() === '' ? Number.NaN : Number(input.value);
       if (Number.isFinite(v)) update({ [f]: v } as Partial<AppState>);
+      else input.value = String(state[f]);
+      showClamp(f, v);
     });
+  }
   for (const f of ['scaleMode', 'mask', 'activation'] as const)
     byId<HTMLSelectElement>(f).addEventListener('change', (e) => update({ [f]: (e.target as HTMLSelectElement).value } as Partial<AppState>));
   for (const f of ['positional', 'block'] as const)
@@ -242,10 +314,11 @@ function bindControls(): void {
     });
   });
   byId('copy-link').addEventListener('click', async () => {
-    const url = `${location.origin}${location.pathname}#s=${await encodeState(state)}`;
+    const link = await linkState(state);
+    const url = `${location.origin}${location.pathname}${link.hash ?? ''}`;
     try {
       await navigator.clipboard.writeText(url);
-      announce('Link copied.');
+      announce(`Link copied.${link.note ? ` ${link.note}` : ''}`);
     } catch {
       announce('Copy the address bar to share this view.');
     }
@@ -290,7 +363,8 @@ async function importWeights(e: Event): Promise<void> {
     if (file.size > kMaxWeightsChars) throw new Error('file larger than 20 MB');
     const imported = parseWeightsJson(await file.text(), state);
     err.hidden = true;
-    update(imported.state);
+    update({ ...imported.state, text: state.text });
+    for (const f of numberFields) showClamp(f, state[f]); // the file's sizes are in range
     announce(`Imported ${imported.found} weight matrices.`);
   } catch (x) {
     err.hidden = false;
@@ -524,8 +598,12 @@ async function start(): Promise<void> {
   byId('stage-player').append(stagePlayer.element);
   byId('walk-player').append(walkPlayer.element);
   try {
-    const decoded = await decodeState(location.hash);
-    if (decoded) state = decoded;
+    const decoded = await decodeLink(location.hash);
+    if (decoded) {
+      state = decoded.state;
+      // A link asking for out-of-range sizes gets the same notes as the fields.
+      for (const f of numberFields) if (f in decoded.raw) showClamp(f, decoded.raw[f]);
+    }
   } catch (e) {
     const err = byId('error');
     err.hidden = false;

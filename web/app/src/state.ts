@@ -46,10 +46,12 @@ export const kLimits = {
   heads: [1, 16],
   hidden: [1, 2048],
   seed: [0, 2 ** 32 - 1],
-  textChars: 20000,
+  textChars: 2_000_000, // what a link or file may carry; the visitor's own typing is never cut
   edits: 20000,
   sentences: 16,
 } as const;
+
+export const kMaxTemperature = 1e6;
 
 export function defaultState(): AppState {
   return {
@@ -104,7 +106,7 @@ export function sanitizeState(raw: unknown): AppState {
     }
   }
   const sel = (typeof r.sel === 'object' && r.sel !== null ? r.sel : {}) as Record<string, unknown>;
-  const temperature = typeof r.temperature === 'number' && r.temperature > 0 && r.temperature <= 1e6 ? r.temperature : 1;
+  const temperature = typeof r.temperature === 'number' && r.temperature > 0 && r.temperature <= kMaxTemperature ? r.temperature : 1;
   return {
     v: 1,
     text: typeof r.text === 'string' ? r.text.slice(0, kLimits.textChars) : d.text,
@@ -131,4 +133,20 @@ export function sanitizeState(raw: unknown): AppState {
     stage: int(r.stage, [0, 20], 0),
     tab: oneOf(r.tab, ['heatmap', 'lines', 'heads', 'bars', 'batch'] as const, d.tab),
   };
+}
+
+const kFieldNames = { dModel: 'd_model', dK: 'd_k', dV: 'd_v', heads: 'heads', hidden: 'hidden', seed: 'seed', temperature: 'temperature' } as const;
+
+/**
+ * '' when the value asked for is the one used, else a sentence naming the field's
+ * limits and the value used instead, e.g. "heads must be 1–16; using 16".
+ */
+export function clampNote(field: keyof typeof kFieldNames, asked: unknown, used: number): string {
+  if (asked === used) return '';
+  const name = kFieldNames[field];
+  const fmt = (x: number) => x.toLocaleString('en', { maximumFractionDigits: 6 });
+  if (field === 'temperature') return `${name} must be above 0 and at most ${fmt(kMaxTemperature)}; using ${fmt(used)}`;
+  const [lo, hi] = kLimits[field];
+  const whole = typeof asked === 'number' && Number.isFinite(asked) && !Number.isInteger(asked) ? 'a whole number ' : '';
+  return `${name} must be ${whole}${fmt(lo)}–${fmt(hi)}; using ${fmt(used)}`;
 }

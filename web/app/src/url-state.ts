@@ -1,6 +1,7 @@
 // The full state in the URL fragment: JSON → deflate → base64url. Decoding is
 // defensive: size limits before and after decompression, then sanitizeState.
 import { sanitizeState, type AppState } from './state';
+import { computedText } from './tokenize';
 
 const kMaxEncoded = 200_000; // characters in the fragment
 const kMaxJson = 2_000_000; // bytes after decompression
@@ -45,8 +46,42 @@ export async function encodeState(state: AppState): Promise<string> {
   return toBase64Url(await pipeThrough(json, new CompressionStream('deflate-raw'), kMaxJson * 2));
 }
 
+async function encodeIfFits(state: AppState): Promise<string | null> {
+  if (new TextEncoder().encode(JSON.stringify(state)).length > kMaxJson) return null;
+  const encoded = await encodeState(state);
+  return encoded.length <= kMaxEncoded ? encoded : null;
+}
+
+export interface Link {
+  hash: string | null; // '#s=…', or null when no link can hold the state
+  note: string; // '' when the link holds everything, else what it leaves out
+}
+
+/**
+ * The fragment for the address bar. A link never silently drops text: when the
+ * whole text does not fit, it holds the computed part (which gives the same
+ * result) and the note says so; the text box itself is never cut.
+ */
+export async function linkState(state: AppState): Promise<Link> {
+  const full = await encodeIfFits(state);
+  if (full) return { hash: `#s=${full}`, note: '' };
+  const n = (x: number) => x.toLocaleString('en');
+  const short = computedText(state.text);
+  const save = 'The text box keeps everything; “Export everything (JSON)” saves it all.';
+  if (short !== state.text) {
+    const cut = await encodeIfFits({ ...state, text: short });
+    if (cut) return { hash: `#s=${cut}`, note: `Your text is too long for a link: the link holds only the ${n(short.length)} characters that are computed, of ${n(state.text.length)}. ${save}` };
+  }
+  return { hash: null, note: `This state is too large for a link (more than ${n(kMaxEncoded)} characters once compressed), so the address bar does not hold it. ${save}` };
+}
+
 /** Returns null when the fragment holds no state; throws a readable error when it is damaged. */
 export async function decodeState(hash: string): Promise<AppState | null> {
+  return (await decodeLink(hash))?.state ?? null;
+}
+
+/** The sanitised state and the raw fields it came from (to say what was clamped). */
+export async function decodeLink(hash: string): Promise<{ state: AppState; raw: Record<string, unknown> } | null> {
   const m = /^#?s=([A-Za-z0-9_-]+)$/.exec(hash);
   if (!m) return null;
   if (m[1].length > kMaxEncoded) throw new Error('The link’s state is too large.');
@@ -62,5 +97,6 @@ export async function decodeState(hash: string): Promise<AppState | null> {
   } catch {
     throw new Error('The link’s state is not valid JSON.');
   }
-  return sanitizeState(raw);
+  const fields = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
+  return { state: sanitizeState(raw), raw: fields };
 }

@@ -6,7 +6,8 @@ import { byId, h } from '../dom';
 type Comparison = { maxRelError: number; maxAbsError: number; count: number };
 let verifier: Worker | null = null;
 
-export function renderVerified(r: RunResult, isCurrent: () => boolean): void {
+/** `onDone(ok)` is called once the check has finished (ok: it ran and passed). */
+export function renderVerified(r: RunResult, isCurrent: () => boolean, onDone: (ok: boolean) => void = () => undefined): void {
   const m = r.model;
   const causal = m.maskSpec === 'causal' || (typeof m.maskSpec === 'object' && m.maskSpec.causal);
   const lengths = typeof m.maskSpec === 'object' ? m.maskSpec.lengths : null;
@@ -28,6 +29,14 @@ export function renderVerified(r: RunResult, isCurrent: () => boolean): void {
       h('p', { class: 'hint' }, `Relative error = |engine − reference| / max(|reference|, 1% of the largest |reference| in that tensor). Reference computed in ${millis.toFixed(0)} ms in its own worker.${r.block ? ' The transformer block’s later stages are not part of this check.' : ''}`));
     verifier?.terminate();
     verifier = null;
+    onDone(ok);
+  };
+  verifier.onerror = (e) => {
+    if (!isCurrent()) return;
+    body.replaceChildren(h('p', { class: 'bad' }, `The double-precision check could not run: ${e.message || 'the reference worker failed'}.`));
+    verifier?.terminate();
+    verifier = null;
+    onDone(false);
   };
   const copies = { q: t.q.data.slice(), k: t.k.data.slice(), v: t.v.data.slice(), weights: t.weights.data.slice(), concat: t.concat.data.slice(), x: r.x.data.slice() };
   verifier.postMessage({
