@@ -1,13 +1,15 @@
 // Bad input at the site's doors: hostile or oversized links, malformed weights
 // files, extreme cell edits, 1 MB of pasted text, 10 000 tokens, d_model 0 and
-// heads 17. Each gets a clear message (or a visibly clamped value), the page
-// keeps working, and the visitor's text and settings survive refusals.
+// heads 17. Each gets a clear message (or a clamped value with a note naming the
+// limit), the page keeps working, and the visitor's text and settings survive:
+// the text box keeps everything typed, only the computed part is limited.
+// Long work shows which step runs and for how long.
 import assert from 'node:assert/strict';
 import { deflateRawSync } from 'node:zlib';
 import { after, before, test } from 'node:test';
 
 import { launch, startServer, waitReady } from './harness.mjs';
-import { assertStillWorks, change, linkFor, openPage } from './robustness-helpers.mjs';
+import { appModules, assertStillWorks, change, linkFor, openPage } from './robustness-helpers.mjs';
 
 let server;
 let browser;
@@ -58,6 +60,11 @@ test('URL: oversized, non-JSON and out-of-range links are refused or clamped wit
   const s = await settings(hostile.page);
   assert.deepEqual([s.text, s.dModel, s.heads, s.dK, s.mask], ['clamped link', '1', '16', '256', 'none']);
   assert.match(await hostile.page.textContent('#status-text'), /d_model=1, heads=16/);
+  // Each clamped field says so, next to it.
+  assert.equal(await hostile.page.textContent('#dModel-note'), 'd_model must be 1–512; using 1');
+  assert.equal(await hostile.page.textContent('#heads-note'), 'heads must be 1–16; using 16');
+  assert.equal(await hostile.page.textContent('#hidden-note'), 'hidden must be 1–2,048; using 1');
+  assert.equal(await hostile.page.isHidden('#dV-note'), true, 'd_v was not in the link: no note');
   await assertStillWorks(hostile.page);
   assert.deepEqual(hostile.problems, []);
   await hostile.page.close();
@@ -114,51 +121,167 @@ test('cell edits: values that overflow float are rejected by the engine with a m
   await page.close();
 });
 
-test('1 MB of pasted text: cut to the page limit with a message; the page stays usable', async () => {
+/** Words of random letters (a fixed LCG): text that deflate cannot shrink much. */
+function randomWords(chars, seed = 1) {
+  let x = seed;
+  let out = '';
+  while (out.length < chars) {
+    let w = '';
+    for (let i = 0; i < 8; i++) {
+      x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+      w += String.fromCharCode(97 + (x >>> 24) % 26);
+    }
+    out += `${w} `;
+  }
+  return out;
+}
+
+const hashText = async (page) => (await (await appModules()).urlState.decodeState(new URL(page.url()).hash))?.text;
+
+/** Waits until the address bar's state holds `text` (the link is written shortly after a change). */
+async function waitForHashText(page, text) {
+  for (let i = 0; i < 100; i++) {
+    if ((await hashText(page)) === text) return;
+    await page.waitForTimeout(100);
+  }
+  assert.equal((await hashText(page))?.length, text.length, 'the link does not hold the expected text');
+}
+
+test('1 MB of pasted text: all of it stays in the box and in the link; the computed part is named', async () => {
   const { page, problems } = await openPage(browser, server);
-  const mb = 'attention is all you need. '.repeat(40_000); // 1.08 MB
+  const mb = 'attention is all you need. '.repeat(40_000); // 1.08 MB, 240 000 tokens
   const t0 = Date.now();
   await change(page, () => page.fill('#text', mb));
   const ms = Date.now() - t0;
-  const text = await page.inputValue('#text');
-  assert.equal(text, mb.slice(0, text.length), 'the kept text is not the start of the pasted text');
-  assert.ok(text.length >= 10_000, `only ${text.length} characters kept`);
-  assert.match(await page.textContent('#token-count'), /cut/i);
-  assert.match(await page.textContent('#status-text'), /Computed by the engine/);
-  console.log(`# 1 MB paste: ${ms} ms to a result, ${text.length} characters kept`);
+  assert.equal((await page.inputValue('#text')).length, mb.length, 'the text box lost characters');
+  assert.equal(await page.inputValue('#text'), mb);
+  assert.match(await page.textContent('#token-count'), /^1024 tokens\. .* Computing 1,024 of 240,000 tokens \(at most 1,024 tokens per sentence\); the rest is kept in the box\.$/);
+  assert.match(await page.textContent('#status-text'), /Computed by the engine.* T=1024,/);
+  console.log(`# 1 MB paste: ${ms} ms to a result, ${mb.length} characters kept`);
+  // This text compresses well: the link holds all of it, and opening it restores all of it.
+  await waitForHashText(page, mb);
+  assert.equal(await page.isHidden('#link-note'), true);
+  const reopened = await openPage(browser, server, new URL(page.url()).hash);
+  assert.equal(await reopened.page.inputValue('#text'), mb);
+  await reopened.page.close();
   await assertStillWorks(page);
   assert.deepEqual(problems, []);
   await page.close();
 });
 
-test('10 000 tokens: one sentence is cut with a message; many sentences are refused with a message', async () => {
+test('text too long for a link: the link holds the computed part and says so; the box keeps all', async () => {
   const { page, problems } = await openPage(browser, server);
-  await change(page, () => page.fill('#text', 'a '.repeat(10_000)));
+  const text = randomWords(300_000).trim(); // ~33 000 tokens of random letters: ~240 000 characters once compressed
+  const { tokenize } = await appModules();
+  await change(page, () => page.fill('#text', text));
+  assert.equal(await page.inputValue('#text'), text);
+  const note = page.locator('#link-note');
+  await note.waitFor({ state: 'visible' });
+  assert.equal(await note.getAttribute('role'), 'status');
+  const computed = tokenize.computedText(text);
+  assert.equal(computed, text.slice(0, computed.length));
+  assert.match(await note.textContent(), new RegExp(`too long for a link: the link holds only the ${computed.length.toLocaleString('en')} characters that are computed, of ${text.length.toLocaleString('en')}\\. The text box keeps everything`));
+  await waitForHashText(page, computed);
+  // The link gives the same tokens, hence the same result.
+  assert.deepEqual(tokenize.splitSentences(await hashText(page)), tokenize.splitSentences(text));
+  // A short text fits again: the note goes away.
+  await assertStillWorks(page);
+  assert.equal(await note.isHidden(), true);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('10 000 tokens and 20 sentences: the computed part is named, the text kept; too many scores are refused', async () => {
+  const { page, problems } = await openPage(browser, server);
+  const tokens = 'a '.repeat(10_000);
+  await change(page, () => page.fill('#text', tokens));
   const count = await page.textContent('#token-count');
   assert.match(count, /^1024 tokens/);
-  assert.match(count, /cut/i);
-  // Ten sentences of 1 000 tokens: more scores than the page keeps; refused by size.
-  await page.fill('#text', Array.from({ length: 10 }, () => 'b '.repeat(999)).join('\n'));
+  assert.match(count, /Computing 1,024 of 10,000 tokens \(at most 1,024 tokens per sentence\); the rest is kept in the box/);
+  assert.equal(await page.inputValue('#text'), tokens);
+  // Editing a chip changes that token only; the tokens beyond the computed part stay.
+  await page.click('#chips button.chip >> nth=0');
+  await change(page, async () => { await page.fill('#chips input.chip', 'z'); await page.press('#chips input.chip', 'Enter'); });
+  assert.equal(await page.inputValue('#text'), `z ${'a '.repeat(9_999)}`);
+  // Twenty sentences: the first sixteen are computed.
+  const lines = Array.from({ length: 20 }, (_, i) => `line ${i + 1}`).join('\n');
+  await change(page, () => page.fill('#text', lines));
+  assert.match(await page.textContent('#token-count'), /^32 tokens in 16 sentences .* Computing 32 of 40 tokens \(the first 16 of 20 sentences\); the rest is kept in the box\.$/);
+  assert.equal(await page.inputValue('#text'), lines);
+  assert.match(await page.textContent('#status-text'), /B=16, T=2,/);
+  // Ten sentences of 1 000 tokens: more scores than the page keeps; refused by size, text kept.
+  const ten = Array.from({ length: 10 }, () => 'b '.repeat(999)).join('\n');
+  await page.fill('#text', ten);
   await page.waitForFunction(() => !document.getElementById('error').hidden, null, { timeout: 60_000 });
   assert.match(await errorText(page), /attention scores per step .* Use fewer heads, tokens or sentences/);
+  assert.equal(await page.inputValue('#text'), ten);
   await assertStillWorks(page);
   assert.deepEqual(problems, []);
   await page.close();
 });
 
-test('d_model 0 and heads 17 are clamped to the limits, visibly', async () => {
-  const { page, problems } = await openPage(browser, server);
+test('d_model 0 and heads 17 are clamped with a note naming the limit; other settings are kept', async () => {
+  const { page, problems } = await openPage(browser, server, await linkFor({ text: 'my settings stay', seed: 7, mask: 'causal', dK: 4 }));
   await setNumber(page, 'dModel', 0);
   assert.equal(await page.inputValue('#dModel'), '1');
   assert.match(await page.textContent('#status-text'), /d_model=1,/);
+  assert.equal(await page.textContent('#dModel-note'), 'd_model must be 1–512; using 1');
   await setNumber(page, 'heads', 17);
   assert.equal(await page.inputValue('#heads'), '16');
   assert.match(await page.textContent('#status-text'), /heads=16,/);
+  assert.equal(await page.textContent('#heads-note'), 'heads must be 1–16; using 16');
+  // The notes are announced and tied to their fields.
+  assert.deepEqual(await page.evaluate(() => [heads.getAttribute('aria-describedby'), document.getElementById('heads-note').getAttribute('role')]), ['heads-note', 'status']);
+  assert.equal(await page.isVisible('#dModel-note'), true, 'the d_model note went away when heads changed');
+  // Everything else the visitor chose is still there.
+  const s = await settings(page);
+  assert.deepEqual([s.text, s.seed, s.mask, s.dK], ['my settings stay', '7', 'causal', '4']);
   // The fields say what they accept.
   assert.deepEqual(await page.evaluate(() => [dModel.min, dModel.max, heads.min, heads.max]), ['1', '512', '1', '16']);
   await setNumber(page, 'dModel', -1e308);
   assert.equal(await page.inputValue('#dModel'), '1');
+  assert.equal(await page.textContent('#dModel-note'), 'd_model must be 1–512; using 1');
+  await setNumber(page, 'dK', 2.5);
+  assert.equal(await page.textContent('#dK-note'), 'd_k must be a whole number 1–256; using 3');
+  await change(page, () => page.selectOption('#scaleMode', 'temperature'));
+  await setNumber(page, 'temperature', -2);
+  assert.equal(await page.textContent('#temperature-note'), 'temperature must be above 0 and at most 1,000,000; using 1');
+  // An in-range value clears its note.
+  await setNumber(page, 'heads', 4);
+  assert.equal(await page.isHidden('#heads-note'), true);
+  assert.equal(await page.textContent('#status-text').then((t) => /heads=4,/.test(t)), true);
   await assertStillWorks(page);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('long work: each engine step and the reference check are named, with the time elapsed', async () => {
+  const { page, problems } = await openPage(browser, server);
+  assert.equal(await page.getAttribute('#step-text', 'role'), 'status');
+  // Record every text the step line shows.
+  await page.evaluate(() => {
+    window.__steps = [];
+    window.__elapsed = [];
+    const text = document.getElementById('step-text');
+    const elapsed = document.getElementById('step-elapsed');
+    new MutationObserver(() => window.__steps.push(text.textContent)).observe(text, { childList: true, characterData: true, subtree: true });
+    new MutationObserver(() => window.__elapsed.push(elapsed.textContent)).observe(elapsed, { childList: true, characterData: true, subtree: true });
+  });
+  await change(page, async () => {
+    await page.selectOption('#preset', 'long512'); // 512 tokens, 8 heads
+    await page.check('#positional');
+    await page.check('#block');
+  });
+  await page.waitForFunction(() => /^All 4 steps done in \d+\.\d s\.$/.test(document.getElementById('step-text').textContent), null, { timeout: 60_000 });
+  const steps = await page.evaluate(() => window.__steps.filter((t) => t));
+  for (const want of ['Step 1 of 4: positional encoding…', 'Step 2 of 4: adding position to the embeddings…', 'Step 3 of 4: transformer block…', 'Step 4 of 4: checking against the double-precision reference…'])
+    assert.ok(steps.includes(want), `${want} not shown; shown: ${steps.join(' | ')}`);
+  assert.ok(steps.indexOf('Step 3 of 4: transformer block…') < steps.indexOf('Step 4 of 4: checking against the double-precision reference…'));
+  const elapsed = await page.evaluate(() => window.__elapsed.filter((t) => t));
+  assert.ok(elapsed.length > 0 && elapsed.every((t) => /^\d+\.\d s$/.test(t)), `elapsed: ${elapsed.join(' | ')}`);
+  assert.match(await page.textContent('#status-text'), /T=512, d_model=64, heads=8/);
+  await page.waitForSelector('#verified-body [data-max-rel]');
+  console.log(`# long work: ${steps.length} step texts, ${elapsed.length} elapsed-time updates, last ${elapsed.at(-1)}`);
   assert.deepEqual(problems, []);
   await page.close();
 });
