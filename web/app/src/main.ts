@@ -96,6 +96,9 @@ async function run(): Promise<void> {
   status.textContent = `Computing ${model.B}×${model.T} tokens, ${model.H} head${model.H > 1 ? 's' : ''}…`;
   // The steps: the engine calls, then the double-precision check of their result.
   const steps = startSteps(id);
+  // Marks for web/bench/site-bench.mjs: an update is the engine's compute plus
+  // the redraw of the views (the reference check runs after, off the page).
+  performance.mark('attnscope:update:start');
   try {
     const r = await runModel(model, state.positional, state.block, (done, total, step) => {
       if (id !== runId) return;
@@ -113,7 +116,12 @@ async function run(): Promise<void> {
     steps.show(progress.max, progress.max, 'checking against the double-precision reference');
     byId('status').dataset.busy = '0';
     byId('pipeline').setAttribute('aria-busy', 'false');
+    performance.mark('attnscope:compute:end');
     renderResult();
+    performance.mark('attnscope:update:end');
+    performance.measure('attnscope:update', 'attnscope:update:start', 'attnscope:update:end');
+    performance.measure('attnscope:compute', 'attnscope:update:start', 'attnscope:compute:end');
+    performance.measure('attnscope:render', 'attnscope:compute:end', 'attnscope:update:end');
     document.body.dataset.ready = String(id);
     renderVerified(r, () => id === runId, (ok) => {
       progress.value = progress.max;
