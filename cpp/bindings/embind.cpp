@@ -126,7 +126,7 @@ val tensor_out(const attnscope::Tensor& t) {
   return out;
 }
 
-val attention_trace_out(const attnscope::AttentionTrace& t) {
+val trace_out(const attnscope::AttentionTrace& t) {
   val out = val::object();
   out.set("scores", tensor_out(t.scores));
   out.set("scaled", tensor_out(t.scaled));
@@ -135,16 +135,8 @@ val attention_trace_out(const attnscope::AttentionTrace& t) {
   return out;
 }
 
-val attention_out(const attnscope::AttentionResult& r) {
-  val out = val::object();
-  out.set("output", tensor_out(r.output));
-  out.set("fullyMasked", copy_out("Uint8Array", r.fully_masked));
-  out.set("fullyMaskedCount", static_cast<double>(r.fully_masked_count));
-  if (r.trace) out.set("trace", attention_trace_out(*r.trace));
-  return out;
-}
 
-val self_attention_trace_out(const attnscope::SelfAttentionTrace& t) {
+val trace_out(const attnscope::SelfAttentionTrace& t) {
   val out = val::object();
   out.set("q", tensor_out(t.q));
   out.set("k", tensor_out(t.k));
@@ -158,19 +150,21 @@ val self_attention_trace_out(const attnscope::SelfAttentionTrace& t) {
   return out;
 }
 
-val self_attention_out(const attnscope::SelfAttentionResult& r) {
+/// AttentionResult and SelfAttentionResult share their layout; only the trace differs.
+template <class Result>
+val attention_result_out(const Result& r) {
   val out = val::object();
   out.set("output", tensor_out(r.output));
   out.set("fullyMasked", copy_out("Uint8Array", r.fully_masked));
   out.set("fullyMaskedCount", static_cast<double>(r.fully_masked_count));
-  if (r.trace) out.set("trace", self_attention_trace_out(*r.trace));
+  if (r.trace) out.set("trace", trace_out(*r.trace));
   return out;
 }
 
 val block_out(const attnscope::BlockResult& r) {
   val out = val::object();
   out.set("output", tensor_out(r.output));
-  out.set("attention", self_attention_out(r.trace.attention));
+  out.set("attention", attention_result_out(r.trace.attention));
   out.set("attentionResidual", tensor_out(r.trace.attention_residual));
   out.set("norm1", tensor_out(r.trace.norm1));
   out.set("ffHidden", tensor_out(r.trace.ff_hidden));
@@ -215,14 +209,14 @@ val guarded(F&& compute) {
 
 val self_attention(val x, val weights, val options) {
   return guarded([&] {
-    return self_attention_out(attnscope::self_attention(
+    return attention_result_out(attnscope::self_attention(
         to_tensor(x), to_self_attention_weights(weights), to_options(options)));
   });
 }
 
 val attention(val q, val k, val v, val options) {
   return guarded([&] {
-    return attention_out(
+    return attention_result_out(
         attnscope::attention(to_tensor(q), to_tensor(k), to_tensor(v), to_options(options)));
   });
 }

@@ -30,6 +30,7 @@ export type {
   NormParams,
   LinearParams,
   BlockAttentionParams,
+  ProjectionWeights,
   TransformerBlockArgs,
   TransformerBlockResult,
   MemoryUsage,

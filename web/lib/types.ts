@@ -76,12 +76,8 @@ export interface AttentionCommonOptions {
   trace?: boolean;
 }
 
-/** Arguments of {@link AttnScope.selfAttention}. */
-export interface SelfAttentionArgs extends AttentionCommonOptions {
-  /** Input embeddings, (B, T, C) or (T, C). */
-  x: TensorInput;
-  /** Shape of `x`: `[B, T, C]` or `[T, C]`. Optional when `x` is nested. */
-  shape?: readonly number[];
+/** The query, key and value projections of multi-head attention, with optional biases. */
+export interface ProjectionWeights {
   /** Query projection (C, H·d_k). */
   wq: TensorInput;
   /** Key projection (C, H·d_k). */
@@ -94,6 +90,14 @@ export interface SelfAttentionArgs extends AttentionCommonOptions {
   bk?: TensorInput;
   /** Value bias (H·d_v). */
   bv?: TensorInput;
+}
+
+/** Arguments of {@link AttnScope.selfAttention}. */
+export interface SelfAttentionArgs extends AttentionCommonOptions, ProjectionWeights {
+  /** Input embeddings, (B, T, C) or (T, C). */
+  x: TensorInput;
+  /** Shape of `x`: `[B, T, C]` or `[T, C]`. Optional when `x` is nested. */
+  shape?: readonly number[];
   /** Output projection (H·d_v, C_out), applied to the concatenated heads. */
   wo?: TensorInput;
   /** Output bias (C_out). */
@@ -262,19 +266,7 @@ export interface LinearParams {
 }
 
 /** Attention weights of a transformer block; `wo` is required so the residual matches C. */
-export interface BlockAttentionParams {
-  /** Query projection (C, H·d_k). */
-  wq: TensorInput;
-  /** Key projection (C, H·d_k). */
-  wk: TensorInput;
-  /** Value projection (C, H·d_v). */
-  wv: TensorInput;
-  /** Query bias (H·d_k). */
-  bq?: TensorInput;
-  /** Key bias (H·d_k). */
-  bk?: TensorInput;
-  /** Value bias (H·d_v). */
-  bv?: TensorInput;
+export interface BlockAttentionParams extends ProjectionWeights {
   /** Output projection (H·d_v, C). */
   wo: TensorInput;
   /** Output bias (C). */
