@@ -1,5 +1,6 @@
 // Shared set-up for the site's end-to-end tests: a static server for web/app/dist
 // (vite preview, started directly so its pid can be killed) and headless Chromium.
+import { after, before } from 'node:test';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -74,4 +75,21 @@ export function watch(page) {
 export async function waitReady(page, after = 0) {
   await page.waitForFunction((n) => Number(document.body.dataset.ready ?? 0) > n && document.getElementById('status')?.dataset.busy === '0', after, { timeout: 60_000 });
   return Number(await page.evaluate(() => document.body.dataset.ready));
+}
+
+/**
+ * Starts the built site's server and a browser before a test file's tests and
+ * stops both after them. The handles are filled in once `before` has run.
+ */
+export function useSite() {
+  const site = { server: undefined, browser: undefined };
+  before(async () => {
+    site.server = await startServer();
+    site.browser = await launch();
+  });
+  after(async () => {
+    await site.browser?.close();
+    site.server?.stop();
+  });
+  return site;
 }

@@ -6,21 +6,12 @@
 // Long work shows which step runs and for how long.
 import assert from 'node:assert/strict';
 import { deflateRawSync } from 'node:zlib';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
-import { launch, startServer, waitReady } from './harness.mjs';
+import { useSite, waitReady } from './harness.mjs';
 import { appModules, assertStillWorks, change, linkFor, openPage } from './robustness-helpers.mjs';
 
-let server;
-let browser;
-before(async () => {
-  server = await startServer();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  server?.stop();
-});
+const site = useSite();
 
 const errorText = (page) => page.textContent('#error');
 const settings = (page) => page.evaluate(() => Object.fromEntries(['text', 'dModel', 'dK', 'dV', 'heads', 'seed', 'mask'].map((id) => [id, document.getElementById(id).value])));
@@ -34,20 +25,20 @@ async function setNumber(page, id, value) {
 
 test('URL: oversized, non-JSON and out-of-range links are refused or clamped with a message', async () => {
   // Larger than the fragment limit: refused before decoding.
-  const big = await openPage(browser, server, `#s=${'A'.repeat(300_000)}`);
+  const big = await openPage(site.browser, site.server, `#s=${'A'.repeat(300_000)}`);
   assert.match(await errorText(big.page), /too large/);
   await assertStillWorks(big.page);
   assert.deepEqual(big.problems, []);
   await big.page.close();
 
   // Valid deflate around text that is not JSON.
-  const notJson = await openPage(browser, server, `#s=${deflateRawSync(Buffer.from('{"text": "unterminated')).toString('base64url')}`);
+  const notJson = await openPage(site.browser, site.server, `#s=${deflateRawSync(Buffer.from('{"text": "unterminated')).toString('base64url')}`);
   assert.match(await errorText(notJson.page), /not valid JSON/);
   await assertStillWorks(notJson.page);
   await notJson.page.close();
 
   // A deflate bomb: 50 MB of spaces in a 50 KB link.
-  const bomb = await openPage(browser, server, `#s=${deflateRawSync(Buffer.alloc(50_000_000, 0x20)).toString('base64url')}`);
+  const bomb = await openPage(site.browser, site.server, `#s=${deflateRawSync(Buffer.alloc(50_000_000, 0x20)).toString('base64url')}`);
   assert.match(await errorText(bomb.page), /could not be read|too large/);
   await assertStillWorks(bomb.page);
   await bomb.page.close();
@@ -56,7 +47,7 @@ test('URL: oversized, non-JSON and out-of-range links are refused or clamped wit
   const { state } = await import('./robustness-helpers.mjs').then((m) => m.appModules());
   const raw = { ...state.defaultState(), text: 'clamped link', dModel: 0, heads: 17, dK: 1e308, hidden: -5, seed: 'x', temperature: -1, mask: '<b>', edits: { 'wq:0,0': 'NaN', 'wq:0,1': 1e999 } };
   const hash = `#s=${deflateRawSync(Buffer.from(JSON.stringify(raw))).toString('base64url')}`;
-  const hostile = await openPage(browser, server, hash);
+  const hostile = await openPage(site.browser, site.server, hash);
   const s = await settings(hostile.page);
   assert.deepEqual([s.text, s.dModel, s.heads, s.dK, s.mask], ['clamped link', '1', '16', '256', 'none']);
   assert.match(await hostile.page.textContent('#status-text'), /d_model=1, heads=16/);
@@ -71,7 +62,7 @@ test('URL: oversized, non-JSON and out-of-range links are refused or clamped wit
 });
 
 test('JSON import: malformed, hostile and oversized files are refused; text and settings kept', async () => {
-  const { page, problems } = await openPage(browser, server, await linkFor({ text: 'my own sentence stays', seed: 5, mask: 'causal' }));
+  const { page, problems } = await openPage(site.browser, site.server, await linkFor({ text: 'my own sentence stays', seed: 5, mask: 'causal' }));
   const kept = await settings(page);
   const refuse = async (name, body, message) => {
     await page.evaluate(() => { const e = document.getElementById('error'); e.hidden = true; e.textContent = ''; });
@@ -99,7 +90,7 @@ test('JSON import: malformed, hostile and oversized files are refused; text and 
 });
 
 test('cell edits: values that overflow float are rejected by the engine with a message, then cleared', async () => {
-  const { page, problems } = await openPage(browser, server);
+  const { page, problems } = await openPage(site.browser, site.server);
   await page.selectOption('#edit-matrix', 'wq');
   // 1e39 is a finite double but not a float: the engine refuses it by name.
   await page.fill('#edit-value', '1e39');
@@ -148,7 +139,7 @@ async function waitForHashText(page, text) {
 }
 
 test('1 MB of pasted text: all of it stays in the box and in the link; the computed part is named', async () => {
-  const { page, problems } = await openPage(browser, server);
+  const { page, problems } = await openPage(site.browser, site.server);
   const mb = 'attention is all you need. '.repeat(40_000); // 1.08 MB, 240 000 tokens
   const t0 = Date.now();
   await change(page, () => page.fill('#text', mb));
@@ -161,7 +152,7 @@ test('1 MB of pasted text: all of it stays in the box and in the link; the compu
   // This text compresses well: the link holds all of it, and opening it restores all of it.
   await waitForHashText(page, mb);
   assert.equal(await page.isHidden('#link-note'), true);
-  const reopened = await openPage(browser, server, new URL(page.url()).hash);
+  const reopened = await openPage(site.browser, site.server, new URL(page.url()).hash);
   assert.equal(await reopened.page.inputValue('#text'), mb);
   await reopened.page.close();
   await assertStillWorks(page);
@@ -170,7 +161,7 @@ test('1 MB of pasted text: all of it stays in the box and in the link; the compu
 });
 
 test('text too long for a link: the link holds the computed part and says so; the box keeps all', async () => {
-  const { page, problems } = await openPage(browser, server);
+  const { page, problems } = await openPage(site.browser, site.server);
   const text = randomWords(300_000).trim(); // ~33 000 tokens of random letters: ~240 000 characters once compressed
   const { tokenize } = await appModules();
   await change(page, () => page.fill('#text', text));
@@ -192,7 +183,7 @@ test('text too long for a link: the link holds the computed part and says so; th
 });
 
 test('10 000 tokens and 20 sentences: the computed part is named, the text kept; too many scores are refused', async () => {
-  const { page, problems } = await openPage(browser, server);
+  const { page, problems } = await openPage(site.browser, site.server);
   const tokens = 'a '.repeat(10_000);
   await change(page, () => page.fill('#text', tokens));
   const count = await page.textContent('#token-count');
@@ -221,7 +212,7 @@ test('10 000 tokens and 20 sentences: the computed part is named, the text kept;
 });
 
 test('d_model 0 and heads 17 are clamped with a note naming the limit; other settings are kept', async () => {
-  const { page, problems } = await openPage(browser, server, await linkFor({ text: 'my settings stay', seed: 7, mask: 'causal', dK: 4 }));
+  const { page, problems } = await openPage(site.browser, site.server, await linkFor({ text: 'my settings stay', seed: 7, mask: 'causal', dK: 4 }));
   await setNumber(page, 'dModel', 0);
   assert.equal(await page.inputValue('#dModel'), '1');
   assert.match(await page.textContent('#status-text'), /d_model=1,/);
@@ -256,7 +247,7 @@ test('d_model 0 and heads 17 are clamped with a note naming the limit; other set
 });
 
 test('long work: each engine step and the reference check are named, with the time elapsed', async () => {
-  const { page, problems } = await openPage(browser, server);
+  const { page, problems } = await openPage(site.browser, site.server);
   assert.equal(await page.getAttribute('#step-text', 'role'), 'status');
   // Record every text the step line shows.
   await page.evaluate(() => {

@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
-import { launch, repo, startServer } from './harness.mjs';
+import { repo, useSite } from './harness.mjs';
 import { assertStillWorks, change, linkFor, openPage } from './robustness-helpers.mjs';
 
 // ---------- static checks (no browser) ----------
@@ -78,16 +78,7 @@ test('the built page has a strict Content-Security-Policy', () => {
 
 // ---------- in the browser ----------
 
-let server;
-let browser;
-before(async () => {
-  server = await startServer();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  server?.stop();
-});
+const site = useSite();
 
 const kPayloads = [
   '<img src=x onerror="window.__pwned=1;alert(1)">',
@@ -109,7 +100,7 @@ async function assertInert(page, problems) {
 }
 
 test('the page loads and computes under its CSP without violations', async () => {
-  const { page, problems } = await openPage(browser, server);
+  const { page, problems } = await openPage(site.browser, site.server);
   assert.match(await page.textContent('#status-text'), /Computed by the engine/);
   assert.deepEqual(await page.evaluate(() => window.__cspViolations), []);
   // The policy is enforced: an inline script added now does not run.
@@ -127,7 +118,7 @@ test('the page loads and computes under its CSP without violations', async () =>
 });
 
 test('script injection through tokens renders as text', async () => {
-  const { page, problems } = await openPage(browser, server);
+  const { page, problems } = await openPage(site.browser, site.server);
   await change(page, () => page.fill('#text', kPayloadText));
   assert.equal(await page.inputValue('#text'), kPayloadText);
   const chips = await page.$$eval('#chips button.chip', (bs) => bs.map((b) => b.textContent).join(' '));
@@ -144,12 +135,12 @@ test('script injection through tokens renders as text', async () => {
 
 test('script injection through a shared link renders as text', async () => {
   const hash = await linkFor({ text: kPayloadText, preset: '<script>alert(7)</script>', edits: { '<img src=x onerror=alert(8)>': 1, 'wq:0,0': 0.5 } });
-  const { page, problems } = await openPage(browser, server, hash);
+  const { page, problems } = await openPage(site.browser, site.server, hash);
   assert.equal(await page.inputValue('#text'), kPayloadText);
   assert.ok((await page.textContent('#chips')).includes('onerror'));
   await assertInert(page, problems);
   // A raw fragment with markup is not state at all: it is ignored, not parsed.
-  const raw = await openPage(browser, server, '#s=<img src=x onerror=alert(9)>');
+  const raw = await openPage(site.browser, site.server, '#s=<img src=x onerror=alert(9)>');
   await assertInert(raw.page, raw.problems);
   await assertStillWorks(raw.page);
   await page.close();
@@ -157,7 +148,7 @@ test('script injection through a shared link renders as text', async () => {
 });
 
 test('script injection through an imported weights file renders as text', async () => {
-  const { page, problems } = await openPage(browser, server);
+  const { page, problems } = await openPage(site.browser, site.server);
   const text = await page.inputValue('#text');
   // Not JSON at all: the parser's message quotes the start of the file.
   await page.setInputFiles('#import-weights', { name: '<img src=x onerror=alert(10)>.json', mimeType: 'application/json', buffer: Buffer.from(kPayloads[0]) });

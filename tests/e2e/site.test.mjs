@@ -2,31 +2,22 @@
 // Any console error, failed request or dialog fails the test that caused it.
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import { join } from 'node:path';
 
 import { createAttnScope } from 'attnscope';
-import { launch, screenshots, startServer, waitReady, watch } from './harness.mjs';
+import { screenshots, useSite, waitReady, watch } from './harness.mjs';
 
-let server;
-let browser;
+const site = useSite();
 let engine;
-
 before(async () => {
-  server = await startServer();
-  browser = await launch();
   engine = await createAttnScope();
 });
 
-after(async () => {
-  await browser?.close();
-  server?.stop();
-});
-
 async function open(hash = '') {
-  const page = await browser.context.newPage();
+  const page = await site.browser.context.newPage();
   const problems = watch(page);
-  await page.goto(server.url + hash);
+  await page.goto(site.server.url + hash);
   const ready = await waitReady(page);
   return { page, problems, ready };
 }
@@ -325,11 +316,11 @@ test('weights round-trip through export and import', async () => {
 });
 
 test('dark colour scheme, narrow screens and reduced motion render without overflow', async () => {
-  const page = await browser.context.newPage();
+  const page = await site.browser.context.newPage();
   const problems = watch(page);
   await page.emulateMedia({ colorScheme: 'dark', reducedMotion: 'reduce' });
   await page.setViewportSize({ width: 420, height: 900 });
-  await page.goto(server.url);
+  await page.goto(site.server.url);
   await waitReady(page);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 0, `page is ${overflow}px wider than the screen`);
