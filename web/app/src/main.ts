@@ -12,7 +12,7 @@ import { computedPart } from './tokenize';
 import { textLimitNote } from './text-limits';
 import { decodeLink, linkState } from './url-state';
 import { barsSvg } from './views/bars';
-import { heatmapElement, heatmapSvg } from './views/heatmap';
+import { forgetTheme, heatmapElement, heatmapSvg } from './views/heatmap';
 import { linesSvg } from './views/lines';
 import { composeSvg } from './views/compose';
 import { indexLabels, type MatrixView } from './views/matrix';
@@ -42,15 +42,42 @@ function buildModel(s: AppState): Model {
   return modelCache.model;
 }
 
+// Widths of the containers the views are sized to, kept by a ResizeObserver: reading
+// clientWidth while drawing forces a synchronous layout of the freshly changed page.
+const widths = new Map<string, number>();
+function observeWidths(...ids: string[]): void {
+  const ro = new ResizeObserver((entries) => {
+    for (const e of entries) widths.set(e.target.id, (e.target as HTMLElement).clientWidth);
+  });
+  for (const id of ids) ro.observe(byId(id));
+}
+function widthOf(id: string): number {
+  let w = widths.get(id);
+  if (w === undefined) widths.set(id, (w = byId(id).clientWidth)); // before the first observation
+  return w;
+}
+
+// Canvases of the previous update, redrawn in place by the next one (by slot: view and index).
+const canvases = new Map<string, HTMLCanvasElement>();
+function canvasSlot(slot: string, make: (reuse: HTMLCanvasElement | null) => HTMLCanvasElement): HTMLCanvasElement {
+  const c = make(canvases.get(slot) ?? null);
+  canvases.set(slot, c);
+  return c;
+}
+
 // ---------- state changes ----------
 
-function update(patch: Partial<AppState>, recompute = true): void {
+/**
+ * `runDelay` 0 runs at once: for changes already debounced (typing) or made in one
+ * step (a token edited); controls that fire in bursts (number spinners) wait kRunDelay.
+ */
+function update(patch: Partial<AppState>, recompute = true, runDelay = kRunDelay): void {
   // The visitor's own text is kept whole: only what is computed is limited.
   const text = typeof patch.text === 'string' ? patch.text : state.text;
   state = { ...sanitizeState({ ...state, ...patch }), text };
   if (recompute) {
     syncControls();
-    scheduleRun();
+    scheduleRun(runDelay);
   } else {
     renderResult();
   }
@@ -58,24 +85,43 @@ function update(patch: Partial<AppState>, recompute = true): void {
 }
 
 let urlTimer = 0;
+/**
+ * Writes the state to the address bar once things are quiet: compressing the state
+ * and history.replaceState take milliseconds, so they wait while a run is pending
+ * and the run writes the address after its views are painted.
+ */
 function scheduleUrl(): void {
   clearTimeout(urlTimer);
-  urlTimer = window.setTimeout(async () => {
-    const link = await linkState(state);
-    history.replaceState(null, '', link.hash ?? `${location.pathname}${location.search}`);
-    const note = byId('link-note');
-    note.textContent = link.note;
-    note.hidden = !link.note;
+  urlTimer = window.setTimeout(() => {
+    if (!runPending) void writeUrl(); // else the run writes it once drawn
   }, 150);
 }
 
+async function writeUrl(): Promise<void> {
+  const link = await linkState(state);
+  history.replaceState(null, '', link.hash ?? `${location.pathname}${location.search}`);
+  const note = byId('link-note');
+  note.textContent = link.note;
+  note.hidden = !link.note;
+}
+
+const kRunDelay = 120; // ms: the one debounce between an input and its run
 let runTimer = 0;
-function scheduleRun(): void {
+let runPending = false; // a run is scheduled or in flight
+function scheduleRun(delay = kRunDelay): void {
   clearTimeout(runTimer);
-  runTimer = window.setTimeout(run, 120);
+  runPending = true;
+  if (delay <= 0) void run();
+  else runTimer = window.setTimeout(run, delay);
+}
+
+/** After the next paint: for work the visitor does not wait for (the check, the address bar). */
+function afterPaint(work: () => unknown): void {
+  requestAnimationFrame(() => setTimeout(work, 0));
 }
 
 async function run(): Promise<void> {
+  clearTimeout(runTimer);
   const id = ++runId;
   const model = buildModel(state);
   const entries = model.B * model.H * model.T * model.T;
@@ -86,6 +132,7 @@ async function run(): Promise<void> {
     byId('status').dataset.checking = '0';
     byId('step-text').textContent = '';
     byId('step-elapsed').textContent = '';
+    runPending = false;
     err.textContent = `This input needs ${entries.toLocaleString('en')} attention scores per step (batch × heads × tokens²). The page keeps every intermediate for inspection, so it is limited to ${kMaxScoreEntries.toLocaleString('en')} (for example 16 heads × 512 tokens). Use fewer heads, tokens or sentences.`;
     return;
   }
@@ -122,13 +169,23 @@ async function run(): Promise<void> {
     performance.measure('attnscope:update', 'attnscope:update:start', 'attnscope:update:end');
     performance.measure('attnscope:compute', 'attnscope:update:start', 'attnscope:compute:end');
     performance.measure('attnscope:render', 'attnscope:compute:end', 'attnscope:update:end');
-    document.body.dataset.ready = String(id);
-    renderVerified(r, () => id === runId, (ok) => {
-      progress.value = progress.max;
-      steps.finish(ok ? `All ${progress.max} steps done` : `Step ${progress.max} of ${progress.max} failed (see Verified)`);
+    runPending = false;
+    // The double-precision check and the address bar wait until the views are on
+    // screen; the page counts as ready once its link (and link note) is written too.
+    afterPaint(async () => {
+      if (id !== runId) return;
+      renderVerified(r, () => id === runId, (ok) => {
+        progress.value = progress.max;
+        steps.finish(ok ? `All ${progress.max} steps done` : `Step ${progress.max} of ${progress.max} failed (see Verified)`);
+      });
+      clearTimeout(urlTimer);
+      await writeUrl().catch(() => undefined);
+      if (id === runId) document.body.dataset.ready = String(id);
     });
   } catch (e) {
     if (id !== runId) return;
+    runPending = false;
+    scheduleUrl();
     steps.finish('Stopped: the engine rejected this input', 'after');
     const err = byId('error');
     err.hidden = false;
@@ -214,17 +271,32 @@ function renderChips(): void {
   const box = byId('chips');
   const part = computedPart(state.text);
   const lines = part.sentences.map((s) => s.tokens); // chips for the computed tokens only
-  const frag = document.createDocumentFragment();
+  // An edit changes a token or two: the chips already there are updated in place and
+  // only missing ones are created, so the row is not rebuilt and laid out from scratch.
+  const old = box.children;
+  let at = 0;
+  const place = (tag: 'span' | 'button', cls: string, text: string, attrs: Record<string, string>) => {
+    let el = old[at] as HTMLElement | undefined;
+    if (!el || el.tagName.toLowerCase() !== tag || el.className !== cls) {
+      const made = h(tag, { class: cls, ...(tag === 'button' ? { type: 'button' } : {}) });
+      if (el) box.insertBefore(made, el);
+      else box.append(made);
+      el = made;
+    }
+    if (el.textContent !== text) el.textContent = text;
+    for (const [k, v] of Object.entries(attrs)) if (el.getAttribute(k) !== v) el.setAttribute(k, v);
+    at++;
+  };
   let count = 0;
   lines.forEach((tokens, line) => {
-    if (lines.length > 1) frag.append(h('span', { class: 'chip-line' }, `sentence ${line + 1}`));
+    if (lines.length > 1) place('span', 'chip-line', `sentence ${line + 1}`, {});
     tokens.forEach((tok, t) => {
       // Buttons are cheap to lay out even by the thousand; an input appears only while editing.
-      frag.append(h('button', { type: 'button', class: 'chip', 'aria-label': `token ${t + 1} of sentence ${line + 1}: ${tok}. Press to edit.`, 'data-line': line, 'data-index': t }, tok));
+      place('button', 'chip', tok, { 'aria-label': `token ${t + 1} of sentence ${line + 1}: ${tok}. Press to edit.`, 'data-line': String(line), 'data-index': String(t) });
       count++;
     });
   });
-  box.replaceChildren(frag);
+  while (old.length > at) old[old.length - 1].remove();
   byId('token-count').textContent = `${count} tokens${lines.length > 1 ? ` in ${lines.length} sentences (padded to the longest)` : ''}. Edit a token below; empty it to remove it.${textLimitNote(part)}`;
 }
 
@@ -247,7 +319,7 @@ function editChip(chip: HTMLElement): void {
     const before = state.text.slice(0, sentence.start[index]);
     let after = state.text.slice(sentence.end[index]);
     if (input.value === '') after = after.replace(/^[ \t]+/, ''); // a removed word takes its space with it
-    update({ text: before + input.value + after, preset: null });
+    update({ text: before + input.value + after, preset: null }, true, 0); // one edit: no need to wait for more
   };
   input.addEventListener('keydown', (e) => {
     if (e.key === 'Enter') finish(true);
@@ -276,7 +348,8 @@ function bindControls(): void {
   byId<HTMLTextAreaElement>('text').addEventListener('input', (e) => {
     clearTimeout(textTimer);
     const value = (e.target as HTMLTextAreaElement).value;
-    textTimer = window.setTimeout(() => update({ text: value, preset: null }), 250);
+    // Typing is debounced here once; the run then starts at once (no second wait).
+    textTimer = window.setTimeout(() => update({ text: value, preset: null }, true, 0), kRunDelay);
   });
   byId('chips').addEventListener('click', (e) => {
     const chip = (e.target as HTMLElement).closest<HTMLElement>('button.chip');
@@ -405,7 +478,8 @@ function renderEditor(): void {
     const key = name === 'x' ? `x:${m.b},${editCell[0]},${editCell[1]}` : `${name}:${editCell[0]},${editCell[1]}`;
     update({ edits: { ...state.edits, [key]: v }, preset: null });
   });
-  const hm = heatmapElement(view, { selected: editCell, maxWidth: Math.min(420, byId('editor').clientWidth || 420), onSelect: (i, j) => { editCell = [i, j]; setField(); } });
+  const hm = heatmapElement(view, { selected: editCell, maxWidth: Math.min(420, widthOf('editor') || 420), onSelect: (i, j) => { editCell = [i, j]; setField(); } }, canvases.get('editor'));
+  canvases.set('editor', hm);
   setField();
   byId('editor').replaceChildren(h('p', { class: 'edit-row' }, where, field), h('div', { class: 'scroll' }, hm));
 }
@@ -425,11 +499,23 @@ function renderResult(): void {
   fillSelect(byId('walk-query'), r.model.T, Math.floor(walkPlayer.position / kWalkSteps.length), (k) => `${k + 1}: ${r.model.tokens[b][k]}`);
 
   const stageList = byId('stages');
-  clear(stageList);
-  stages.forEach((st, k) => {
-    const btn = h('button', { type: 'button', 'aria-current': k === state.stage ? 'step' : null, 'data-stage': st.id }, st.label);
-    btn.addEventListener('click', () => stagePlayer.go(k));
-    stageList.append(h('li', { class: k < state.stage ? 'done' : k === state.stage ? 'current' : '' }, btn));
+  const stageKey = stages.map((st) => `${st.id}:${st.label}`).join('|');
+  if (stageList.dataset.key !== stageKey) {
+    // Built when the stages change (block on/off, scale label); otherwise only the marks move.
+    stageList.dataset.key = stageKey;
+    clear(stageList);
+    stages.forEach((st, k) => {
+      const btn = h('button', { type: 'button', 'data-stage': st.id }, st.label);
+      btn.addEventListener('click', () => stagePlayer.go(k));
+      stageList.append(h('li', {}, btn));
+    });
+  }
+  Array.from(stageList.children).forEach((li, k) => {
+    const cls = k < state.stage ? 'done' : k === state.stage ? 'current' : '';
+    if (li.className !== cls) li.className = cls;
+    const btn = li.firstElementChild!;
+    if (k === state.stage) btn.setAttribute('aria-current', 'step');
+    else btn.removeAttribute('aria-current');
   });
   if (state.stage >= stages.length) state.stage = stages.length - 1;
   stagePlayer.setFrames(stages.length, state.stage);
@@ -448,11 +534,12 @@ function renderResult(): void {
 }
 
 function fillSelect(sel: HTMLSelectElement, n: number, value: number, label: (k: number) => string): void {
-  const key = `${n}:${label(0)}:${label(n - 1)}`;
-  if (sel.dataset.key === key) { sel.value = String(value); return; } // unchanged: skip rebuilding hundreds of options
-  sel.dataset.key = key;
-  const opts = Array.from({ length: n }, (_, k) => h('option', { value: k }, label(k)));
-  sel.replaceChildren(...opts);
+  // Same number of options: relabel the ones that changed instead of rebuilding them all.
+  if (sel.options.length !== n) sel.replaceChildren(...Array.from({ length: n }, (_, k) => h('option', { value: k }, label(k))));
+  else for (let k = 0; k < n; k++) {
+    const text = label(k);
+    if (sel.options[k].text !== text) sel.options[k].text = text;
+  }
   sel.value = String(value);
   sel.disabled = n <= 1;
 }
@@ -470,12 +557,12 @@ function exportBar(name: string, svg: () => SVGSVGElement, png: () => Promise<Bl
     csv ? mk('CSV', () => download(new Blob([csv()], { type: 'text/csv' }), `${file}.csv`)) : null);
 }
 
-function matrixFigure(m: MatrixView, r: RunResult, b: number, hd: number, maxWidth: number, highlightRow: number | null): HTMLElement {
+function matrixFigure(m: MatrixView, r: RunResult, b: number, hd: number, maxWidth: number, highlightRow: number | null, slot: string): HTMLElement {
   const selected: [number, number] | null = inspected && inspected.matrix.id === m.id ? [inspected.i, inspected.j] : null;
-  const canvas = heatmapElement(m, {
+  const canvas = canvasSlot(slot, (reuse) => heatmapElement(m, {
     maxWidth, selected, highlightRow,
     onSelect: (i, j) => showInspector(r, m, b, hd, i, j),
-  }) as HTMLCanvasElement;
+  }, reuse));
   const labels = (list: string[]) => list.slice(0, 64).join(', ') + (list.length > 64 ? ', …' : '');
   return h('figure', { class: 'matrix' },
     h('figcaption', {}, h('strong', {}, m.title), ` (${m.rows} × ${m.cols}) · rows: ${m.rowAxis}, columns: ${m.colAxis}`,
@@ -505,14 +592,14 @@ function weightsView(r: RunResult, b: number, hd: number, maskedGrey: boolean): 
 
 function renderView(r: RunResult, b: number, hd: number): void {
   const view = byId('view');
-  const width = Math.max(320, Math.min(900, view.clientWidth || 720));
+  const width = Math.max(320, Math.min(900, widthOf('view') || 720));
   const query = Math.floor(walkPlayer.position / kWalkSteps.length);
   const T = r.model.T;
   view.dataset.tab = state.tab;
   if (state.tab === 'heatmap') {
     const mats = stages[state.stage].matrices(r, b, hd);
     const w = mats.length > 1 ? Math.max(300, Math.floor(width / Math.min(3, mats.length)) - 12) : width;
-    view.replaceChildren(h('div', { class: 'figures' }, ...mats.map((m) => matrixFigure(m, r, b, hd, w, m.rows === T ? query : null))));
+    view.replaceChildren(h('div', { class: 'figures' }, ...mats.map((m, k) => matrixFigure(m, r, b, hd, w, m.rows === T ? query : null, `heatmap:${k}`))));
   } else if (state.tab === 'lines') {
     const t = r.attention.trace!;
     const base = (b * r.model.H + hd) * T * T;
@@ -536,7 +623,7 @@ function renderView(r: RunResult, b: number, hd: number): void {
     const figs = Array.from({ length: r.model.H }, (_, k) => {
       const m = weightsView(r, b, k, false);
       m.title = `Head ${k + 1}`;
-      const canvas = heatmapElement(m, { maxWidth: cell, compact: true, selected: null, onSelect: () => update({ sel: { ...state.sel, head: k } }, false) }) as HTMLCanvasElement;
+      const canvas = canvasSlot(`heads:${k}`, (reuse) => heatmapElement(m, { maxWidth: cell, compact: true, selected: null, onSelect: () => update({ sel: { ...state.sel, head: k } }, false) }, reuse));
       return h('figure', { class: `matrix mini${k === hd ? ' current' : ''}` }, h('figcaption', {}, `Head ${k + 1}${k === hd ? ' (selected)' : ''}: rows queries, columns keys`), canvas, dataTable(m));
     });
     const gridSvg = () => composeSvg(Array.from({ length: r.model.H }, (_, k) => heatmapSvg({ ...weightsView(r, b, k, false), title: `Head ${k + 1}` }, null)), 2);
@@ -566,7 +653,7 @@ function renderView(r: RunResult, b: number, hd: number): void {
     const figs = Array.from({ length: r.model.B }, (_, k) => {
       const m = weightsView(r, k, hd, true);
       m.title = `Sequence ${k + 1} (length ${r.model.lengths[k]} of ${T})`;
-      const canvas = heatmapElement(m, { maxWidth: cell, onSelect: (i, j) => { update({ sel: { ...state.sel, seq: k } }, false); showInspector(r, { ...weightsView(r, k, hd, false), id: 'weights' }, k, hd, i, j); } });
+      const canvas = canvasSlot(`batch:${k}`, (reuse) => heatmapElement(m, { maxWidth: cell, onSelect: (i, j) => { update({ sel: { ...state.sel, seq: k } }, false); showInspector(r, { ...weightsView(r, k, hd, false), id: 'weights' }, k, hd, i, j); } }, reuse));
       return h('figure', { class: 'matrix mini' }, h('figcaption', {}, m.title), canvas, dataTable(m));
     });
     const batchSvg = () => composeSvg(Array.from({ length: r.model.B }, (_, k) => heatmapSvg({ ...weightsView(r, k, hd, true), title: `Sequence ${k + 1}` }, null)), 3);
@@ -591,6 +678,7 @@ function renderWalk(withView = true): void {
 
 async function start(): Promise<void> {
   bindControls();
+  observeWidths('view', 'editor');
   let resizeTimer = 0;
   let lastWidth = window.innerWidth;
   window.addEventListener('resize', () => {
@@ -602,7 +690,7 @@ async function start(): Promise<void> {
       renderResult();
     }, 200);
   });
-  window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => { renderEditor(); renderResult(); });
+  window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => { forgetTheme(); renderEditor(); renderResult(); });
   byId('stage-player').append(stagePlayer.element);
   byId('walk-player').append(walkPlayer.element);
   try {

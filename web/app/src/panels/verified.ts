@@ -5,6 +5,7 @@ import { byId, h } from '../dom';
 
 type Comparison = { maxRelError: number; maxAbsError: number; count: number };
 let verifier: Worker | null = null;
+let busy = false; // the verifier is still working on an older check
 
 /** `onDone(ok)` is called once the check has finished (ok: it ran and passed). */
 export function renderVerified(r: RunResult, isCurrent: () => boolean, onDone: (ok: boolean) => void = () => undefined): void {
@@ -12,11 +13,18 @@ export function renderVerified(r: RunResult, isCurrent: () => boolean, onDone: (
   const causal = m.maskSpec === 'causal' || (typeof m.maskSpec === 'object' && m.maskSpec.causal);
   const lengths = typeof m.maskSpec === 'object' ? m.maskSpec.lengths : null;
   const t = r.attention.trace!;
-  verifier?.terminate(); // an older check still running is no longer wanted
-  verifier = new Worker(new URL('../reference-worker.ts', import.meta.url), { type: 'module' });
+  // An older check still running is no longer wanted: stop it. An idle worker is
+  // kept, so a check does not start (and load) a new worker every time.
+  if (busy) {
+    verifier?.terminate();
+    verifier = null;
+  }
+  verifier ??= new Worker(new URL('../reference-worker.ts', import.meta.url), { type: 'module' });
+  busy = true;
   const body = byId('verified-body');
   body.replaceChildren(h('p', { class: 'hint' }, 'Checking against the double-precision reference…'));
   verifier.onmessage = (e: MessageEvent<{ rows: [string, Comparison][]; millis: number }>) => {
+    busy = false;
     if (!isCurrent()) return;
     const { rows, millis } = e.data;
     const worst = Math.max(...rows.map(([, c]) => c.maxRelError));
@@ -27,15 +35,14 @@ export function renderVerified(r: RunResult, isCurrent: () => boolean, onDone: (
       h('p', { class: ok ? 'ok' : 'bad', 'data-max-rel': String(worst) }, ok ? '✓ ' : '✗ ', `Engine (float32, WebAssembly SIMD) vs a double-precision JavaScript reference on this input: max relative error ${worst.toExponential(2)}.`),
       h('div', { class: 'table-scroll' }, table),
       h('p', { class: 'hint' }, `Relative error = |engine − reference| / max(|reference|, 1% of the largest |reference| in that tensor). Reference computed in ${millis.toFixed(0)} ms in its own worker.${r.block ? ' The transformer block’s later stages are not part of this check.' : ''}`));
-    verifier?.terminate();
-    verifier = null;
     onDone(ok);
   };
   verifier.onerror = (e) => {
+    busy = false;
+    verifier?.terminate(); // a failed worker is not reused
+    verifier = null;
     if (!isCurrent()) return;
     body.replaceChildren(h('p', { class: 'bad' }, `The double-precision check could not run: ${e.message || 'the reference worker failed'}.`));
-    verifier?.terminate();
-    verifier = null;
     onDone(false);
   };
   const copies = { q: t.q.data.slice(), k: t.k.data.slice(), v: t.v.data.slice(), weights: t.weights.data.slice(), concat: t.concat.data.slice(), x: r.x.data.slice() };

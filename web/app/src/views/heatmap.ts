@@ -38,19 +38,38 @@ function layout(m: MatrixView, maxWidth: number, compact = false): Layout {
   return { cell, left, top, width: left + cell * m.cols + 8, height: top + cell * m.rows + 8 };
 }
 
+// Theme colours from the root, read once: getComputedStyle after DOM changes forces a
+// style recalculation on every draw. forgetTheme() drops them when the scheme changes.
+let theme: { fg: string; panel: string } | null = null;
+export function forgetTheme(): void {
+  theme = null;
+}
+function themeColors(): { fg: string; panel: string } {
+  if (!theme) {
+    const style = getComputedStyle(document.documentElement);
+    theme = { fg: style.getPropertyValue('--fg').trim() || '#222', panel: style.getPropertyValue('--panel').trim() || '#fff' };
+  }
+  return theme;
+}
+
+// One offscreen canvas for the one-pixel-per-cell image, reused by every draw.
+let offscreen: HTMLCanvasElement | null = null;
+
 export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: HeatmapOptions): Layout {
   const L = layout(m, opts.maxWidth ?? 720, opts.compact);
   const dpr = window.devicePixelRatio || 1;
-  canvas.width = Math.ceil(L.width * dpr);
-  canvas.height = Math.ceil(L.height * dpr);
-  canvas.style.width = `${L.width}px`;
-  canvas.style.height = `${L.height}px`;
+  // Resizing reallocates the canvas's backing store (the costly part of a redraw):
+  // only do it when the size really changes.
+  const pw = Math.ceil(L.width * dpr);
+  const ph = Math.ceil(L.height * dpr);
+  if (canvas.width !== pw) canvas.width = pw;
+  if (canvas.height !== ph) canvas.height = ph;
+  if (canvas.style.width !== `${L.width}px`) canvas.style.width = `${L.width}px`;
+  if (canvas.style.height !== `${L.height}px`) canvas.style.height = `${L.height}px`;
   const ctx = canvas.getContext('2d')!;
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-  // Theme colours from the root: the canvas may not be in the document yet.
-  const style = getComputedStyle(document.documentElement);
-  const fg = style.getPropertyValue('--fg').trim() || '#222';
-  ctx.fillStyle = style.getPropertyValue('--panel').trim() || '#fff';
+  const { fg, panel } = themeColors();
+  ctx.fillStyle = panel;
   ctx.fillRect(0, 0, L.width, L.height);
 
   // Cells: one pixel each in an offscreen image, scaled up without smoothing.
@@ -69,12 +88,12 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
       img.data[o + 2] = c[2];
       img.data[o + 3] = 255;
     }
-  const off = document.createElement('canvas');
-  off.width = m.cols;
-  off.height = m.rows;
+  const off = (offscreen ??= document.createElement('canvas'));
+  if (off.width !== m.cols) off.width = m.cols;
+  if (off.height !== m.rows) off.height = m.rows;
   off.getContext('2d')!.putImageData(img, 0, 0);
   ctx.imageSmoothingEnabled = false;
-  ctx.drawImage(off, L.left, L.top, L.cell * m.cols, L.cell * m.rows);
+  ctx.drawImage(off, 0, 0, m.cols, m.rows, L.left, L.top, L.cell * m.cols, L.cell * m.rows);
 
   // Masked cells get a hatch so they are not read as a colour of the scale.
   if (L.cell >= 6) {
@@ -160,42 +179,71 @@ function drawLabels(ctx: CanvasRenderingContext2D, m: MatrixView, L: Layout, fg:
 
 }
 
-/** A focusable heatmap: click or arrow keys select a cell. */
-export function heatmapElement(m: MatrixView, opts: HeatmapOptions): HTMLElement {
+interface Drawn {
+  m: MatrixView;
+  opts: HeatmapOptions;
+  L: Layout;
+  sel: [number, number];
+}
+// What each canvas currently shows, so a canvas can be redrawn with new data in place.
+const drawn = new WeakMap<HTMLCanvasElement, Drawn>();
+
+function describe(canvas: HTMLCanvasElement, m: MatrixView): void {
+  const label = `${m.title}: ${m.rows} rows (${m.rowAxis}) by ${m.cols} columns (${m.colAxis}). Arrow keys move the selected cell; the data table below lists the values.`;
+  if (canvas.getAttribute('aria-label') !== label) canvas.setAttribute('aria-label', label);
+  if (canvas.dataset.matrix !== m.id) canvas.dataset.matrix = m.id;
+}
+
+/**
+ * A focusable heatmap: click or arrow keys select a cell. Pass the canvas of the
+ * previous update as `reuse` to redraw it in place (no new element, no new backing store).
+ */
+export function heatmapElement(m: MatrixView, opts: HeatmapOptions, reuse?: HTMLCanvasElement | null): HTMLCanvasElement {
+  const previous = reuse ? drawn.get(reuse) : undefined;
+  if (reuse && previous) {
+    describe(reuse, m);
+    drawn.set(reuse, { m, opts, L: drawHeatmap(reuse, m, opts), sel: opts.selected ?? [0, 0] });
+    return reuse;
+  }
   const canvas = h('canvas', {
     class: 'heatmap',
     tabindex: 0,
     role: 'application', // arrow keys move the selection, announced through the live region
     'aria-roledescription': 'heatmap',
-    'aria-label': `${m.title}: ${m.rows} rows (${m.rowAxis}) by ${m.cols} columns (${m.colAxis}). Arrow keys move the selected cell; the data table below lists the values.`,
-    'data-matrix': m.id,
   });
-  let L = drawHeatmap(canvas, m, opts);
-  let sel: [number, number] = opts.selected ?? [0, 0];
+  describe(canvas, m);
+  drawn.set(canvas, { m, opts, L: drawHeatmap(canvas, m, opts), sel: opts.selected ?? [0, 0] });
+  // The listeners read what the canvas shows now: it may have been redrawn since.
   const select = (i: number, j: number, speak: boolean) => {
-    sel = [Math.max(0, Math.min(m.rows - 1, i)), Math.max(0, Math.min(m.cols - 1, j))];
-    L = drawHeatmap(canvas, m, { ...opts, selected: sel });
-    if (speak) announce(`${m.rowLabels[sel[0]]}, ${m.colLabels[sel[1]]}: ${fmt(m.get(sel[0], sel[1]), 4)}`);
-    opts.onSelect?.(sel[0], sel[1]);
+    const d = drawn.get(canvas)!;
+    d.sel = [Math.max(0, Math.min(d.m.rows - 1, i)), Math.max(0, Math.min(d.m.cols - 1, j))];
+    d.L = drawHeatmap(canvas, d.m, { ...d.opts, selected: d.sel });
+    if (speak) announce(`${d.m.rowLabels[d.sel[0]]}, ${d.m.colLabels[d.sel[1]]}: ${fmt(d.m.get(d.sel[0], d.sel[1]), 4)}`);
+    d.opts.onSelect?.(d.sel[0], d.sel[1]);
   };
-  canvas.addEventListener('click', (e) => {
+  const cellAt = (e: MouseEvent): [number, number] | null => {
+    const { m: dm, L } = drawn.get(canvas)!;
     const r = canvas.getBoundingClientRect();
     const j = Math.floor((e.clientX - r.left - L.left) / L.cell);
     const i = Math.floor((e.clientY - r.top - L.top) / L.cell);
-    if (i >= 0 && j >= 0 && i < m.rows && j < m.cols) select(i, j, false);
+    return i >= 0 && j >= 0 && i < dm.rows && j < dm.cols ? [i, j] : null;
+  };
+  canvas.addEventListener('click', (e) => {
+    const c = cellAt(e);
+    if (c) select(c[0], c[1], false);
   });
   canvas.addEventListener('mousemove', (e) => {
     // A hover tooltip with the exact value; clicking shows the derivation.
-    const r = canvas.getBoundingClientRect();
-    const j = Math.floor((e.clientX - r.left - L.left) / L.cell);
-    const i = Math.floor((e.clientY - r.top - L.top) / L.cell);
-    canvas.title = i >= 0 && j >= 0 && i < m.rows && j < m.cols ? `${m.rowLabels[i]} · ${m.colLabels[j]}: ${full(m.get(i, j))}` : '';
+    const c = cellAt(e);
+    const dm = drawn.get(canvas)!.m;
+    canvas.title = c ? `${dm.rowLabels[c[0]]} · ${dm.colLabels[c[1]]}: ${full(dm.get(c[0], c[1]))}` : '';
   });
   canvas.addEventListener('keydown', (e) => {
     const moves: Record<string, [number, number]> = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1], Home: [0, -1e6], End: [0, 1e6] };
     const d = moves[e.key];
     if (!d) return;
     e.preventDefault();
+    const { sel } = drawn.get(canvas)!;
     select(sel[0] + d[0], sel[1] + d[1], true);
   });
   return canvas;
