@@ -33,8 +33,22 @@ export function parseColor(css: string): [number, number, number] {
   return [Number(m[0]), Number(m[1]), Number(m[2])];
 }
 
+// The last tables built: a redraw of the same matrix (or of the editor and the view
+// sharing a scale) reuses them instead of sampling and parsing 256 colours again.
+const tables = new Map<string, { at: (v: number) => [number, number, number] }>();
+
 /** The scale sampled at 256 steps, for drawing many cells fast. */
 export function colorTable(kind: ColorKind, maxAbs: number): { at: (v: number) => [number, number, number] } {
+  const key = `${kind}:${maxAbs}`;
+  let table = tables.get(key);
+  if (!table) {
+    if (tables.size >= 16) tables.clear();
+    tables.set(key, (table = buildTable(kind, maxAbs)));
+  }
+  return table;
+}
+
+function buildTable(kind: ColorKind, maxAbs: number): { at: (v: number) => [number, number, number] } {
   const scale = colorScale(kind, maxAbs);
   const lo = kind === 'prob' ? 0 : -(maxAbs || 1);
   const hi = maxAbs || 1;
