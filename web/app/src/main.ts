@@ -277,6 +277,10 @@ function renderChips(): void {
   let at = 0;
   const place = (tag: 'span' | 'button', cls: string, text: string, attrs: Record<string, string>) => {
     let el = old[at] as HTMLElement | undefined;
+    if (el?.tagName === 'INPUT') { // the editor of a chip just applied: its chip comes back below
+      el.remove();
+      el = old[at] as HTMLElement | undefined;
+    }
     if (!el || el.tagName.toLowerCase() !== tag || el.className !== cls) {
       const made = h(tag, { class: cls, ...(tag === 'button' ? { type: 'button' } : {}) });
       if (el) box.insertBefore(made, el);
@@ -319,6 +323,7 @@ function editChip(chip: HTMLElement): void {
     const before = state.text.slice(0, sentence.start[index]);
     let after = state.text.slice(sentence.end[index]);
     if (input.value === '') after = after.replace(/^[ \t]+/, ''); // a removed word takes its space with it
+    input.replaceWith(chip); // the chips are updated in place: this one gets its new text
     update({ text: before + input.value + after, preset: null }, true, 0); // one edit: no need to wait for more
   };
   input.addEventListener('keydown', (e) => {
