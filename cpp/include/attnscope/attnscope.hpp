@@ -11,8 +11,9 @@ namespace attnscope {
 /// Library version, "MAJOR.MINOR.PATCH".
 const char* version();
 
-/// Name of the SIMD instruction set the kernels were compiled for
-/// (e.g. "sse2"; under WebAssembly the 128-bit path reports "sse2" too).
+/// Name of the SIMD instruction set the hot kernels run with. Portable native
+/// builds choose it at run time from what the CPU has ("sse2", "fma3+avx2",
+/// "avx512bw"); under WebAssembly the 128-bit path reports "sse2".
 const char* simd_arch();
 
 }  // namespace attnscope
