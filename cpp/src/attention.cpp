@@ -93,12 +93,8 @@ AttentionResult attention_impl(const Tensor& q, const Tensor& k, const Tensor& v
   result.fully_masked.assign(dims.batch * dims.heads * dims.seq_len, 0);
   if (options.trace) {
     AttentionTrace trace;
-    trace.scores = zeros_for(square_shape, "attention: trace");
-    trace.scaled = zeros_for(square_shape, "attention: trace");
-    trace.masked = zeros_for(square_shape, "attention: trace");
-    trace.weights = zeros_for(square_shape, "attention: trace");
-    const detail::TraceBuffers buffers{trace.scores.data.data(), trace.scaled.data.data(),
-                                       trace.masked.data.data(), trace.weights.data.data()};
+    const detail::TraceBuffers buffers =
+        detail::allocate_square_tensors(trace, square_shape, "attention: trace");
     result.fully_masked_count = detail::attention_traced(
         q.data.data(), k.data.data(), v.data.data(), dims, scale, options.mask,
         result.output.data.data(), result.fully_masked.data(), buffers);

@@ -184,12 +184,8 @@ SelfAttentionResult self_attention_impl(const Tensor& x, const SelfAttentionWeig
   const Shape square = result_shape(batched, B, {H, T, T});
   if (options.trace) {
     SelfAttentionTrace trace;
-    trace.scores = zeros_for(square, "self_attention: trace");
-    trace.scaled = zeros_for(square, "self_attention: trace");
-    trace.masked = zeros_for(square, "self_attention: trace");
-    trace.weights = zeros_for(square, "self_attention: trace");
-    const detail::TraceBuffers buffers{trace.scores.data.data(), trace.scaled.data.data(),
-                                       trace.masked.data.data(), trace.weights.data.data()};
+    const detail::TraceBuffers buffers =
+        detail::allocate_square_tensors(trace, square, "self_attention: trace");
     result.fully_masked_count =
         detail::attention_traced(q.data(), k.data(), v.data(), dims, scale, options.mask,
                                  heads_out.data(), result.fully_masked.data(), buffers);

@@ -8,6 +8,7 @@
 
 #include "attnscope/attention.hpp"
 #include "kernels/mask_row.hpp"
+#include "tensor_checks.hpp"
 
 namespace attnscope::detail {
 
@@ -30,6 +31,19 @@ struct TraceBuffers {
   float* masked;
   float* weights;
 };
+
+/// Allocates the four square tensors of a trace (AttentionTrace or
+/// SelfAttentionTrace) with shape `square` and returns where the traced path
+/// writes them. Throws ResourceError naming `what` when they cannot be allocated.
+template <class Trace>
+TraceBuffers allocate_square_tensors(Trace& trace, const Shape& square, const char* what) {
+  trace.scores = zeros_for(square, what);
+  trace.scaled = zeros_for(square, what);
+  trace.masked = zeros_for(square, what);
+  trace.weights = zeros_for(square, what);
+  return {trace.scores.data.data(), trace.scaled.data.data(), trace.masked.data.data(),
+          trace.weights.data.data()};
+}
 
 /// q (B,H,T,d_k), k (B,H,T,d_k), v (B,H,T,d_v) → out (B,H,T,d_v),
 /// fully_masked (B,H,T). Both return the number of fully masked queries.
