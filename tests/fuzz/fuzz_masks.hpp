@@ -1,5 +1,5 @@
 // Masks from fuzz bytes: causal, padding lengths, additive and boolean, in
-// every accepted rank and, with `perturb`, in wrong ones.
+// every accepted rank and, with `perturb`, in wrong ones; and the score scale.
 #pragma once
 
 #include <limits>
@@ -18,6 +18,17 @@ inline attnscope::Shape mask_shape(Input& in, std::size_t B, std::size_t H, std:
   }
   if (perturb && in.byte() % 4 == 0) s[in.byte() % s.size()] += 1;
   return s;
+}
+
+/// Every scale mode: 1/sqrt(d_k), none, or a custom factor that may be a
+/// moderate value or any float bit pattern (NaN, +-inf, huge).
+inline attnscope::Scale scale_of(Input& in, int kind) {
+  switch (in.byte() % 4) {
+    case 0: return attnscope::Scale::inv_sqrt_dk();
+    case 1: return attnscope::Scale::none();
+    case 2: return attnscope::Scale::custom(in.value(kind));
+    default: return attnscope::Scale::custom(in.raw_float());
+  }
 }
 
 inline attnscope::Mask mask_of(Input& in, std::size_t B, std::size_t H, std::size_t T, int kind,

@@ -47,12 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   AttentionOptions options;
   options.trace = extras & 32;
-  switch (in.byte() % 4) {
-    case 0: options.scale = Scale::inv_sqrt_dk(); break;
-    case 1: options.scale = Scale::none(); break;
-    case 2: options.scale = Scale::custom(in.value(kind)); break;
-    default: options.scale = Scale::custom(in.raw_float()); break;
-  }
+  options.scale = fuzz::scale_of(in, kind);
   options.mask = fuzz::mask_of(in, B, H, T, kind, perturb);
 
   SelfAttentionResult result;
