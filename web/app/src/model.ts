@@ -3,6 +3,7 @@
 // This is input generation only; every result is computed by the engine.
 import { gaussian, hashString, mulberry32 } from './prng';
 import type { AppState, MatrixName } from './state';
+import type { AttentionSizes } from './reference';
 import { splitSentences } from './tokenize';
 
 export const kPad = '<pad>';
@@ -13,13 +14,7 @@ export interface MatrixSpec {
   data: Float32Array;
 }
 
-export interface Model {
-  B: number;
-  T: number;
-  C: number;
-  H: number;
-  dK: number;
-  dV: number;
+export interface Model extends AttentionSizes {
   hidden: number;
   activation: 'relu' | 'gelu';
   tokens: string[][]; // B × T, shorter sentences padded with kPad

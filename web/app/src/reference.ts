@@ -2,13 +2,17 @@
 // engine's float32 results (the "verified" panel) and to show the terms behind a
 // cell. It follows the textbook formulas literally; speed is not its purpose.
 
-export interface ReferenceInput {
+/** Sizes of one self-attention computation: batch, tokens, model width, heads, head widths. */
+export interface AttentionSizes {
   B: number;
   T: number;
   C: number;
   H: number;
   dK: number;
   dV: number;
+}
+
+export interface ReferenceInput extends AttentionSizes {
   x: ArrayLike<number>; // (B, T, C)
   wq: ArrayLike<number>; // (C, H·dK)
   wk: ArrayLike<number>;
