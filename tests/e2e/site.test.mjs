@@ -43,6 +43,12 @@ async function downloadOf(page, click) {
   return { name: dl.suggestedFilename(), bytes: await readFile(path) };
 }
 
+// The data table is built by the <details> toggle event, which fires a task after the click.
+async function openDataTable(page) {
+  await page.click('#view details.data-table summary');
+  await page.waitForSelector('#view details.data-table[open] table');
+}
+
 const float32Equal = (a, b) => a.length === b.length && a.every((v, i) => Object.is(Math.fround(v), Math.fround(b[i])));
 const fromJson = (arr) => arr.map((v) => (typeof v === 'string' ? Number(v) : v));
 
@@ -103,7 +109,7 @@ test('numbers in the page equal the package’s output for the same input', asyn
   // What the page shows: the softmax stage's data table (9 significant digits in each title).
   await page.click('button[data-stage="weights"]');
   await page.selectOption('#sel-head', '1'); // second head
-  await page.click('#view details.data-table summary');
+  await openDataTable(page);
   const titles = await page.$$eval('#view details.data-table td', (tds) => tds.map((td) => Number(td.title.replace('−', '-'))));
   const head1 = r.trace.weights.data.subarray(T * T, 2 * T * T);
   assert.equal(titles.length, T * T);
@@ -166,7 +172,7 @@ test('masks, heads, views and exports', async () => {
   const { page, problems } = await open();
   await change(page, () => page.selectOption('#mask', 'causal'));
   await page.click('button[data-stage="masked"]');
-  await page.click('#view details.data-table summary');
+  await openDataTable(page);
   const row1 = await page.$$eval('#view details.data-table tbody tr:first-child td', (tds) => tds.map((td) => td.textContent));
   assert.equal(row1[0] !== '−∞', true);
   assert.ok(row1.slice(1).every((t) => t === '−∞'), 'causal mask hides later keys');
