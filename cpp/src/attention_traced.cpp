@@ -21,7 +21,7 @@ std::size_t attention_traced(const float* q, const float* k, const float* v,
   using Arch = xsimd::default_arch;
   const std::size_t T = dims.seq_len, d_k = dims.d_k, d_v = dims.d_v;
   const std::size_t tt = T * T;
-  // Same key tiles as the fast path, so both compute identical scores.
+  // Key tiles as in the fast path (which also folds scale·log2(e) into them).
   constexpr std::size_t kTile = kernels::kKeyTile;
   std::vector<float> packed_keys(kernels::packed_keys_size(T, d_k, kTile));
   std::vector<std::uint8_t> has_keys(T);

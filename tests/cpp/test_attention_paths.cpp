@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <random>
+#include <tuple>
 
 #include "attnscope/attention.hpp"
 #include "test_attention_reference.hpp"
@@ -47,7 +48,7 @@ TEST_CASE("fast path agrees with the traced path for random shapes and masks",
           "[attention][paths]") {
   std::mt19937 rng(41);
   std::uniform_int_distribution<std::size_t> pick_b(1, 3), pick_h(1, 4), pick_d(1, 24);
-  const std::size_t lengths[] = {1, 2, 5, 15, 16, 17, 31, 64, 65, 70, 129};
+  const std::size_t lengths[] = {1, 2, 5, 15, 16, 17, 31, 64, 65, 70, 129, 200, 257};
   int cases = 0;
   for (std::size_t T : lengths) {
     for (int combo = 0; combo < 16; ++combo) {
@@ -74,7 +75,34 @@ TEST_CASE("fast path agrees with the traced path for random shapes and masks",
       ++cases;
     }
   }
-  CHECK(cases == 16 * 11);
+  CHECK(cases == 16 * 13);
+}
+
+TEST_CASE("the fast path folds the scale into keys or queries without overflow",
+          "[attention][paths]") {
+  // The fast path multiplies the keys by the scale as it packs them. Keys of
+  // 1e37 with a scale of 100 would overflow; then part of the scale goes to
+  // the queries instead. Scale 0 and negative scales too.
+  std::mt19937 rng(43);
+  const std::size_t T = 150, d = 4;
+  for (auto [key_size, query_size, factor] :
+       {std::tuple{1e37f, 1e-38f, 100.0f}, std::tuple{1.0f, 1.0f, 0.0f},
+        std::tuple{1.0f, 1.0f, -3.0f}, std::tuple{3e30f, 1e-30f, 1e8f}}) {
+    Tensor q = random_tensor(rng, {1, 1, T, d}, -1.0f, 1.0f);
+    Tensor k = random_tensor(rng, {1, 1, T, d}, -1.0f, 1.0f);
+    for (float& x : q.data) x *= query_size;
+    for (float& x : k.data) x *= key_size;
+    const Tensor v = random_tensor(rng, {1, 1, T, d});
+    AttentionOptions o;
+    o.scale = Scale::custom(factor);
+    o.mask.causal = true;
+    o.trace = true;
+    const AttentionResult traced = attention(q, k, v, o);
+    o.trace = false;
+    const AttentionResult fast = attention(q, k, v, o);
+    INFO("keys ~" << key_size << ", queries ~" << query_size << ", scale " << factor);
+    CHECK(max_scaled_error(fast.output.data, traced.output.data, 1.0) <= 1e-5);
+  }
 }
 
 TEST_CASE("fully masked queries give zero output and are flagged in both paths",

@@ -54,9 +54,10 @@ void check_flash(const FlashCase& fc, std::mt19937& rng) {
   std::vector<float> packed(packed_keys_size(T, fc.d_k, kKeyTile)), out(T * fc.d_v, 123.0f);
   std::vector<std::uint8_t> flags(T, 7), ref_flags(T);
   std::vector<double> ref(T * fc.d_v);
-  pack_key_tiles(k.data(), T, fc.d_k, kKeyTile, packed.data());
+  // The kernel wants the scale folded into the keys.
+  pack_key_tiles(k.data(), T, fc.d_k, kKeyTile, packed.data(), scale);
   FlashWorkspace ws;
-  flash_attention(q.data(), packed.data(), v.data(), T, fc.d_k, fc.d_v, scale, mask, out.data(),
+  flash_attention(q.data(), packed.data(), v.data(), T, fc.d_k, fc.d_v, mask, out.data(),
                   flags.data(), ws);
   flash_attention_reference(q.data(), k.data(), v.data(), T, fc.d_k, fc.d_v, scale, mask,
                             ref.data(), ref_flags.data());
@@ -98,7 +99,8 @@ TEST_CASE("mask_row adds, hides and pads", "[kernels][mask]") {
 
 TEST_CASE("flash_attention matches the reference without masks", "[kernels][flash]") {
   std::mt19937 rng(21);
-  for (std::size_t T : {1u, 2u, 3u, 4u, 5u, 7u, 8u, 15u, 16u, 17u, 33u, 63u, 64u, 65u, 67u, 130u}) {
+  for (std::size_t T : {1u, 2u, 3u, 4u, 5u, 7u, 8u, 15u, 16u, 17u, 33u, 63u, 64u, 65u, 67u, 127u,
+                        128u, 129u, 130u, 255u, 257u, 300u}) {
     check_flash({T, 8, 8, false, T, false, false}, rng);
   }
   for (std::size_t d : {1u, 3u, 4u, 5u, 9u, 16u, 31u, 64u}) {
@@ -110,7 +112,7 @@ TEST_CASE("flash_attention matches the reference without masks", "[kernels][flas
 TEST_CASE("flash_attention matches the reference with every mask combination",
           "[kernels][flash]") {
   std::mt19937 rng(22);
-  for (std::size_t T : {1u, 3u, 16u, 17u, 64u, 65u, 100u, 150u}) {
+  for (std::size_t T : {1u, 3u, 16u, 17u, 64u, 65u, 100u, 150u, 270u}) {
     for (int combo = 0; combo < 16; ++combo) {
       const bool causal = combo & 1, padded = combo & 2, additive = combo & 4, allowed = combo & 8;
       const std::size_t key_length = padded ? (T * 2) / 3 : T;
@@ -139,11 +141,42 @@ TEST_CASE("flash_attention is stable for huge logits", "[kernels][flash]") {
     std::vector<double> ref(T);
     std::vector<float> packed(packed_keys_size(T, d, kKeyTile));
     pack_key_tiles(k.data(), T, d, kKeyTile, packed.data());
-    flash_attention(q.data(), packed.data(), v.data(), T, d, d, 1.0f, mask, out.data(),
-                    flags.data(), ws);
+    flash_attention(q.data(), packed.data(), v.data(), T, d, d, mask, out.data(), flags.data(),
+                    ws);
     flash_attention_reference(q.data(), k.data(), v.data(), T, d, d, 1.0, mask, ref.data(),
                               ref_flags.data());
     INFO("T = " << T);
+    CHECK(max_scaled_error(out, ref, 1.0) <= 1e-5);
+  }
+}
+
+TEST_CASE("flash_attention follows a max that grows across key tiles, slowly or sharply",
+          "[kernels][flash]") {
+  // The running max is lazy: a tile whose max exceeds it by at most
+  // kLazyMaxSlack = 5.545 keeps it, with weights up to 256; a larger jump
+  // redoes the tile. Scores rising by `step` per key tile exercise both, and
+  // a falling run the plain case.
+  const std::size_t T = 5 * kKeyTile + 9, d = 1;
+  for (float step : {0.5f, 3.0f, 5.5f, 5.6f, 20.0f, 300.0f, -4.0f}) {
+    std::vector<float> q(T, 1.0f), k(T), v(T);
+    for (std::size_t j = 0; j < T; ++j) {
+      k[j] = step * float(j / kKeyTile) + 0.01f * float(j % 13);
+      v[j] = float(j % 7) - 3.0f;
+    }
+    HeadMask mask;
+    mask.seq_len = T;
+    mask.key_length = T;
+    FlashWorkspace ws;
+    std::vector<float> out(T);
+    std::vector<std::uint8_t> flags(T), ref_flags(T);
+    std::vector<double> ref(T);
+    std::vector<float> packed(packed_keys_size(T, d, kKeyTile));
+    pack_key_tiles(k.data(), T, d, kKeyTile, packed.data());
+    flash_attention(q.data(), packed.data(), v.data(), T, d, d, mask, out.data(), flags.data(),
+                    ws);
+    flash_attention_reference(q.data(), k.data(), v.data(), T, d, d, 1.0, mask, ref.data(),
+                              ref_flags.data());
+    INFO("step = " << step);
     CHECK(max_scaled_error(out, ref, 1.0) <= 1e-5);
   }
 }

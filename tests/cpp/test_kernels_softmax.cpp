@@ -1,4 +1,5 @@
-// vec_exp and the softmax steps against their double-precision references.
+// vec_exp, vec_exp2 and the softmax steps against their double-precision
+// references.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -86,6 +87,75 @@ TEST_CASE("vec_exp works in place", "[kernels][exp]") {
   const std::vector<double> ref = exp_reference(x);
   vec_exp(x.data(), x.data(), x.size());
   CHECK(max_scaled_error(x, ref, 0.0) <= 3e-7);
+}
+
+TEST_CASE("vec_exp2 matches exp2 over the softmax range", "[kernels][exp]") {
+  std::mt19937 rng(4);
+  for (std::size_t n : kKernelSizes) {
+    INFO("n = " << n);
+    for (auto range : {std::pair<float, float>{-1.0f, 1.0f}, {-126.0f, 0.0f}, {0.0f, 127.0f}}) {
+      const std::vector<float> x = random_floats(rng, n, range.first, range.second);
+      std::vector<float> y(n);
+      std::vector<double> ref(n);
+      vec_exp2(x.data(), y.data(), n);
+      vec_exp2_reference(x.data(), ref.data(), n);
+      CHECK(max_scaled_error(y, ref, 0.0) <= 2e-7);
+    }
+  }
+}
+
+TEST_CASE("vec_exp2 is exact at integers and flushes below -127", "[kernels][exp]") {
+  const std::vector<float> x = {0.0f, 1.0f, -1.0f, -126.0f, 127.0f, -kInf, -1e30f, -127.0f,
+                                -126.7f, -126.2f, 0.5f, -0.5f};
+  std::vector<float> y(x.size());
+  vec_exp2(x.data(), y.data(), x.size());
+  CHECK(y[0] == 1.0f);
+  CHECK(y[1] == 2.0f);
+  CHECK(y[2] == 0.5f);
+  CHECK(y[3] == std::ldexp(1.0f, -126));
+  CHECK(y[4] == std::ldexp(1.0f, 127));
+  CHECK(y[5] == 0.0f);
+  CHECK(y[6] == 0.0f);
+  CHECK(y[7] == 0.0f);
+  CHECK(y[8] == 0.0f);  // rounds to 2^-127: flushed
+  CHECK(y[9] > 0.0f);   // a subnormal, close to 2^-126.2
+  CHECK(y[9] == Approx(std::exp2(-126.2)).epsilon(1e-5));
+  CHECK(y[10] == Approx(std::sqrt(2.0)).epsilon(2e-7));
+  CHECK(y[11] == Approx(std::sqrt(0.5)).epsilon(2e-7));
+}
+
+TEST_CASE("exp_sum_max_row exponentiates, sums and finds the max in one pass",
+          "[kernels][softmax]") {
+  std::mt19937 rng(5);
+  for (std::size_t n : {4u, 8u, 12u, 16u, 20u, 64u, 128u}) {
+    std::vector<float> x = random_floats(rng, n, -30.0f, 10.0f);  // weights e^-36 … e^4
+    if (n > 4) x[n / 2] = -kInf;  // a masked key
+    const float shift = 6.0f;
+    std::vector<float> y(n, -1.0f);
+    float x_max = 0.0f;
+    const float sum = exp_sum_max_row(x.data(), y.data(), n, shift, &x_max);
+    double ref_sum = 0.0, ref_max = -kInf;
+    std::vector<double> ref(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      // x − shift rounds in float, as in the kernel; compare the exp only.
+      ref[i] = std::exp(double(x[i] - shift));
+      ref_sum += ref[i];
+      ref_max = std::max(ref_max, double(x[i]));
+    }
+    INFO("n = " << n);
+    // Relative error |y|·6e-8 from rounding y·log2 e (|y| <= 36 here),
+    // measured against the largest weight.
+    CHECK(max_scaled_error(y, ref, 1.0) <= 3e-7);
+    CHECK(sum == Approx(ref_sum).epsilon(1e-6));
+    CHECK(x_max == ref_max);
+    if (n > 4) CHECK(y[n / 2] == 0.0f);
+  }
+  // An all-masked row: zeros, sum 0, max -inf.
+  std::vector<float> masked(8, -kInf), y(8, 1.0f);
+  float x_max = 0.0f;
+  CHECK(exp_sum_max_row(masked.data(), y.data(), 8, 0.0f, &x_max) == 0.0f);
+  CHECK(x_max == -kInf);
+  for (float v : y) CHECK(v == 0.0f);
 }
 
 TEST_CASE("dot matches its reference", "[kernels][dot]") {

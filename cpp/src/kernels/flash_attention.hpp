@@ -4,6 +4,15 @@
 // output rescaled whenever the max grows), as in FlashAttention.
 // Key tiles that causal or padding masks hide entirely are never visited.
 //
+// The caller folds the score scale into the keys (pack_key_tiles' factor).
+// The online max is lazy, as in FlashAttention-4: a tile is exponentiated
+// against the running max of earlier tiles while its own max is found in the
+// same pass, and the max is only moved (redoing that tile) when it grew by
+// more than kLazyMaxSlack; otherwise the tile's weights may reach
+// e^kLazyMaxSlack = 256, which the final division by the sum cancels. That
+// saves a separate max pass over every tile, about a tenth of the kernel's
+// time in wasm.
+//
 // The reference is the plain definition in double precision.
 #pragma once
 
@@ -23,12 +32,23 @@
 
 namespace attnscope::kernels {
 
+// 16 × 128 measured fastest in wasm for T = 256…4096 (against 8, 24 and 32
+// query rows and 32, 64 and 256 keys); 128 keys halve the per-tile softmax
+// bookkeeping of 64 while a key tile (d·128 floats) still sits in L2.
 inline constexpr std::size_t kQueryTile = 16;
-inline constexpr std::size_t kKeyTile = 64;
+inline constexpr std::size_t kKeyTile = 128;
+
+/// How far a tile's max may exceed the running max before the running max
+/// is moved: 8·ln 2, so unnormalised weights stay below 2^8.
+inline constexpr float kLazyMaxSlack = 5.54517744f;
+/// The largest unnormalised weight, e^kLazyMaxSlack: a bound the caller needs
+/// to keep weights × values finite (see attention_fast.cpp).
+inline constexpr float kMaxUnnormalisedWeight = 256.0f;
 
 /// Scratch buffers reused across heads (sized on first use).
 struct FlashWorkspace {
   std::vector<float> scores;   // kQueryTile × kKeyTile
+  std::vector<float> weights;  // kQueryTile × kKeyTile, unnormalised
   std::vector<float> partial;  // kQueryTile × d_v, unnormalised output
   std::vector<float> running_max, running_sum;  // kQueryTile each
 };
@@ -37,27 +57,66 @@ struct FlashWorkspace {
 /// per-arch kernel so that no std::vector code is compiled with AVX flags.
 inline void size_workspace(FlashWorkspace& ws, std::size_t d_v) {
   ws.scores.resize(kQueryTile * kKeyTile);
+  ws.weights.resize(kQueryTile * kKeyTile);
   ws.partial.resize(kQueryTile * d_v);
   ws.running_max.resize(kQueryTile);
   ws.running_sum.resize(kQueryTile);
 }
 
+namespace detail {
+
+/// One query row of one key tile: turns scores[0..n) into weights
+/// against the running max (moving it when needed) and adds their sum.
+/// n is a multiple of the batch size.
+template <class Arch>
+void online_softmax_row(const float* scores, float* weights, std::size_t n, float& running_max,
+                        float& running_sum, float* partial, std::size_t d_v) {
+  if (running_max != kNegInf) {
+    float tile_max;
+    const float sum = exp_sum_max_row<Arch>(scores, weights, n, running_max, &tile_max);
+    if (tile_max <= running_max + kLazyMaxSlack) {
+      running_sum += sum;
+      return;
+    }
+    // The max grew by more than the slack: redo the tile against it below.
+  }
+  const float new_max = std::max(running_max, row_max<Arch>(scores, n));
+  if (new_max == kNegInf) {
+    // Nothing visible yet: this row contributes zeros to P·V.
+    std::fill(weights, weights + n, 0.0f);
+    return;
+  }
+  float unused;
+  const float sum = exp_sum_max_row<Arch>(scores, weights, n, new_max, &unused);
+  if (running_max != new_max) {
+    const float rescale = running_max == kNegInf ? 0.0f : std::exp(running_max - new_max);
+    running_sum *= rescale;
+    scale_row<Arch>(partial, d_v, rescale);
+    running_max = new_max;
+  }
+  running_sum += sum;
+}
+
+}  // namespace detail
+
 /// flash_attention on a workspace already sized by size_workspace(ws, d_v).
 template <class Arch = xsimd::default_arch>
 void flash_attention_sized(const float* q, const float* packed_keys, const float* v,
-                           std::size_t T, std::size_t d_k, std::size_t d_v, float scale,
-                           const HeadMask& mask, float* out, std::uint8_t* fully_masked,
-                           FlashWorkspace& ws) {
-  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+                           std::size_t T, std::size_t d_k, std::size_t d_v, const HeadMask& mask,
+                           float* out, std::uint8_t* fully_masked, FlashWorkspace& ws) {
   constexpr std::size_t W = xsimd::batch<float, Arch>::size;
   static_assert(kKeyTile % W == 0, "key tiles must hold whole batches");
   float* scores = ws.scores.data();
+  float* weights = ws.weights.data();
   float* partial = ws.partial.data();
+  const bool dense_mask = mask.additive || mask.allowed;
 
   for (std::size_t q0 = 0; q0 < T; q0 += kQueryTile) {
     const std::size_t rows = std::min(kQueryTile, T - q0);
-    // No query of this tile sees a key at or past the last query's key_end.
+    // No query of this tile sees a key at or past the last query's key_end,
+    // and every query sees all keys before the first query's key_end.
     const std::size_t key_end = mask.key_end(q0 + rows - 1);
+    const std::size_t shared_end = mask.key_end(q0);
     std::fill(ws.running_max.begin(), ws.running_max.end(), kNegInf);
     std::fill(ws.running_sum.begin(), ws.running_sum.end(), 0.0f);
     std::fill(partial, partial + rows * d_v, 0.0f);
@@ -66,32 +125,20 @@ void flash_attention_sized(const float* q, const float* packed_keys, const float
       const std::size_t cols = std::min(kKeyTile, key_end - k0);
       const float* key_tile = packed_keys + (k0 / kKeyTile) * d_k * kKeyTile;
       // Packed tiles are zero-padded to kKeyTile keys, so the product may run
-      // on whole batches; the extra columns are never read.
+      // on whole batches; the padding columns are set to -inf below.
       const std::size_t vector_cols = std::min(kKeyTile, (cols + W - 1) / W * W);
       matmul<Arch>(q + q0 * d_k, d_k, key_tile, kKeyTile, scores, kKeyTile, rows, d_k,
                    vector_cols);
+      const bool masked_tile = dense_mask || k0 + cols > shared_end;
       for (std::size_t r = 0; r < rows; ++r) {
         float* row = scores + r * kKeyTile;
-        scale_row<Arch>(row, cols, scale);
-        mask_row<Arch>(row, q0 + r, k0, cols, mask);
-        const float tile_max = row_max<Arch>(row, cols);
-        const float old_max = ws.running_max[r];
-        const float new_max = std::max(old_max, tile_max);
-        if (new_max == kNegInf) {
-          // Nothing visible yet: this row contributes zeros to P·V.
-          std::fill(row, row + cols, 0.0f);
-          continue;
-        }
-        const float tile_sum = exp_sum_row<Arch>(row, row, cols, new_max);
-        if (old_max != new_max) {
-          const float rescale = old_max == kNegInf ? 0.0f : std::exp(old_max - new_max);
-          ws.running_sum[r] *= rescale;
-          scale_row<Arch>(partial + r * d_v, d_v, rescale);
-          ws.running_max[r] = new_max;
-        }
-        ws.running_sum[r] += tile_sum;
+        if (masked_tile) mask_row<Arch>(row, q0 + r, k0, cols, mask);
+        std::fill(row + cols, row + vector_cols, kNegInf);
+        detail::online_softmax_row<Arch>(row, weights + r * kKeyTile, vector_cols,
+                                         ws.running_max[r], ws.running_sum[r], partial + r * d_v,
+                                         d_v);
       }
-      matmul<Arch>(scores, kKeyTile, v + k0 * d_v, d_v, partial, d_v, rows, cols, d_v,
+      matmul<Arch>(weights, kKeyTile, v + k0 * d_v, d_v, partial, d_v, rows, cols, d_v,
                    /*accumulate=*/true);
     }
 
@@ -110,16 +157,16 @@ void flash_attention_sized(const float* q, const float* packed_keys, const float
   }
 }
 
-/// q (T×d_k), packed_keys (pack_key_tiles with tile kKeyTile), v (T×d_v)
-/// → out (T×d_v). fully_masked[i] = 1 (and out row i = 0) when query i sees
-/// no key.
+/// q (T×d_k); packed_keys: pack_key_tiles with tile kKeyTile and the score
+/// scale as factor (or q pre-multiplied by it instead), so that q·k is the
+/// scaled score; v (T×d_v) → out (T×d_v). fully_masked[i] = 1 (and out row
+/// i = 0) when query i sees no key.
 template <class Arch = xsimd::default_arch>
 void flash_attention(const float* q, const float* packed_keys, const float* v, std::size_t T,
-                     std::size_t d_k, std::size_t d_v, float scale, const HeadMask& mask,
-                     float* out, std::uint8_t* fully_masked, FlashWorkspace& ws) {
+                     std::size_t d_k, std::size_t d_v, const HeadMask& mask, float* out,
+                     std::uint8_t* fully_masked, FlashWorkspace& ws) {
   size_workspace(ws, d_v);
-  flash_attention_sized<Arch>(q, packed_keys, v, T, d_k, d_v, scale, mask, out, fully_masked,
-                              ws);
+  flash_attention_sized<Arch>(q, packed_keys, v, T, d_k, d_v, mask, out, fully_masked, ws);
 }
 
 /// Reference: scores, mask, softmax and weights·V in double precision.

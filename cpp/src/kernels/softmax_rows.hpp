@@ -13,27 +13,40 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "kernels/fast_max.hpp"
 #include "kernels/vec_exp.hpp"
 
 namespace attnscope::kernels {
 
 inline constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-/// max of x[0..n); -inf for an all -inf row.
+/// The largest lane (xsimd 8.1 has no reduce_max).
+template <class Arch>
+float lane_max(xsimd::batch<float, Arch> v) {
+  alignas(64) float lanes[xsimd::batch<float, Arch>::size];
+  v.store_aligned(lanes);
+  float result = lanes[0];
+  for (float lane : lanes) result = std::max(result, lane);
+  return result;
+}
+
+/// max of x[0..n); -inf for an all -inf row. x holds no NaN (scores never do).
 template <class Arch = xsimd::default_arch>
 float row_max(const float* x, std::size_t n) {
   using batch = xsimd::batch<float, Arch>;
-  const std::size_t vec_end = n - n % batch::size;
+  constexpr std::size_t W = batch::size;
+  const std::size_t vec_end = n - n % W;
   float result = kNegInf;
   if (vec_end > 0) {
-    batch acc(kNegInf);
-    for (std::size_t i = 0; i < vec_end; i += batch::size) {
-      acc = xsimd::max(acc, batch::load_unaligned(x + i));
+    // Two chains, so that consecutive maxima do not wait on each other.
+    batch acc0(kNegInf), acc1(kNegInf);
+    std::size_t i = 0;
+    for (; i + 2 * W <= vec_end; i += 2 * W) {
+      acc0 = max_no_nan(acc0, batch::load_unaligned(x + i));
+      acc1 = max_no_nan(acc1, batch::load_unaligned(x + i + W));
     }
-    // xsimd 8.1 has no reduce_max: spill and reduce the lanes by hand.
-    alignas(64) float lanes[batch::size];
-    acc.store_unaligned(lanes);
-    for (std::size_t l = 0; l < batch::size; ++l) result = std::max(result, lanes[l]);
+    if (i < vec_end) acc0 = max_no_nan(acc0, batch::load_unaligned(x + i));
+    result = lane_max(max_no_nan(acc0, acc1));
   }
   for (std::size_t i = vec_end; i < n; ++i) result = std::max(result, x[i]);
   return result;
@@ -65,6 +78,42 @@ float exp_sum_row(const float* x, float* y, std::size_t n, float max) {
     }
   }
   return sum;
+}
+
+/// The flash kernel's softmax step: y[i] = exp(x[i] − shift) and returns
+/// their sum, with max(x) (−inf for an all −inf row) found in the same pass.
+/// n is a multiple of the batch size; x and y may alias. The caller keeps
+/// x[i] − shift <= 88. exp(y) is computed as 2^(y·log2 e) with vec_exp2: the
+/// rounding of y·log2 e costs relative |y|·6e-8, which only matters where
+/// the weight e^y is already negligible (|y| > 20), and saves the ln 2 range
+/// reduction of vec_exp.
+template <class Arch = xsimd::default_arch>
+float exp_sum_max_row(const float* x, float* y, std::size_t n, float shift, float* x_max) {
+  using batch = xsimd::batch<float, Arch>;
+  constexpr std::size_t W = batch::size;
+  const batch s(shift), log2e(1.44269504088896341f);
+  // Two independent chains each for the sum and the max.
+  batch sum0(0.0f), sum1(0.0f), max0(kNegInf), max1(kNegInf);
+  std::size_t i = 0;
+  for (; i + 2 * W <= n; i += 2 * W) {
+    const batch x0 = batch::load_unaligned(x + i), x1 = batch::load_unaligned(x + i + W);
+    max0 = max_no_nan(max0, x0);
+    max1 = max_no_nan(max1, x1);
+    const batch e0 = vec_exp2<Arch>((x0 - s) * log2e), e1 = vec_exp2<Arch>((x1 - s) * log2e);
+    e0.store_unaligned(y + i);
+    e1.store_unaligned(y + i + W);
+    sum0 += e0;
+    sum1 += e1;
+  }
+  if (i < n) {
+    const batch x0 = batch::load_unaligned(x + i);
+    max0 = max_no_nan(max0, x0);
+    const batch e0 = vec_exp2<Arch>((x0 - s) * log2e);
+    e0.store_unaligned(y + i);
+    sum0 += e0;
+  }
+  *x_max = lane_max(max_no_nan(max0, max1));
+  return xsimd::hadd(sum0 + sum1);
 }
 
 /// y[i] *= factor.
