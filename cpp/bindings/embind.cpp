@@ -106,11 +106,12 @@ attnscope::Activation to_activation(const val& name) {
 
 // ---- C++ → JS (always copies) -----------------------------------------------
 
+// TypedArray.prototype.slice of a heap view: one allocation and one copy in
+// the engine, several times faster than new Float32Array(n) followed by set()
+// for outputs of 128 KiB and more. The view lives only for this call.
 template <class T>
-val copy_out(const char* js_type, const std::vector<T>& data) {
-  val out = val::global(js_type).new_(data.size());
-  if (!data.empty()) out.call<void>("set", val(typed_memory_view(data.size(), data.data())));
-  return out;
+val copy_out(const std::vector<T>& data) {
+  return val(typed_memory_view(data.size(), data.data())).template call<val>("slice");
 }
 
 val shape_out(const attnscope::Shape& shape) {
@@ -121,7 +122,7 @@ val shape_out(const attnscope::Shape& shape) {
 
 val tensor_out(const attnscope::Tensor& t) {
   val out = val::object();
-  out.set("data", copy_out("Float32Array", t.data));
+  out.set("data", copy_out(t.data));
   out.set("shape", shape_out(t.shape));
   return out;
 }
@@ -155,7 +156,7 @@ template <class Result>
 val attention_result_out(const Result& r) {
   val out = val::object();
   out.set("output", tensor_out(r.output));
-  out.set("fullyMasked", copy_out("Uint8Array", r.fully_masked));
+  out.set("fullyMasked", copy_out(r.fully_masked));
   out.set("fullyMaskedCount", static_cast<double>(r.fully_masked_count));
   if (r.trace) out.set("trace", trace_out(*r.trace));
   return out;

@@ -6,17 +6,23 @@
 
 #include "attention_internal.hpp"
 #include "format.hpp"
+#include "kernels/scan.hpp"
 
 namespace attnscope::detail {
 
 namespace {
 
-// Largest Euclidean norm of the rows of x, in double.
+// Largest Euclidean norm of the rows of x. Rows are summed in float (SIMD);
+// a row whose float sum overflows is summed again in double.
 double max_row_norm(const float* x, std::size_t rows, std::size_t d) {
   double worst = 0.0;
   for (std::size_t r = 0; r < rows; ++r) {
-    double sum = 0.0;
-    for (std::size_t p = 0; p < d; ++p) sum += double(x[r * d + p]) * x[r * d + p];
+    const float* row = x + r * d;
+    double sum = kernels::sum_of_squares(row, d);
+    if (std::isinf(sum)) {
+      sum = 0.0;
+      for (std::size_t p = 0; p < d; ++p) sum += double(row[p]) * row[p];
+    }
     worst = std::max(worst, sum);
   }
   return std::sqrt(worst);
@@ -58,6 +64,7 @@ void check_score_range(const float* q, const float* k, const AttentionDims& dims
 }
 
 void check_output_finite(const Tensor& out, const char* fn) {
+  if (kernels::all_finite(out.data.data(), out.data.size())) return;
   for (float value : out.data) {
     if (!std::isfinite(value)) {
       throw Error(std::string(fn) +

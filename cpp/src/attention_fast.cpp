@@ -12,16 +12,11 @@
 #include "kernels/flash_attention.hpp"
 #include "kernels/softmax_rows.hpp"
 #include "kernels/pack_keys.hpp"
+#include "kernels/scan.hpp"
 
 namespace attnscope::detail {
 
 namespace {
-
-float largest_magnitude(const float* x, std::size_t n) {
-  float largest = 0.0f;
-  for (std::size_t i = 0; i < n; ++i) largest = std::max(largest, std::abs(x[i]));
-  return largest;
-}
 
 // The flash kernel sums unnormalised weights (each below
 // kMaxUnnormalisedWeight) times values, so a partial sum can reach
@@ -29,7 +24,7 @@ float largest_magnitude(const float* x, std::size_t n) {
 // run on values scaled by an exact power of two instead.
 int value_exponent_shift(const float* v, std::size_t n, std::size_t T) {
   const double growth = double(kernels::kMaxUnnormalisedWeight) * double(2 * T);
-  if (double(largest_magnitude(v, n)) * growth <= double(FLT_MAX)) return 0;
+  if (double(kernels::max_abs(v, n)) * growth <= double(FLT_MAX)) return 0;
   return static_cast<int>(std::ceil(std::log2(growth)));
 }
 
@@ -77,7 +72,7 @@ std::size_t attention_fast(const float* q, const float* k, const float* v,
       }
       const float* keys = k + head * T * d_k;
       const float* queries = q + head * T * d_k;
-      const FoldedFactors factors = fold_factors(scale, largest_magnitude(keys, T * d_k));
+      const FoldedFactors factors = fold_factors(scale, kernels::max_abs(keys, T * d_k));
       kernels::pack_key_tiles(keys, T, d_k, kernels::kKeyTile, packed_keys.data(), factors.keys);
       if (factors.queries != 1.0f) {
         scaled_queries.assign(queries, queries + T * d_k);

@@ -5,6 +5,7 @@
 #include <limits>
 #include <new>
 
+#include "kernels/scan.hpp"
 #include "tensor_checks.hpp"
 
 namespace attnscope {
@@ -94,6 +95,8 @@ void check_tensor(const Tensor& t, const char* fn, const char* name) {
 }
 
 void check_finite(const Tensor& t, const char* fn, const char* name, bool allow_negative_inf) {
+  if (kernels::all_finite(t.data.data(), t.data.size())) return;
+  // Something is not finite: find the first culprit, value by value.
   for (std::size_t i = 0; i < t.data.size(); ++i) {
     const float value = t.data[i];
     if (std::isfinite(value)) continue;
