@@ -45,7 +45,7 @@ struct MatmulKernel {
   template <class Arch>
   void operator()(Arch, const float* a, std::size_t lda, const float* b, std::size_t ldb,
                   float* c, std::size_t ldc, std::size_t m, std::size_t k, std::size_t n,
-                  bool accumulate) const;
+                  bool accumulate, float* scratch) const;
 };
 struct SoftmaxRowsKernel {
   template <class Arch>

@@ -24,8 +24,13 @@ void FlashAttentionKernel::operator()(Arch, const float* q, const float* packed_
 template <class Arch>
 void MatmulKernel::operator()(Arch, const float* a, std::size_t lda, const float* b,
                               std::size_t ldb, float* c, std::size_t ldc, std::size_t m,
-                              std::size_t k, std::size_t n, bool accumulate) const {
-  matmul<Arch>(a, lda, b, ldb, c, ldc, m, k, n, accumulate);
+                              std::size_t k, std::size_t n, bool accumulate,
+                              float* scratch) const {
+  if (scratch) {
+    matmul_packed<Arch>(a, lda, b, ldb, c, ldc, m, k, n, scratch, accumulate);
+  } else {
+    matmul<Arch>(a, lda, b, ldb, c, ldc, m, k, n, accumulate);
+  }
 }
 
 template <class Arch>
@@ -48,7 +53,7 @@ const char* ArchNameKernel::operator()(Arch) const {
       attnscope::kernels::FlashWorkspace&) const;                                              \
   template void attnscope::kernels::MatmulKernel::operator()<A>(                              \
       A, const float*, std::size_t, const float*, std::size_t, float*, std::size_t,            \
-      std::size_t, std::size_t, std::size_t, bool) const;                                      \
+      std::size_t, std::size_t, std::size_t, bool, float*) const;                                      \
   template void attnscope::kernels::SoftmaxRowsKernel::operator()<A>(                         \
       A, const float*, float*, std::size_t, std::size_t, unsigned char*) const;               \
   template const char* attnscope::kernels::ArchNameKernel::operator()<A>(A) const;

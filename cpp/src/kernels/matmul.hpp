@@ -10,7 +10,9 @@
 // 6 × 2, 4 × 3 and 8 × 1, which spill registers under V8.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <type_traits>
 
 #include <xsimd/xsimd.hpp>
 
@@ -91,6 +93,50 @@ void matmul(const float* a, std::size_t lda, const float* b, std::size_t ldb, fl
   for (; i < m; ++i) {
     detail::matmul_rows<Arch, 1>(a + i * lda, lda, b, ldb, c + i * ldc, ldc, k, n, accumulate);
   }
+}
+
+/// Columns of B per packed panel: one register tile's width.
+template <class Arch>
+constexpr std::size_t matmul_panel_width() {
+  return kMatmulCols * xsimd::batch<float, Arch>::size;
+}
+
+/// Floats matmul_packed needs as scratch for a k × n B (any Arch).
+inline std::size_t matmul_packed_scratch(std::size_t k, std::size_t n) { return k * n; }
+
+/// matmul for a large B reused by many rows (projections): B's full panels
+/// of matmul_panel_width columns are first copied into `scratch` as
+/// contiguous k × width blocks. Read in place, a tile walks B's rows ldb
+/// floats apart; for ldb a multiple of 512 bytes those rows share a few cache
+/// sets and evict each other, so every row block would fetch B again from L2.
+/// Leftover columns are read in place. scratch holds matmul_packed_scratch.
+template <class Arch = xsimd::default_arch>
+void matmul_packed(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
+                   std::size_t ldc, std::size_t m, std::size_t k, std::size_t n, float* scratch,
+                   bool accumulate = false) {
+  constexpr std::size_t P = matmul_panel_width<Arch>();
+  const std::size_t full = n - n % P;
+  for (std::size_t j0 = 0; j0 < full; j0 += P) {
+    float* panel = scratch + j0 * k;
+    for (std::size_t p = 0; p < k; ++p) {
+      std::copy(b + p * ldb + j0, b + p * ldb + j0 + P, panel + p * P);
+    }
+  }
+  const auto rows = [&](auto row_count, std::size_t i) {
+    constexpr std::size_t R = decltype(row_count)::value;
+    for (std::size_t j0 = 0; j0 < full; j0 += P) {
+      detail::matmul_tile<Arch, R, kMatmulCols>(a + i * lda, lda, scratch + j0 * k, P,
+                                                c + i * ldc + j0, ldc, k, accumulate);
+    }
+    if (full < n) {
+      detail::matmul_rows<Arch, R>(a + i * lda, lda, b + full, ldb, c + i * ldc + full, ldc, k,
+                                   n - full, accumulate);
+    }
+  };
+  std::size_t i = 0;
+  for (; i + kMatmulRows <= m; i += kMatmulRows) rows(std::integral_constant<std::size_t, kMatmulRows>{}, i);
+  for (; i + 2 <= m; i += 2) rows(std::integral_constant<std::size_t, 2>{}, i);
+  for (; i < m; ++i) rows(std::integral_constant<std::size_t, 1>{}, i);
 }
 
 /// Reference: double accumulation, same layout and semantics.
