@@ -180,3 +180,50 @@ TEST_CASE("flash_attention follows a max that grows across key tiles, slowly or 
     CHECK(max_scaled_error(out, ref, 1.0) <= 1e-5);
   }
 }
+
+TEST_CASE("flash_attention ignores huge scores that masks hide, and follows additive lifts",
+          "[kernels][flash]") {
+  // Masks hide keys scoring 1000 more than the visible ones, or an additive
+  // mask lifts one key per query by 100: the max each tile is exponentiated
+  // against must be that of the visible, masked scores.
+  const std::size_t T = 150, d = 1;
+  std::vector<float> q(T, 1.0f), k(T), v(T);
+  for (std::size_t j = 0; j < T; ++j) {
+    k[j] = (j % 3 == 0 ? 1000.0f : 0.0f) + 0.01f * float(j % 7);
+    v[j] = float(j % 5) - 2.0f;
+  }
+  std::vector<std::uint8_t> allowed(T * T);
+  std::vector<float> additive(T * T, 0.0f);
+  for (std::size_t i = 0; i < T; ++i) {
+    for (std::size_t j = 0; j < T; ++j) allowed[i * T + j] = (j % 3 == 0) ? 0 : 1;
+    additive[i * T + (i * 7) % T] = 100.0f;
+  }
+  for (int variant = 0; variant < 3; ++variant) {
+    HeadMask mask;
+    mask.seq_len = T;
+    mask.key_length = T;
+    std::vector<float> keys = k;
+    if (variant == 0) mask.allowed = allowed.data();  // hides every 1000
+    if (variant == 1) {                               // causal: later 1000s hidden
+      mask.causal = true;
+      for (std::size_t j = 0; j < T; ++j) keys[j] = j < 40 ? 0.01f * float(j % 7) : 1000.0f;
+    }
+    if (variant == 2) {  // small scores, one key per query lifted by 100
+      for (float& x : keys) x = 0.01f * x;
+      mask.additive = additive.data();
+    }
+    FlashWorkspace ws;
+    std::vector<float> out(T);
+    std::vector<std::uint8_t> flags(T), ref_flags(T);
+    std::vector<double> ref(T);
+    std::vector<float> packed(packed_keys_size(T, d, kKeyTile));
+    pack_key_tiles(keys.data(), T, d, kKeyTile, packed.data());
+    flash_attention(q.data(), packed.data(), v.data(), T, d, d, mask, out.data(), flags.data(),
+                    ws);
+    flash_attention_reference(q.data(), keys.data(), v.data(), T, d, d, 1.0, mask, ref.data(),
+                              ref_flags.data());
+    INFO("variant = " << variant);
+    CHECK(max_scaled_error(out, ref, 1.0) <= 1e-5);
+    CHECK(flags == ref_flags);
+  }
+}
