@@ -37,10 +37,12 @@ if [[ ${ATTN_BENCH_PROBE:-1} != 0 ]]; then
     step "core probe: web/bench/core-probe.cpp → build/bench-probe/"
     export NODE_PATH=/usr/share/nodejs
     mkdir -p build/bench-probe
-    em++ -O3 -std=c++17 -msimd128 -msse2 -fexceptions -Icpp/include web/bench/core-probe.cpp "$lib" \
+    # The kernels' headers too: the probe also times them on their own.
+    em++ -O3 -std=c++17 -msimd128 -msse2 -fexceptions -Icpp/include -Icpp/src \
+      -Ibuild/wasm/third-party-include web/bench/core-probe.cpp "$lib" \
       -o build/bench-probe/core-probe.mjs -sMODULARIZE=1 -sEXPORT_ES6=1 -sENVIRONMENT=web,worker \
       -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB \
-      -sEXPORTED_FUNCTIONS=_probe_prepare_attention,_probe_run_attention,_probe_prepare_linear,_probe_run_linear
+      -sEXPORTED_FUNCTIONS=_probe_prepare_attention,_probe_run_attention,_probe_prepare_linear,_probe_run_linear,_probe_prepare_matmul,_probe_run_matmul,_probe_prepare_products,_probe_run_products
   fi
 fi
 

@@ -3,8 +3,11 @@
 // once inside the module and each call is one run. Compared with the package
 // (engine.attention, engine.linear), the difference is what the bindings
 // cost: copies across the boundary, input validation in JS, result objects.
+// It also times the matmul kernels on their own (no checks, no allocation
+// of the result), against which the benchmark measures "matmul parts".
 // Built by scripts/bench.sh into build/bench-probe/; attention-bench.mjs
 // uses it when present.
+#include <algorithm>
 #include <cstddef>
 #include <exception>
 #include <vector>
@@ -13,6 +16,10 @@
 
 #include "attnscope/attention.hpp"
 #include "attnscope/block.hpp"
+#include "kernels/dispatch.hpp"
+#include "kernels/flash_attention.hpp"
+#include "kernels/matmul.hpp"
+#include "kernels/pack_keys.hpp"
 
 namespace {
 
@@ -31,6 +38,17 @@ std::vector<float> filled(std::size_t n, unsigned seed) {
 attnscope::Tensor q, k, v, x;
 attnscope::AttentionOptions options;
 attnscope::Linear layer;
+
+// The kernels on their own.
+struct MatmulProblem {
+  std::size_t m = 0, k = 0, n = 0;
+  std::vector<float> a, b, c;
+} matmul_problem;
+
+struct ProductsProblem {
+  std::size_t heads = 0, T = 0, d = 0;
+  std::vector<float> queries, values, packed_keys, scores, partial;
+} products;
 
 }  // namespace
 
@@ -73,6 +91,58 @@ EMSCRIPTEN_KEEPALIVE int probe_run_linear() {
   } catch (const std::exception&) {
     return 1;
   }
+}
+
+/// Prepares the matmul kernel alone on (m, k) · (k, n): what linear runs,
+/// without its checks or its result's allocation.
+EMSCRIPTEN_KEEPALIVE void probe_prepare_matmul(int m, int k, int n) {
+  matmul_problem = {std::size_t(m), std::size_t(k), std::size_t(n), filled(std::size_t(m) * k, 6),
+                    filled(std::size_t(k) * n, 7), std::vector<float>(std::size_t(m) * n)};
+}
+
+EMSCRIPTEN_KEEPALIVE int probe_run_matmul() {
+  MatmulProblem& p = matmul_problem;
+  attnscope::kernels::matmul_best(p.a.data(), p.k, p.b.data(), p.n, p.c.data(), p.n, p.m, p.k,
+                                  p.n);
+  return 0;
+}
+
+/// Prepares the two products of the flash kernel for (1, H, T, d), without
+/// the softmax between them: per head, query tile and key tile,
+/// S = Q·Kᵀ (kQueryTile × d · d × kKeyTile) and O += S·V (kQueryTile ×
+/// kKeyTile · kKeyTile × d), with the same kernels, tiles and layouts.
+EMSCRIPTEN_KEEPALIVE void probe_prepare_products(int heads, int T, int d) {
+  using namespace attnscope::kernels;
+  ProductsProblem& p = products;
+  p = {std::size_t(heads), std::size_t(T), std::size_t(d)};
+  p.queries = filled(p.T * p.d, 8);  // shared by the heads: the timing is what matters
+  p.values = filled(p.T * p.d, 9);
+  const std::vector<float> keys = filled(p.T * p.d, 10);
+  p.packed_keys.resize(packed_keys_size(p.T, p.d, kKeyTile));
+  pack_key_tiles(keys.data(), p.T, p.d, kKeyTile, p.packed_keys.data());
+  p.scores.resize(kQueryTile * kKeyTile);
+  p.partial.resize(kQueryTile * p.d);
+}
+
+EMSCRIPTEN_KEEPALIVE int probe_run_products() {
+  using namespace attnscope::kernels;
+  using Arch = xsimd::default_arch;
+  ProductsProblem& p = products;
+  for (std::size_t h = 0; h < p.heads; ++h) {
+    for (std::size_t q0 = 0; q0 < p.T; q0 += kQueryTile) {
+      const std::size_t rows = std::min(kQueryTile, p.T - q0);
+      std::fill(p.partial.begin(), p.partial.end(), 0.0f);
+      for (std::size_t k0 = 0; k0 < p.T; k0 += kKeyTile) {
+        const std::size_t cols = std::min(kKeyTile, p.T - k0);
+        const float* key_tile = p.packed_keys.data() + (k0 / kKeyTile) * p.d * kKeyTile;
+        matmul<Arch>(p.queries.data() + q0 * p.d, p.d, key_tile, kKeyTile, p.scores.data(),
+                     kKeyTile, rows, p.d, cols);
+        matmul<Arch>(p.scores.data(), kKeyTile, p.values.data() + k0 * p.d, p.d,
+                     p.partial.data(), p.d, rows, cols, p.d, /*accumulate=*/true);
+      }
+    }
+  }
+  return 0;
 }
 
 }  // extern "C"

@@ -37,6 +37,11 @@ namespace attnscope::kernels {
 // bookkeeping of 64 while a key tile (d·128 floats) still sits in L2.
 inline constexpr std::size_t kQueryTile = 16;
 inline constexpr std::size_t kKeyTile = 128;
+/// Query tiles are visited kQueryBlock rows at a time, key tile by key tile,
+/// so that a key and value tile serves 64 queries from cache: at T = 4096 a
+/// head's keys and values (2 MiB) no longer fit in L2, and 64-row blocks cut
+/// their traffic from L3 by four. Causal skipping stays per 16-row tile.
+inline constexpr std::size_t kQueryBlock = 64;
 
 /// How far a tile's max may exceed the running max before the running max
 /// is moved: 8·ln 2, so unnormalised weights stay below 2^8.
@@ -49,8 +54,8 @@ inline constexpr float kMaxUnnormalisedWeight = 256.0f;
 struct FlashWorkspace {
   std::vector<float> scores;   // kQueryTile × kKeyTile
   std::vector<float> weights;  // kQueryTile × kKeyTile, unnormalised
-  std::vector<float> partial;  // kQueryTile × d_v, unnormalised output
-  std::vector<float> running_max, running_sum;  // kQueryTile each
+  std::vector<float> partial;  // kQueryBlock × d_v, unnormalised output
+  std::vector<float> running_max, running_sum;  // kQueryBlock each
 };
 
 /// Sizes the scratch buffers for values of width d_v. Kept out of the
@@ -58,9 +63,9 @@ struct FlashWorkspace {
 inline void size_workspace(FlashWorkspace& ws, std::size_t d_v) {
   ws.scores.resize(kQueryTile * kKeyTile);
   ws.weights.resize(kQueryTile * kKeyTile);
-  ws.partial.resize(kQueryTile * d_v);
-  ws.running_max.resize(kQueryTile);
-  ws.running_sum.resize(kQueryTile);
+  ws.partial.resize(kQueryBlock * d_v);
+  ws.running_max.resize(kQueryBlock);
+  ws.running_sum.resize(kQueryBlock);
 }
 
 namespace detail {
@@ -111,46 +116,54 @@ void flash_attention_sized(const float* q, const float* packed_keys, const float
   float* partial = ws.partial.data();
   const bool dense_mask = mask.additive || mask.allowed;
 
-  for (std::size_t q0 = 0; q0 < T; q0 += kQueryTile) {
-    const std::size_t rows = std::min(kQueryTile, T - q0);
-    // No query of this tile sees a key at or past the last query's key_end,
-    // and every query sees all keys before the first query's key_end.
-    const std::size_t key_end = mask.key_end(q0 + rows - 1);
-    const std::size_t shared_end = mask.key_end(q0);
+  for (std::size_t b0 = 0; b0 < T; b0 += kQueryBlock) {
+    const std::size_t block_rows = std::min(kQueryBlock, T - b0);
+    const std::size_t block_key_end = mask.key_end(b0 + block_rows - 1);
     std::fill(ws.running_max.begin(), ws.running_max.end(), kNegInf);
     std::fill(ws.running_sum.begin(), ws.running_sum.end(), 0.0f);
-    std::fill(partial, partial + rows * d_v, 0.0f);
+    std::fill(partial, partial + block_rows * d_v, 0.0f);
 
-    for (std::size_t k0 = 0; k0 < key_end; k0 += kKeyTile) {
-      const std::size_t cols = std::min(kKeyTile, key_end - k0);
+    // Key tiles outermost: each is used by every query tile of the block
+    // while it is still in cache.
+    for (std::size_t k0 = 0; k0 < block_key_end; k0 += kKeyTile) {
       const float* key_tile = packed_keys + (k0 / kKeyTile) * d_k * kKeyTile;
-      // Packed tiles are zero-padded to kKeyTile keys, so the product may run
-      // on whole batches; the padding columns are set to -inf below.
-      const std::size_t vector_cols = std::min(kKeyTile, (cols + W - 1) / W * W);
-      matmul<Arch>(q + q0 * d_k, d_k, key_tile, kKeyTile, scores, kKeyTile, rows, d_k,
-                   vector_cols);
-      const bool masked_tile = dense_mask || k0 + cols > shared_end;
-      for (std::size_t r = 0; r < rows; ++r) {
-        float* row = scores + r * kKeyTile;
-        if (masked_tile) mask_row<Arch>(row, q0 + r, k0, cols, mask);
-        std::fill(row + cols, row + vector_cols, kNegInf);
-        detail::online_softmax_row<Arch>(row, weights + r * kKeyTile, vector_cols,
-                                         ws.running_max[r], ws.running_sum[r], partial + r * d_v,
-                                         d_v);
+      for (std::size_t q0 = b0; q0 < b0 + block_rows; q0 += kQueryTile) {
+        const std::size_t rows = std::min(kQueryTile, b0 + block_rows - q0);
+        // No query of this tile sees a key at or past the last query's
+        // key_end, and every query sees all keys before the first one's.
+        const std::size_t key_end = mask.key_end(q0 + rows - 1);
+        if (k0 >= key_end) continue;  // hidden from the whole tile (causal, padding)
+        const std::size_t shared_end = mask.key_end(q0);
+        const std::size_t cols = std::min(kKeyTile, key_end - k0);
+        // Packed tiles are zero-padded to kKeyTile keys, so the product may
+        // run on whole batches; the padding columns are set to -inf below.
+        const std::size_t vector_cols = std::min(kKeyTile, (cols + W - 1) / W * W);
+        matmul<Arch>(q + q0 * d_k, d_k, key_tile, kKeyTile, scores, kKeyTile, rows, d_k,
+                     vector_cols);
+        const bool masked_tile = dense_mask || k0 + cols > shared_end;
+        const std::size_t first = q0 - b0;  // this tile's first row in the block
+        for (std::size_t r = 0; r < rows; ++r) {
+          float* row = scores + r * kKeyTile;
+          if (masked_tile) mask_row<Arch>(row, q0 + r, k0, cols, mask);
+          std::fill(row + cols, row + vector_cols, kNegInf);
+          detail::online_softmax_row<Arch>(row, weights + r * kKeyTile, vector_cols,
+                                           ws.running_max[first + r], ws.running_sum[first + r],
+                                           partial + (first + r) * d_v, d_v);
+        }
+        matmul<Arch>(weights, kKeyTile, v + k0 * d_v, d_v, partial + first * d_v, d_v, rows, cols,
+                     d_v, /*accumulate=*/true);
       }
-      matmul<Arch>(weights, kKeyTile, v + k0 * d_v, d_v, partial, d_v, rows, cols, d_v,
-                   /*accumulate=*/true);
     }
 
-    for (std::size_t r = 0; r < rows; ++r) {
-      float* dst = out + (q0 + r) * d_v;
+    for (std::size_t r = 0; r < block_rows; ++r) {
+      float* dst = out + (b0 + r) * d_v;
       const float sum = ws.running_sum[r];
       if (sum == 0.0f) {
         std::fill(dst, dst + d_v, 0.0f);
-        fully_masked[q0 + r] = 1;
+        fully_masked[b0 + r] = 1;
         continue;
       }
-      fully_masked[q0 + r] = 0;
+      fully_masked[b0 + r] = 0;
       std::copy(partial + r * d_v, partial + (r + 1) * d_v, dst);
       scale_row<Arch>(dst, d_v, 1.0f / sum);
     }
