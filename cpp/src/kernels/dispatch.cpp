@@ -1,8 +1,8 @@
 // Run-time choice of the kernels' instruction set; see dispatch.hpp.
 #include "kernels/dispatch.hpp"
 
+#include <memory>
 #include <new>
-#include <vector>
 
 #include <xsimd/xsimd.hpp>
 
@@ -44,18 +44,14 @@ void flash_attention_best(const float* q, const float* packed_keys, const float*
 void matmul_best(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
                  std::size_t ldc, std::size_t m, std::size_t k, std::size_t n, bool accumulate) {
   // Packing B pays once enough row blocks reuse it: in wasm, 1024×512·512×512
-  // went from 39–44 to a steady 44 GFLOP/s. Without memory for the copy, the
-  // product runs unpacked.
-  std::vector<float> scratch;
+  // went from 39–44 to a steady 44 GFLOP/s. The scratch is left uninitialised
+  // (the packing overwrites it); without memory for it, the product runs
+  // unpacked.
+  std::unique_ptr<float[]> scratch;
   if (m >= kPackedMinRows && n >= kPackedMinColumns) {
-    try {
-      scratch.resize(matmul_packed_scratch(k, n));
-    } catch (const std::bad_alloc&) {
-      scratch.clear();
-    }
+    scratch.reset(new (std::nothrow) float[matmul_packed_scratch(k, n)]);
   }
-  dispatcher<MatmulKernel>()(a, lda, b, ldb, c, ldc, m, k, n, accumulate,
-                             scratch.empty() ? nullptr : scratch.data());
+  dispatcher<MatmulKernel>()(a, lda, b, ldb, c, ldc, m, k, n, accumulate, scratch.get());
 }
 
 void softmax_rows_best(const float* x, float* y, std::size_t rows, std::size_t n,
