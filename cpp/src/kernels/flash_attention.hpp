@@ -32,9 +32,10 @@
 
 namespace attnscope::kernels {
 
-// 16 × 128 measured fastest in wasm for T = 256…4096 (against 8, 24 and 32
-// query rows and 32, 64 and 256 keys); 128 keys halve the per-tile softmax
-// bookkeeping of 64 while a key tile (d·128 floats) still sits in L2.
+// 16 × 128 measured fastest in wasm at T = 256 and 1024 (against 8, 24 and 32
+// query rows and 32, 64 and 256 keys; web/bench/README.md): 128 keys halve
+// the per-tile softmax bookkeeping of 64, and a key tile (d·128 floats)
+// still sits in L2.
 inline constexpr std::size_t kQueryTile = 16;
 inline constexpr std::size_t kKeyTile = 128;
 /// Query tiles are visited kQueryBlock rows at a time, key tile by key tile,
