@@ -21,7 +21,8 @@ std::size_t attention_traced(const float* q, const float* k, const float* v,
   using Arch = xsimd::default_arch;
   const std::size_t T = dims.seq_len, d_k = dims.d_k, d_v = dims.d_v;
   const std::size_t tt = T * T;
-  // Key tiles as in the fast path (which also folds scale·log2(e) into them).
+  // The fast path's key tiles, micro-kernel and scaling: both paths compute
+  // the same float scores and scaled scores.
   constexpr std::size_t kTile = kernels::kKeyTile;
   std::vector<float> packed_keys(kernels::packed_keys_size(T, d_k, kTile));
   std::vector<std::uint8_t> has_keys(T);

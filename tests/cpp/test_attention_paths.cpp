@@ -78,16 +78,17 @@ TEST_CASE("fast path agrees with the traced path for random shapes and masks",
   CHECK(cases == 16 * 13);
 }
 
-TEST_CASE("the fast path folds the scale into keys or queries without overflow",
+TEST_CASE("both paths agree for extreme keys and scales, zero and negative scales",
           "[attention][paths]") {
-  // The fast path multiplies the keys by the scale as it packs them. Keys of
-  // 1e37 with a scale of 100 would overflow; then part of the scale goes to
-  // the queries instead. Scale 0 and negative scales too.
+  // Keys of 1e37 with a scale of 100 (the scaled keys would overflow, the
+  // scores do not), scale 0, a negative scale, and scores near 1e8 where
+  // one ulp is 8: both paths must round the scaled scores alike.
   std::mt19937 rng(43);
   const std::size_t T = 150, d = 4;
   for (auto [key_size, query_size, factor] :
        {std::tuple{1e37f, 1e-38f, 100.0f}, std::tuple{1.0f, 1.0f, 0.0f},
-        std::tuple{1.0f, 1.0f, -3.0f}, std::tuple{3e30f, 1e-30f, 1e8f}}) {
+        std::tuple{1.0f, 1.0f, -3.0f}, std::tuple{3e30f, 1e-30f, 1e8f},
+        std::tuple{4.0f, 4.0f, 1e7f}}) {
     Tensor q = random_tensor(rng, {1, 1, T, d}, -1.0f, 1.0f);
     Tensor k = random_tensor(rng, {1, 1, T, d}, -1.0f, 1.0f);
     for (float& x : q.data) x *= query_size;

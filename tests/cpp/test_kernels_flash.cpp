@@ -54,10 +54,9 @@ void check_flash(const FlashCase& fc, std::mt19937& rng) {
   std::vector<float> packed(packed_keys_size(T, fc.d_k, kKeyTile)), out(T * fc.d_v, 123.0f);
   std::vector<std::uint8_t> flags(T, 7), ref_flags(T);
   std::vector<double> ref(T * fc.d_v);
-  // The kernel wants the scale folded into the keys.
-  pack_key_tiles(k.data(), T, fc.d_k, kKeyTile, packed.data(), scale);
+  pack_key_tiles(k.data(), T, fc.d_k, kKeyTile, packed.data());
   FlashWorkspace ws;
-  flash_attention(q.data(), packed.data(), v.data(), T, fc.d_k, fc.d_v, mask, out.data(),
+  flash_attention(q.data(), packed.data(), v.data(), T, fc.d_k, fc.d_v, scale, mask, out.data(),
                   flags.data(), ws);
   flash_attention_reference(q.data(), k.data(), v.data(), T, fc.d_k, fc.d_v, scale, mask,
                             ref.data(), ref_flags.data());
@@ -141,8 +140,8 @@ TEST_CASE("flash_attention is stable for huge logits", "[kernels][flash]") {
     std::vector<double> ref(T);
     std::vector<float> packed(packed_keys_size(T, d, kKeyTile));
     pack_key_tiles(k.data(), T, d, kKeyTile, packed.data());
-    flash_attention(q.data(), packed.data(), v.data(), T, d, d, mask, out.data(), flags.data(),
-                    ws);
+    flash_attention(q.data(), packed.data(), v.data(), T, d, d, 1.0f, mask, out.data(),
+                    flags.data(), ws);
     flash_attention_reference(q.data(), k.data(), v.data(), T, d, d, 1.0, mask, ref.data(),
                               ref_flags.data());
     INFO("T = " << T);
@@ -172,8 +171,8 @@ TEST_CASE("flash_attention follows a max that grows across key tiles, slowly or 
     std::vector<double> ref(T);
     std::vector<float> packed(packed_keys_size(T, d, kKeyTile));
     pack_key_tiles(k.data(), T, d, kKeyTile, packed.data());
-    flash_attention(q.data(), packed.data(), v.data(), T, d, d, mask, out.data(), flags.data(),
-                    ws);
+    flash_attention(q.data(), packed.data(), v.data(), T, d, d, 1.0f, mask, out.data(),
+                    flags.data(), ws);
     flash_attention_reference(q.data(), k.data(), v.data(), T, d, d, 1.0, mask, ref.data(),
                               ref_flags.data());
     INFO("step = " << step);
@@ -218,8 +217,8 @@ TEST_CASE("flash_attention ignores huge scores that masks hide, and follows addi
     std::vector<double> ref(T);
     std::vector<float> packed(packed_keys_size(T, d, kKeyTile));
     pack_key_tiles(keys.data(), T, d, kKeyTile, packed.data());
-    flash_attention(q.data(), packed.data(), v.data(), T, d, d, mask, out.data(), flags.data(),
-                    ws);
+    flash_attention(q.data(), packed.data(), v.data(), T, d, d, 1.0f, mask, out.data(),
+                    flags.data(), ws);
     flash_attention_reference(q.data(), keys.data(), v.data(), T, d, d, 1.0, mask, ref.data(),
                               ref_flags.data());
     INFO("variant = " << variant);

@@ -124,36 +124,41 @@ TEST_CASE("vec_exp2 is exact at integers and flushes below -127", "[kernels][exp
   CHECK(y[11] == Approx(std::sqrt(0.5)).epsilon(2e-7));
 }
 
-TEST_CASE("exp_sum_max_row exponentiates, sums and finds the max in one pass",
+TEST_CASE("exp_sum_max_row scales, exponentiates, sums and finds the max in one pass",
           "[kernels][softmax]") {
   std::mt19937 rng(5);
   for (std::size_t n : {4u, 8u, 12u, 16u, 20u, 64u, 128u}) {
-    std::vector<float> x = random_floats(rng, n, -30.0f, 10.0f);  // weights e^-36 … e^4
-    if (n > 4) x[n / 2] = -kInf;  // a masked key
+    for (float scale : {1.0f, 0.125f, -2.0f}) {
+    // Scaled scores z in [-30, 10]: weights e^-36 … e^4 against the shift.
+    std::vector<float> x = random_floats(rng, n, -30.0f, 10.0f);
+    for (float& v : x) v /= scale;
+    if (n > 4 && scale > 0) x[n / 2] = -kInf;  // a masked key
     const float shift = 6.0f;
     std::vector<float> y(n, -1.0f);
     float x_max = 0.0f;
-    const float sum = exp_sum_max_row(x.data(), y.data(), n, shift, &x_max);
+    const float sum = exp_sum_max_row(x.data(), y.data(), n, scale, shift, &x_max);
     double ref_sum = 0.0, ref_max = -kInf;
     std::vector<double> ref(n);
     for (std::size_t i = 0; i < n; ++i) {
-      // x − shift rounds in float, as in the kernel; compare the exp only.
-      ref[i] = std::exp(double(x[i] - shift));
+      // x·scale − shift rounds in float, as in the kernel; compare the exp only.
+      const float z = x[i] * scale;
+      ref[i] = std::exp(double(z - shift));
       ref_sum += ref[i];
-      ref_max = std::max(ref_max, double(x[i]));
+      ref_max = std::max(ref_max, double(z));
     }
-    INFO("n = " << n);
-    // Relative error |y|·6e-8 from rounding y·log2 e (|y| <= 36 here),
+    INFO("n = " << n << ", scale = " << scale);
+    // Relative error |t|·6e-8 from rounding t·log2 e (|t| <= 36 here),
     // measured against the largest weight.
     CHECK(max_scaled_error(y, ref, 1.0) <= 3e-7);
     CHECK(sum == Approx(ref_sum).epsilon(1e-6));
     CHECK(x_max == ref_max);
-    if (n > 4) CHECK(y[n / 2] == 0.0f);
+    if (n > 4 && scale > 0) CHECK(y[n / 2] == 0.0f);
+    }
   }
   // An all-masked row: zeros, sum 0, max -inf.
   std::vector<float> masked(8, -kInf), y(8, 1.0f);
   float x_max = 0.0f;
-  CHECK(exp_sum_max_row(masked.data(), y.data(), 8, 0.0f, &x_max) == 0.0f);
+  CHECK(exp_sum_max_row(masked.data(), y.data(), 8, 1.0f, 0.0f, &x_max) == 0.0f);
   CHECK(x_max == -kInf);
   for (float v : y) CHECK(v == 0.0f);
 }

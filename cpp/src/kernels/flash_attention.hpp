@@ -4,8 +4,10 @@
 // output rescaled whenever the max grows), as in FlashAttention.
 // Key tiles that causal or padding masks hide entirely are never visited.
 //
-// The caller folds the score scale into the keys (pack_key_tiles' factor).
-// The online max is lazy, as in FlashAttention-4: a tile is exponentiated
+// Scores are scaled inside the exp pass, rounded exactly as the traced path's
+// separate scaling rounds them (tiles that need masking are scaled first):
+// at extreme scales (1e8) a different rounding of the scores would pick
+// different weights than the traced path. The online max is lazy, as in FlashAttention-4: a tile is exponentiated
 // against the running max of earlier tiles while its own max is found in the
 // same pass, and the max is only moved (redoing that tile) when it grew by
 // more than kLazyMaxSlack; otherwise the tile's weights may reach
@@ -71,29 +73,29 @@ inline void size_workspace(FlashWorkspace& ws, std::size_t d_v) {
 
 namespace detail {
 
-/// One query row of one key tile: turns scores[0..n) into weights
+/// One query row of one key tile: turns scores[0..n)·scale into weights
 /// against the running max (moving it when needed) and adds their sum.
 /// n is a multiple of the batch size.
 template <class Arch>
-void online_softmax_row(const float* scores, float* weights, std::size_t n, float& running_max,
-                        float& running_sum, float* partial, std::size_t d_v) {
+void online_softmax_row(const float* scores, float scale, float* weights, std::size_t n,
+                        float& running_max, float& running_sum, float* partial, std::size_t d_v) {
   if (running_max != kNegInf) {
     float tile_max;
-    const float sum = exp_sum_max_row<Arch>(scores, weights, n, running_max, &tile_max);
+    const float sum = exp_sum_max_row<Arch>(scores, weights, n, scale, running_max, &tile_max);
     if (tile_max <= running_max + kLazyMaxSlack) {
       running_sum += sum;
       return;
     }
     // The max grew by more than the slack: redo the tile against it below.
   }
-  const float new_max = std::max(running_max, row_max<Arch>(scores, n));
+  const float new_max = std::max(running_max, row_max<Arch>(scores, n, scale));
   if (new_max == kNegInf) {
     // Nothing visible yet: this row contributes zeros to P·V.
     std::fill(weights, weights + n, 0.0f);
     return;
   }
   float unused;
-  const float sum = exp_sum_max_row<Arch>(scores, weights, n, new_max, &unused);
+  const float sum = exp_sum_max_row<Arch>(scores, weights, n, scale, new_max, &unused);
   if (running_max != new_max) {
     const float rescale = running_max == kNegInf ? 0.0f : std::exp(running_max - new_max);
     running_sum *= rescale;
@@ -108,8 +110,9 @@ void online_softmax_row(const float* scores, float* weights, std::size_t n, floa
 /// flash_attention on a workspace already sized by size_workspace(ws, d_v).
 template <class Arch = xsimd::default_arch>
 void flash_attention_sized(const float* q, const float* packed_keys, const float* v,
-                           std::size_t T, std::size_t d_k, std::size_t d_v, const HeadMask& mask,
-                           float* out, std::uint8_t* fully_masked, FlashWorkspace& ws) {
+                           std::size_t T, std::size_t d_k, std::size_t d_v, float scale,
+                           const HeadMask& mask, float* out, std::uint8_t* fully_masked,
+                           FlashWorkspace& ws) {
   constexpr std::size_t W = xsimd::batch<float, Arch>::size;
   static_assert(kKeyTile % W == 0, "key tiles must hold whole batches");
   float* scores = ws.scores.data();
@@ -141,13 +144,22 @@ void flash_attention_sized(const float* q, const float* packed_keys, const float
         const std::size_t vector_cols = std::min(kKeyTile, (cols + W - 1) / W * W);
         matmul<Arch>(q + q0 * d_k, d_k, key_tile, kKeyTile, scores, kKeyTile, rows, d_k,
                      vector_cols);
-        const bool masked_tile = dense_mask || k0 + cols > shared_end;
+        // Tiles with masked keys, or with padding columns (set to -inf, which
+        // a negative or zero scale would turn into +inf or NaN), are scaled
+        // before the exp pass.
+        const bool masked_tile = dense_mask || k0 + cols > shared_end || cols != vector_cols;
         const std::size_t first = q0 - b0;  // this tile's first row in the block
         for (std::size_t r = 0; r < rows; ++r) {
           float* row = scores + r * kKeyTile;
-          if (masked_tile) mask_row<Arch>(row, q0 + r, k0, cols, mask);
+          // The additive mask adds to scaled scores.
+          float row_scale = scale;
+          if (masked_tile) {
+            scale_row<Arch>(row, cols, scale);
+            mask_row<Arch>(row, q0 + r, k0, cols, mask);
+            row_scale = 1.0f;
+          }
           std::fill(row + cols, row + vector_cols, kNegInf);
-          detail::online_softmax_row<Arch>(row, weights + r * kKeyTile, vector_cols,
+          detail::online_softmax_row<Arch>(row, row_scale, weights + r * kKeyTile, vector_cols,
                                            ws.running_max[first + r], ws.running_sum[first + r],
                                            partial + (first + r) * d_v, d_v);
         }
@@ -171,16 +183,16 @@ void flash_attention_sized(const float* q, const float* packed_keys, const float
   }
 }
 
-/// q (T×d_k); packed_keys: pack_key_tiles with tile kKeyTile and the score
-/// scale as factor (or q pre-multiplied by it instead), so that q·k is the
-/// scaled score; v (T×d_v) → out (T×d_v). fully_masked[i] = 1 (and out row
-/// i = 0) when query i sees no key.
+/// q (T×d_k), packed_keys (pack_key_tiles with tile kKeyTile), v (T×d_v)
+/// → out (T×d_v), scores multiplied by `scale`. fully_masked[i] = 1 (and out
+/// row i = 0) when query i sees no key.
 template <class Arch = xsimd::default_arch>
 void flash_attention(const float* q, const float* packed_keys, const float* v, std::size_t T,
-                     std::size_t d_k, std::size_t d_v, const HeadMask& mask, float* out,
-                     std::uint8_t* fully_masked, FlashWorkspace& ws) {
+                     std::size_t d_k, std::size_t d_v, float scale, const HeadMask& mask,
+                     float* out, std::uint8_t* fully_masked, FlashWorkspace& ws) {
   size_workspace(ws, d_v);
-  flash_attention_sized<Arch>(q, packed_keys, v, T, d_k, d_v, mask, out, fully_masked, ws);
+  flash_attention_sized<Arch>(q, packed_keys, v, T, d_k, d_v, scale, mask, out, fully_masked,
+                              ws);
 }
 
 /// Reference: scores, mask, softmax and weights·V in double precision.

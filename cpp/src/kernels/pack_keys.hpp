@@ -17,16 +17,14 @@ inline std::size_t packed_keys_size(std::size_t T, std::size_t d_k, std::size_t 
 /// keys (T × d_k) → ceil(T/tile) blocks of d_k × tile, block t holding
 /// keys [t·tile, t·tile + tile) transposed; missing keys of the last block
 /// are zero. Block t starts at dst + t·d_k·tile and has row stride `tile`.
-/// Every key is multiplied by `factor` on the way (the flash kernel folds the
-/// score scale into the keys this way, for free).
 inline void pack_key_tiles(const float* keys, std::size_t T, std::size_t d_k, std::size_t tile,
-                           float* dst, float factor = 1.0f) {
+                           float* dst) {
   for (std::size_t k0 = 0; k0 < T; k0 += tile) {
     float* block = dst + (k0 / tile) * d_k * tile;
     const std::size_t cols = T - k0 < tile ? T - k0 : tile;
     for (std::size_t j = 0; j < cols; ++j) {
       const float* key = keys + (k0 + j) * d_k;
-      for (std::size_t p = 0; p < d_k; ++p) block[p * tile + j] = key[p] * factor;
+      for (std::size_t p = 0; p < d_k; ++p) block[p * tile + j] = key[p];
     }
     for (std::size_t p = 0; p < d_k; ++p) {
       for (std::size_t j = cols; j < tile; ++j) block[p * tile + j] = 0.0f;

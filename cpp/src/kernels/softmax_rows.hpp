@@ -30,25 +30,28 @@ float lane_max(xsimd::batch<float, Arch> v) {
   return result;
 }
 
-/// max of x[0..n); -inf for an all -inf row. x holds no NaN (scores never do).
+/// max of x[0..n)·scale (each product rounded to float, as a separate
+/// multiply would); -inf for an all -inf row. x holds no NaN (scores never
+/// do).
 template <class Arch = xsimd::default_arch>
-float row_max(const float* x, std::size_t n) {
+float row_max(const float* x, std::size_t n, float scale = 1.0f) {
   using batch = xsimd::batch<float, Arch>;
   constexpr std::size_t W = batch::size;
   const std::size_t vec_end = n - n % W;
   float result = kNegInf;
   if (vec_end > 0) {
     // Two chains, so that consecutive maxima do not wait on each other.
+    const batch f(scale);
     batch acc0(kNegInf), acc1(kNegInf);
     std::size_t i = 0;
     for (; i + 2 * W <= vec_end; i += 2 * W) {
-      acc0 = max_no_nan(acc0, batch::load_unaligned(x + i));
-      acc1 = max_no_nan(acc1, batch::load_unaligned(x + i + W));
+      acc0 = max_no_nan(acc0, batch::load_unaligned(x + i) * f);
+      acc1 = max_no_nan(acc1, batch::load_unaligned(x + i + W) * f);
     }
-    if (i < vec_end) acc0 = max_no_nan(acc0, batch::load_unaligned(x + i));
+    if (i < vec_end) acc0 = max_no_nan(acc0, batch::load_unaligned(x + i) * f);
     result = lane_max(max_no_nan(acc0, acc1));
   }
-  for (std::size_t i = vec_end; i < n; ++i) result = std::max(result, x[i]);
+  for (std::size_t i = vec_end; i < n; ++i) result = std::max(result, x[i] * scale);
   return result;
 }
 
@@ -80,39 +83,41 @@ float exp_sum_row(const float* x, float* y, std::size_t n, float max) {
   return sum;
 }
 
-/// The flash kernel's softmax step: y[i] = exp(x[i] − shift) and returns
-/// their sum, with max(x) (−inf for an all −inf row) found in the same pass.
-/// n is a multiple of the batch size; x and y may alias. The caller keeps
-/// x[i] − shift <= 88. exp(y) is computed as 2^(y·log2 e) with vec_exp2: the
-/// rounding of y·log2 e costs relative |y|·6e-8, which only matters where
-/// the weight e^y is already negligible (|y| > 20), and saves the ln 2 range
-/// reduction of vec_exp.
+/// The flash kernel's softmax step: with z[i] = x[i]·scale (rounded to float,
+/// exactly as the traced path's separate scaling), y[i] = exp(z[i] − shift);
+/// returns the sum of y, with max(z) (−inf for an all −inf row) found in the
+/// same pass. n is a multiple of the batch size; x and y may alias. The
+/// caller keeps z[i] − shift <= 88. exp(t) is computed as 2^(t·log2 e) with
+/// vec_exp2: the rounding of t·log2 e costs relative |t|·6e-8, which only
+/// matters where the weight e^t is already negligible (|t| > 20), and saves
+/// the ln 2 range reduction of vec_exp.
 template <class Arch = xsimd::default_arch>
-float exp_sum_max_row(const float* x, float* y, std::size_t n, float shift, float* x_max) {
+float exp_sum_max_row(const float* x, float* y, std::size_t n, float scale, float shift,
+                      float* z_max) {
   using batch = xsimd::batch<float, Arch>;
   constexpr std::size_t W = batch::size;
-  const batch s(shift), log2e(1.44269504088896341f);
+  const batch f(scale), s(shift), log2e(1.44269504088896341f);
   // Two independent chains each for the sum and the max.
   batch sum0(0.0f), sum1(0.0f), max0(kNegInf), max1(kNegInf);
   std::size_t i = 0;
   for (; i + 2 * W <= n; i += 2 * W) {
-    const batch x0 = batch::load_unaligned(x + i), x1 = batch::load_unaligned(x + i + W);
-    max0 = max_no_nan(max0, x0);
-    max1 = max_no_nan(max1, x1);
-    const batch e0 = vec_exp2<Arch>((x0 - s) * log2e), e1 = vec_exp2<Arch>((x1 - s) * log2e);
+    const batch z0 = batch::load_unaligned(x + i) * f, z1 = batch::load_unaligned(x + i + W) * f;
+    max0 = max_no_nan(max0, z0);
+    max1 = max_no_nan(max1, z1);
+    const batch e0 = vec_exp2<Arch>((z0 - s) * log2e), e1 = vec_exp2<Arch>((z1 - s) * log2e);
     e0.store_unaligned(y + i);
     e1.store_unaligned(y + i + W);
     sum0 += e0;
     sum1 += e1;
   }
   if (i < n) {
-    const batch x0 = batch::load_unaligned(x + i);
-    max0 = max_no_nan(max0, x0);
-    const batch e0 = vec_exp2<Arch>((x0 - s) * log2e);
+    const batch z0 = batch::load_unaligned(x + i) * f;
+    max0 = max_no_nan(max0, z0);
+    const batch e0 = vec_exp2<Arch>((z0 - s) * log2e);
     e0.store_unaligned(y + i);
     sum0 += e0;
   }
-  *x_max = lane_max(max_no_nan(max0, max1));
+  *z_max = lane_max(max_no_nan(max0, max1));
   return xsimd::hadd(sum0 + sum1);
 }
 
