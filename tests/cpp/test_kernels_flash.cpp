@@ -73,6 +73,30 @@ void check_flash(const FlashCase& fc, std::mt19937& rng) {
   }
 }
 
+// Unscaled flash attention with d = 1 and every query 1, so the scores are
+// the keys: its error against the reference, and whether the flags agree.
+struct OneDimResult {
+  double error;
+  bool flags_match;
+};
+
+OneDimResult flash_one_dim(const std::vector<float>& k, const std::vector<float>& v,
+                           const HeadMask& mask) {
+  const std::size_t T = k.size(), d = 1;
+  const std::vector<float> q(T, 1.0f);
+  FlashWorkspace ws;
+  std::vector<float> out(T);
+  std::vector<std::uint8_t> flags(T), ref_flags(T);
+  std::vector<double> ref(T);
+  std::vector<float> packed(packed_keys_size(T, d, kKeyTile));
+  pack_key_tiles(k.data(), T, d, kKeyTile, packed.data());
+  flash_attention(q.data(), packed.data(), v.data(), T, d, d, 1.0f, mask, out.data(),
+                  flags.data(), ws);
+  flash_attention_reference(q.data(), k.data(), v.data(), T, d, d, 1.0, mask, ref.data(),
+                            ref_flags.data());
+  return {max_scaled_error(out, ref, 1.0), flags == ref_flags};
+}
+
 }  // namespace
 
 TEST_CASE("mask_row adds, hides and pads", "[kernels][mask]") {
@@ -125,8 +149,7 @@ TEST_CASE("flash_attention is stable for huge logits", "[kernels][flash]") {
   // Scores of 90..100 and ±1e4 overflow a naive exp; the online max must
   // also survive a later key tile raising the max by thousands.
   for (std::size_t T : {5u, 64u, 65u, 129u}) {
-    const std::size_t d = 1;
-    std::vector<float> q(T, 1.0f), k(T), v(T);
+    std::vector<float> k(T), v(T);
     for (std::size_t j = 0; j < T; ++j) {
       k[j] = (j % 5 == 4) ? 1e4f : (j % 5 == 0 ? -1e4f : 90.0f + float(j % 10));
       v[j] = float(j % 7) - 3.0f;
@@ -134,18 +157,9 @@ TEST_CASE("flash_attention is stable for huge logits", "[kernels][flash]") {
     HeadMask mask;
     mask.seq_len = T;
     mask.key_length = T;
-    FlashWorkspace ws;
-    std::vector<float> out(T);
-    std::vector<std::uint8_t> flags(T), ref_flags(T);
-    std::vector<double> ref(T);
-    std::vector<float> packed(packed_keys_size(T, d, kKeyTile));
-    pack_key_tiles(k.data(), T, d, kKeyTile, packed.data());
-    flash_attention(q.data(), packed.data(), v.data(), T, d, d, 1.0f, mask, out.data(),
-                    flags.data(), ws);
-    flash_attention_reference(q.data(), k.data(), v.data(), T, d, d, 1.0, mask, ref.data(),
-                              ref_flags.data());
+    const OneDimResult r = flash_one_dim(k, v, mask);
     INFO("T = " << T);
-    CHECK(max_scaled_error(out, ref, 1.0) <= 1e-5);
+    CHECK(r.error <= 1e-5);
   }
 }
 
@@ -155,9 +169,9 @@ TEST_CASE("flash_attention follows a max that grows across key tiles, slowly or 
   // kLazyMaxSlack = 5.545 keeps it, with weights up to 256; a larger jump
   // redoes the tile. Scores rising by `step` per key tile exercise both, and
   // a falling run the plain case.
-  const std::size_t T = 5 * kKeyTile + 9, d = 1;
+  const std::size_t T = 5 * kKeyTile + 9;
   for (float step : {0.5f, 3.0f, 5.5f, 5.6f, 20.0f, 300.0f, -4.0f}) {
-    std::vector<float> q(T, 1.0f), k(T), v(T);
+    std::vector<float> k(T), v(T);
     for (std::size_t j = 0; j < T; ++j) {
       k[j] = step * float(j / kKeyTile) + 0.01f * float(j % 13);
       v[j] = float(j % 7) - 3.0f;
@@ -165,18 +179,9 @@ TEST_CASE("flash_attention follows a max that grows across key tiles, slowly or 
     HeadMask mask;
     mask.seq_len = T;
     mask.key_length = T;
-    FlashWorkspace ws;
-    std::vector<float> out(T);
-    std::vector<std::uint8_t> flags(T), ref_flags(T);
-    std::vector<double> ref(T);
-    std::vector<float> packed(packed_keys_size(T, d, kKeyTile));
-    pack_key_tiles(k.data(), T, d, kKeyTile, packed.data());
-    flash_attention(q.data(), packed.data(), v.data(), T, d, d, 1.0f, mask, out.data(),
-                    flags.data(), ws);
-    flash_attention_reference(q.data(), k.data(), v.data(), T, d, d, 1.0, mask, ref.data(),
-                              ref_flags.data());
+    const OneDimResult r = flash_one_dim(k, v, mask);
     INFO("step = " << step);
-    CHECK(max_scaled_error(out, ref, 1.0) <= 1e-5);
+    CHECK(r.error <= 1e-5);
   }
 }
 
@@ -185,8 +190,8 @@ TEST_CASE("flash_attention ignores huge scores that masks hide, and follows addi
   // Masks hide keys scoring 1000 more than the visible ones, or an additive
   // mask lifts one key per query by 100: the max each tile is exponentiated
   // against must be that of the visible, masked scores.
-  const std::size_t T = 150, d = 1;
-  std::vector<float> q(T, 1.0f), k(T), v(T);
+  const std::size_t T = 150;
+  std::vector<float> k(T), v(T);
   for (std::size_t j = 0; j < T; ++j) {
     k[j] = (j % 3 == 0 ? 1000.0f : 0.0f) + 0.01f * float(j % 7);
     v[j] = float(j % 5) - 2.0f;
@@ -211,18 +216,9 @@ TEST_CASE("flash_attention ignores huge scores that masks hide, and follows addi
       for (float& x : keys) x = 0.01f * x;
       mask.additive = additive.data();
     }
-    FlashWorkspace ws;
-    std::vector<float> out(T);
-    std::vector<std::uint8_t> flags(T), ref_flags(T);
-    std::vector<double> ref(T);
-    std::vector<float> packed(packed_keys_size(T, d, kKeyTile));
-    pack_key_tiles(keys.data(), T, d, kKeyTile, packed.data());
-    flash_attention(q.data(), packed.data(), v.data(), T, d, d, 1.0f, mask, out.data(),
-                    flags.data(), ws);
-    flash_attention_reference(q.data(), keys.data(), v.data(), T, d, d, 1.0, mask, ref.data(),
-                              ref_flags.data());
+    const OneDimResult r = flash_one_dim(keys, v, mask);
     INFO("variant = " << variant);
-    CHECK(max_scaled_error(out, ref, 1.0) <= 1e-5);
-    CHECK(flags == ref_flags);
+    CHECK(r.error <= 1e-5);
+    CHECK(r.flags_match);
   }
 }
