@@ -60,20 +60,30 @@ xsimd::batch<float, Arch> vec_exp(xsimd::batch<float, Arch> x) {
   return y;
 }
 
-/// y[i] = exp(x[i]); x and y may alias.
-template <class Arch = xsimd::default_arch>
-void vec_exp(const float* x, float* y, std::size_t n) {
+namespace detail {
+
+// y[i] = f(x[i]) batch by batch; the tail goes through one zero-padded batch
+// so that every element gets the same formula. x and y may alias.
+template <class Arch, class F>
+void map_batches(const float* x, float* y, std::size_t n, F f) {
   using batch = xsimd::batch<float, Arch>;
   const std::size_t vec_end = n - n % batch::size;
   for (std::size_t i = 0; i < vec_end; i += batch::size) {
-    vec_exp<Arch>(batch::load_unaligned(x + i)).store_unaligned(y + i);
+    f(batch::load_unaligned(x + i)).store_unaligned(y + i);
   }
   if (vec_end == n) return;
-  // Tail through one padded batch so every element gets the same formula.
   alignas(64) float tail[batch::size] = {};
   for (std::size_t i = vec_end; i < n; ++i) tail[i - vec_end] = x[i];
-  vec_exp<Arch>(batch::load_unaligned(tail)).store_unaligned(tail);
+  f(batch::load_unaligned(tail)).store_unaligned(tail);
   for (std::size_t i = vec_end; i < n; ++i) y[i] = tail[i - vec_end];
+}
+
+}  // namespace detail
+
+/// y[i] = exp(x[i]); x and y may alias.
+template <class Arch = xsimd::default_arch>
+void vec_exp(const float* x, float* y, std::size_t n) {
+  detail::map_batches<Arch>(x, y, n, [](auto b) { return vec_exp<Arch>(b); });
 }
 
 // 2^x, the flash kernel's exponential (see exp_sum_max_row): with no range
@@ -106,16 +116,7 @@ xsimd::batch<float, Arch> vec_exp2(xsimd::batch<float, Arch> x) {
 /// y[i] = 2^x[i] (x[i] <= 127); x and y may alias.
 template <class Arch = xsimd::default_arch>
 void vec_exp2(const float* x, float* y, std::size_t n) {
-  using batch = xsimd::batch<float, Arch>;
-  const std::size_t vec_end = n - n % batch::size;
-  for (std::size_t i = 0; i < vec_end; i += batch::size) {
-    vec_exp2<Arch>(batch::load_unaligned(x + i)).store_unaligned(y + i);
-  }
-  if (vec_end == n) return;
-  alignas(64) float tail[batch::size] = {};
-  for (std::size_t i = vec_end; i < n; ++i) tail[i - vec_end] = x[i];
-  vec_exp2<Arch>(batch::load_unaligned(tail)).store_unaligned(tail);
-  for (std::size_t i = vec_end; i < n; ++i) y[i] = tail[i - vec_end];
+  detail::map_batches<Arch>(x, y, n, [](auto b) { return vec_exp2<Arch>(b); });
 }
 
 /// Scalar reference in double precision.
