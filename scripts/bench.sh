@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Benchmarks attnscope: the Node benchmark against other WebAssembly runtimes
-# (web/bench/attention-bench.mjs, ~5 minutes on 2 cores), then the native
+# (web/bench/attention-bench.mjs, ~5 minutes on 2 cores), the worker pool
+# against one thread (web/bench/pool-bench.mjs), then the native
 # benchmark if scripts/bench-native.sh exists. Rebuilds dist/ first when it is
 # missing or older than the sources.
 #   npm run bench                  full run → web/bench/results/latest.json, attention.svg
 #   npm run bench -- --quick       T ≤ 256, a few repetitions (smoke test, ~20 s)
 #   npm run bench -- --clock=cpu   time by process CPU time (on a busy, shared machine)
 #   ATTN_BENCH_NATIVE=0 npm run bench   skip the native benchmark
+#   ATTN_BENCH_POOL=0 npm run bench     skip the worker-pool benchmark (pool-bench.mjs, ~1 minute)
 # Other arguments go to attention-bench.mjs (--sizes=64,256 --no-large --out=dir).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,6 +51,13 @@ fi
 step "Node: attnscope vs onnxruntime-web, tfjs-backend-wasm, plain JS (single thread)"
 # --expose-gc lets the benchmark collect garbage between runtimes.
 node --expose-gc web/bench/attention-bench.mjs "$@"
+
+if [[ ${ATTN_BENCH_POOL:-1} != 0 ]]; then
+  step "Node: the worker pool (attnscope/worker, every core) against one thread"
+  pool_args=()
+  for a in "$@"; do [[ $a == --quick || $a == --out=* ]] && pool_args+=("$a"); done
+  node web/bench/pool-bench.mjs "${pool_args[@]+"${pool_args[@]}"}"
+fi
 
 if [[ -f scripts/bench-native.sh && ${ATTN_BENCH_NATIVE:-1} != 0 ]]; then
   step "native C++ benchmark (scripts/bench-native.sh)"

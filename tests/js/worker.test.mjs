@@ -83,3 +83,17 @@ test('a worker whose wasm cannot load rejects ready and calls with AttnScopeErro
     w.terminate();
   }
 });
+
+test('buffers listed for transfer move to the worker and are detached here', async () => {
+  const r = rng(32);
+  const [T, d] = [5, 4];
+  const make = () => ({ q: r.floats(T * d), k: r.floats(T * d), v: r.floats(T * d), shape: [T, d], trace: false });
+  const args = make();
+  const expected = engine.attention(args);
+  const copy = { ...args, q: args.q.slice(), k: args.k.slice() };
+  const result = await worker.attention(copy, [copy.q.buffer, copy.k.buffer]);
+  assert.deepEqual(result, expected);
+  assert.equal(copy.q.length, 0, 'q was moved');
+  assert.equal(copy.k.length, 0, 'k was moved');
+  assert.equal(copy.v.length, T * d, 'v was copied');
+});

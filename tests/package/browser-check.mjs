@@ -1,5 +1,5 @@
 // Opens the consumer app in headless Chromium and checks that seed 001 ran
-// both on the page and in the worker. Usage: node browser-check.mjs <url>
+// on the page, in the worker and in a pool of two workers. Usage: node browser-check.mjs <url>
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,8 +28,10 @@ try {
   for (const where of ['page', 'worker']) {
     result[where].forEach((v, i) => assert.ok(Math.abs(v - expected[i]) < 1e-6, `${where}[${i}] = ${v}`));
   }
+  // The pool ran seed 001 as two heads, one per worker.
+  result.pool.forEach((v, i) => assert.ok(Math.abs(v - expected[i % 4]) < 1e-6, `pool[${i}] = ${v}`));
   assert.deepEqual(errors, []);
-  console.log(`browser: seed 001 ok on the page and in the worker at ${url} (${result.simdArch})`);
+  console.log(`browser: seed 001 ok on the page, in the worker and in a pool at ${url} (${result.simdArch})`);
 } finally {
   await context.close();
   rmSync(profile, { recursive: true, force: true });

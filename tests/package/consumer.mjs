@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 
 import { AttnScopeError, createAttnScope, version } from 'attnscope';
-import { createAttnScopeWorker } from 'attnscope/worker';
+import { createAttnScopePool, createAttnScopeWorker } from 'attnscope/worker';
 
 const I2 = [[1, 0], [0, 1]];
 const seed001 = { x: I2, wq: I2, wk: I2, wv: [[1, 2], [3, 4]] };
@@ -24,5 +24,17 @@ try {
   assert.ok(near([...w.output.data]), 'seed 001 through the worker');
 } finally {
   worker.terminate();
+}
+
+// The pool from node_modules: its workers load the wasm from the installed package.
+const pool = createAttnScopePool({ workers: 2, minSplitFlops: 0 });
+try {
+  const [H, T, d] = [4, 16, 8];
+  const q = Float32Array.from({ length: H * T * d }, (_, i) => Math.sin(i));
+  const args = { q, k: q.map((x) => -x), v: q.map((x) => x * x), shape: [H, T, d], mask: 'causal', trace: false };
+  assert.deepEqual(await pool.attention(args), engine.attention(args), 'pool equals the engine');
+  assert.equal((await pool.ready).workers, 2);
+} finally {
+  pool.terminate();
 }
 console.log(`consumer: seed 001 ok (engine ${engine.version}, ${engine.simdArch}; cold load to first result ${coldMs.toFixed(1)} ms)`);

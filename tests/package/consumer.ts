@@ -1,6 +1,6 @@
 // Type-checked with tsc --strict (NodeNext) against the shipped declarations.
 import { AttnScopeError, createAttnScope, type AttnScope, type SelfAttentionResult, type TensorOut } from 'attnscope';
-import { createAttnScopeWorker, type AttnScopeWorker } from 'attnscope/worker';
+import { createAttnScopePool, createAttnScopeWorker, type AttnScopePool, type AttnScopeWorker, type PoolInfo } from 'attnscope/worker';
 
 export async function run(): Promise<number> {
   const engine: AttnScope = await createAttnScope({ wasmUrl: new URL('https://example.org/attnscope.wasm') });
@@ -24,6 +24,13 @@ export async function run(): Promise<number> {
   const worker: AttnScopeWorker = createAttnScopeWorker();
   const pe: TensorOut = await worker.positionalEncoding({ length: 4, dim: 2 });
   worker.terminate();
+  const pool: AttnScopePool = createAttnScopePool({ workers: 2, minSplitFlops: 0 });
+  const info: PoolInfo = await pool.ready;
+  const q = new Float32Array(2 * 3 * 4);
+  const a = await pool.attention({ q, k: q, v: q, shape: [2, 3, 4], mask: 'causal', trace: false }, [q.buffer]);
+  // @ts-expect-error: the pool's memory usage is per worker
+  const heap: number = (await pool.memoryUsage()).heapSize;
+  pool.terminate();
   const e = new AttnScopeError('x');
-  return (weights?.data.length ?? 0) + flags.length + pe.shape.length + e.message.length;
+  return (weights?.data.length ?? 0) + flags.length + pe.shape.length + e.message.length + info.workers + a.output.data.length + heap;
 }

@@ -1,10 +1,13 @@
 // attnscope/worker for Node: the engine in a worker_threads worker.
+import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 
 import { AttnScopeError } from './errors.js';
 import { createClient, type AttnScopeWorker, type WorkerCreateOptions } from './worker-protocol.js';
+import { createPool, type AttnScopePool, type PoolCreateOptions } from './worker-pool.js';
 
 export type { AttnScopeWorker, WorkerCreateOptions, WorkerInfo } from './worker-protocol.js';
+export type { AttnScopePool, PoolCreateOptions, PoolInfo } from './worker-pool.js';
 export { AttnScopeError } from './errors.js';
 
 /**
@@ -15,7 +18,7 @@ export function createAttnScopeWorker(options: WorkerCreateOptions = {}): AttnSc
   const worker = new Worker(new URL('./worker-node-main.js', import.meta.url));
   return createClient(
     {
-      post: (message) => worker.postMessage(message),
+      post: (message, transfer) => worker.postMessage(message, transfer),
       listen(onMessage, onFailure) {
         worker.on('message', onMessage);
         worker.on('error', (e) => onFailure(new AttnScopeError(`worker failed: ${e.message}`)));
@@ -26,3 +29,20 @@ export function createAttnScopeWorker(options: WorkerCreateOptions = {}): AttnSc
     options,
   );
 }
+
+/**
+ * Starts `options.workers` engine workers (default: one per hardware thread,
+ * at most 8). Calls go to the least busy worker; a large `attention` call is
+ * split by batch or head across all of them, with the same result, bit for bit,
+ * as one engine. Call `terminate()` when done.
+ *
+ * @example
+ * const pool = createAttnScopePool();
+ * const r = await pool.attention({ q, k, v, shape: [H, T, d], trace: false });
+ */
+export function createAttnScopePool(options: PoolCreateOptions = {}): AttnScopePool {
+  return createPool(() => createAttnScopeWorker(options), options, hardwareThreads());
+}
+
+// os.availableParallelism arrived in Node 18.14; older Nodes count CPUs.
+const hardwareThreads = (): number => os.availableParallelism?.() ?? os.cpus().length;

@@ -36,7 +36,13 @@ export interface WorkerInfo {
   simdArch: string;
 }
 
-/** The engine in a worker: the same methods as {@link AttnScope}, each returning a Promise. Result buffers are transferred, not copied. */
+/**
+ * The engine in a worker: the same methods as {@link AttnScope}, each returning
+ * a Promise. Arguments are copied to the worker unless their buffers are listed
+ * in a method's optional `transfer` argument: those move instead, and are
+ * detached (empty) on the calling side afterwards. Result buffers are moved to
+ * the caller, not copied.
+ */
 export interface AttnScopeWorker {
   /** Resolves once the wasm is loaded in the worker; rejects with AttnScopeError if it cannot load. */
   readonly ready: Promise<WorkerInfo>;
@@ -45,21 +51,21 @@ export interface AttnScopeWorker {
   /** SIMD instruction set of the kernels. */
   readonly simdArch: Promise<string>;
   /** See {@link AttnScope.selfAttention}. */
-  selfAttention(args: SelfAttentionArgs): Promise<SelfAttentionResult>;
+  selfAttention(args: SelfAttentionArgs, transfer?: ArrayBuffer[]): Promise<SelfAttentionResult>;
   /** See {@link AttnScope.attention}. */
-  attention(args: AttentionArgs): Promise<AttentionResult>;
+  attention(args: AttentionArgs, transfer?: ArrayBuffer[]): Promise<AttentionResult>;
   /** See {@link AttnScope.positionalEncoding}. */
-  positionalEncoding(args: PositionalEncodingArgs): Promise<TensorOut>;
+  positionalEncoding(args: PositionalEncodingArgs, transfer?: ArrayBuffer[]): Promise<TensorOut>;
   /** See {@link AttnScope.linear}. */
-  linear(args: LinearArgs): Promise<TensorOut>;
+  linear(args: LinearArgs, transfer?: ArrayBuffer[]): Promise<TensorOut>;
   /** See {@link AttnScope.layerNorm}. */
-  layerNorm(args: LayerNormArgs): Promise<TensorOut>;
+  layerNorm(args: LayerNormArgs, transfer?: ArrayBuffer[]): Promise<TensorOut>;
   /** See {@link AttnScope.feedForward}. */
-  feedForward(args: FeedForwardArgs): Promise<TensorOut>;
+  feedForward(args: FeedForwardArgs, transfer?: ArrayBuffer[]): Promise<TensorOut>;
   /** See {@link AttnScope.residualAdd}. */
-  residualAdd(args: ResidualAddArgs): Promise<TensorOut>;
+  residualAdd(args: ResidualAddArgs, transfer?: ArrayBuffer[]): Promise<TensorOut>;
   /** See {@link AttnScope.transformerBlock}. */
-  transformerBlock(args: TransformerBlockArgs): Promise<TransformerBlockResult>;
+  transformerBlock(args: TransformerBlockArgs, transfer?: ArrayBuffer[]): Promise<TransformerBlockResult>;
   /** See {@link AttnScope.memoryUsage}. */
   memoryUsage(): Promise<MemoryUsage>;
   /** Stops the worker; pending calls reject with AttnScopeError. */
@@ -90,8 +96,8 @@ type FromWorker =
 
 /** The calling side's end of the channel. */
 export interface ClientPort {
-  /** Sends a message to the worker (structured clone). */
-  post(message: unknown): void;
+  /** Sends a message to the worker (structured clone), moving the listed buffers. */
+  post(message: unknown, transfer: ArrayBuffer[]): void;
   /** Registers the handlers for the worker's messages and for its failure. */
   listen(onMessage: (data: unknown) => void, onFailure: (error: Error) => void): void;
   /** Stops the worker. */
@@ -197,15 +203,15 @@ export function createClient(port: ClientPort, options: WorkerCreateOptions): At
   const init: InitOptions = {};
   if (options.wasmBinary !== undefined) init.wasmBinary = options.wasmBinary;
   else if (options.wasmUrl !== undefined) init.wasmUrl = String(options.wasmUrl);
-  port.post({ type: 'init', options: init } satisfies ToWorker);
+  port.post({ type: 'init', options: init } satisfies ToWorker, []);
 
-  function call<T>(method: Method, args?: unknown): Promise<T> {
+  function call<T>(method: Method, args?: unknown, transfer: ArrayBuffer[] = []): Promise<T> {
     if (failure) return Promise.reject(failure);
     const id = nextId++;
     return new Promise<T>((resolve, reject) => {
       pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
       try {
-        port.post({ type: 'call', id, method, args } satisfies ToWorker);
+        port.post({ type: 'call', id, method, args } satisfies ToWorker, transfer);
       } catch (e) {
         pending.delete(id);
         reject(
@@ -226,14 +232,14 @@ export function createClient(port: ClientPort, options: WorkerCreateOptions): At
     ready,
     version,
     simdArch,
-    selfAttention: (args) => call('selfAttention', args),
-    attention: (args) => call('attention', args),
-    positionalEncoding: (args) => call('positionalEncoding', args),
-    linear: (args) => call('linear', args),
-    layerNorm: (args) => call('layerNorm', args),
-    feedForward: (args) => call('feedForward', args),
-    residualAdd: (args) => call('residualAdd', args),
-    transformerBlock: (args) => call('transformerBlock', args),
+    selfAttention: (args, transfer) => call('selfAttention', args, transfer),
+    attention: (args, transfer) => call('attention', args, transfer),
+    positionalEncoding: (args, transfer) => call('positionalEncoding', args, transfer),
+    linear: (args, transfer) => call('linear', args, transfer),
+    layerNorm: (args, transfer) => call('layerNorm', args, transfer),
+    feedForward: (args, transfer) => call('feedForward', args, transfer),
+    residualAdd: (args, transfer) => call('residualAdd', args, transfer),
+    transformerBlock: (args, transfer) => call('transformerBlock', args, transfer),
     memoryUsage: () => call('memoryUsage'),
     terminate() {
       port.terminate();

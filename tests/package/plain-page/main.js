@@ -1,6 +1,6 @@
-// The package straight from node_modules in the page and in its module worker.
+// The package straight from node_modules in the page, its module worker and a pool of them.
 import { createAttnScope } from 'attnscope';
-import { createAttnScopeWorker } from 'attnscope/worker';
+import { createAttnScopePool, createAttnScopeWorker } from 'attnscope/worker';
 
 const I2 = [[1, 0], [0, 1]];
 const seed001 = { x: I2, wq: I2, wk: I2, wv: [[1, 2], [3, 4]] };
@@ -22,10 +22,17 @@ try {
   const worker = createAttnScopeWorker({ wasmUrl });
   const inWorker = await worker.selfAttention(seed001);
   worker.terminate();
+  // Two heads of seed 001, split across a pool of two workers.
+  const pool = createAttnScopePool({ wasmUrl, workers: 2, minSplitFlops: 0 });
+  const q = Float32Array.from([1, 0, 0, 1, 1, 0, 0, 1]);
+  const v = Float32Array.from([1, 2, 3, 4, 1, 2, 3, 4]);
+  const pooled = await pool.attention({ q, k: q, v, shape: [2, 2, 2], trace: false });
+  pool.terminate();
   out.textContent = JSON.stringify({
     simdArch: engine.simdArch,
     page: Array.from(page.output.data),
     worker: Array.from(inWorker.output.data),
+    pool: Array.from(pooled.output.data),
   });
 } catch (e) {
   out.textContent = `error: ${e instanceof Error ? e.message : String(e)}`;

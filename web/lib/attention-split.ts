@@ -1,0 +1,183 @@
+// Splitting one `attention` call into independent parts by batch or by head,
+// and merging the parts' results. Heads never read each other's data, so each
+// part runs exactly the computation the whole call would run on its slice, and
+// the merged result is bit for bit the single-engine result.
+//
+// Only plainly splittable calls are split: flat typed-array q, k, v with an
+// explicit shape whose sizes agree, and masks whose shape is known. Anything
+// else (nested inputs, broadcast masks, bad sizes) is left whole, so the engine
+// itself validates it and reports its usual error.
+import type { AttentionArgs, AttentionResult, MaskSpec, TensorOut } from './types.js';
+
+type Flat = Float32Array | Float64Array;
+type MaskObject = Exclude<MaskSpec, string>;
+type MaskTensor = Float32Array | Float64Array | Uint8Array | readonly number[] | readonly boolean[];
+
+/** How a call was split: along which axis of `shape`, into which contiguous ranges. */
+export interface AttentionSplit {
+  /** Each part's arguments, and its fresh q, k, v buffers (safe to move to a worker). */
+  parts: { args: AttentionArgs; transfer: ArrayBuffer[] }[];
+  /** Index of the split axis in q's shape (and in every result shape). */
+  axis: number;
+}
+
+const isFlat = (x: unknown): x is Flat => x instanceof Float32Array || x instanceof Float64Array;
+const isCount = (n: unknown): n is number => typeof n === 'number' && Number.isInteger(n) && n > 0;
+
+/** `count` items in `parts` contiguous ranges whose sizes differ by at most one. */
+function ranges(count: number, parts: number): [number, number][] {
+  const out: [number, number][] = [];
+  for (let i = 0, start = 0; i < parts; i++) {
+    const end = start + Math.floor(count / parts) + (i < count % parts ? 1 : 0);
+    out.push([start, end]);
+    start = end;
+  }
+  return out;
+}
+
+/**
+ * FLOPs the fast path spends on a call: Q·Kᵀ and P·V, 2·T²·(d + d_v) per head,
+ * half of it under a causal mask (its kernel skips the masked tiles).
+ */
+export function attentionFlops(units: number, length: number, d: number, dv: number, mask: MaskSpec | undefined): number {
+  const causal = mask === 'causal' || (typeof mask === 'object' && mask !== null && mask.causal === true);
+  return (causal ? 1 : 2) * units * length * length * (d + dv);
+}
+
+/** The dense shape of a mask tensor, when it can be known without validating it. */
+function maskShape(data: unknown, shape: unknown, candidates: number[][]): number[] | undefined {
+  if (shape !== undefined) {
+    return Array.isArray(shape) && shape.every(isCount) ? [...shape] : undefined;
+  }
+  const flat = data instanceof Uint8Array || isFlat(data) || (Array.isArray(data) && !data.some(Array.isArray));
+  if (!flat) return undefined;
+  const length = (data as ArrayLike<unknown>).length;
+  return candidates.find((c) => c.reduce((a, b) => a * b, 1) === length);
+}
+
+/**
+ * Splits `args` into at most `maxParts` parts, or returns undefined when the
+ * call should run whole: too small (`minFlops`), not splittable, or not valid.
+ */
+export function splitAttention(args: AttentionArgs, maxParts: number, minFlops: number): AttentionSplit | undefined {
+  const { q, k, v, shape } = args;
+  if (!isFlat(q) || !isFlat(k) || !isFlat(v) || !Array.isArray(shape)) return undefined;
+  if ((shape.length !== 3 && shape.length !== 4) || !shape.every(isCount)) return undefined;
+  const [batch, heads, length, d] = (shape.length === 4 ? shape : [1, ...shape]) as [number, number, number, number];
+  const units = batch * heads;
+  if (q.length !== units * length * d || k.length !== q.length) return undefined;
+  const dv = args.dv ?? v.length / (units * length);
+  if (!isCount(dv) || v.length !== units * length * dv) return undefined;
+  if (attentionFlops(units, length, d, dv, args.mask) < minFlops) return undefined;
+
+  // Whole batches when there are several, else heads of the one sequence.
+  const byBatch = shape.length === 4 && batch > 1;
+  const axis = byBatch ? 0 : shape.length - 3;
+  const count = byBatch ? batch : heads;
+  const unitsPerItem = byBatch ? heads : 1;
+  const n = Math.min(maxParts, count);
+  if (n < 2) return undefined;
+
+  const maskFor = maskSplitter(args.mask, { batch, heads, length, byBatch });
+  if (!maskFor) return undefined;
+
+  const parts = ranges(count, n).map(([start, end]) => {
+    const [u0, u1] = [start * unitsPerItem, end * unitsPerItem];
+    const partShape = [...shape];
+    partShape[axis] = end - start;
+    const slices = [
+      q.slice(u0 * length * d, u1 * length * d),
+      k.slice(u0 * length * d, u1 * length * d),
+      v.slice(u0 * length * dv, u1 * length * dv),
+    ] as const;
+    const [qPart, kPart, vPart] = slices;
+    return {
+      args: { ...args, q: qPart, k: kPart, v: vPart, shape: partShape, dv, mask: maskFor(start, end) },
+      transfer: slices.map((t) => t.buffer),
+    };
+  });
+  return { parts, axis };
+}
+
+interface Dims {
+  batch: number;
+  heads: number;
+  length: number;
+  byBatch: boolean;
+}
+
+/** A function giving each part its mask, or undefined when the mask keeps the call whole. */
+function maskSplitter(mask: MaskSpec | undefined, dims: Dims): ((start: number, end: number) => MaskSpec | undefined) | undefined {
+  if (mask === undefined || typeof mask === 'string') return () => mask;
+  if (typeof mask !== 'object' || mask === null) return undefined;
+  const { batch, heads, length, byBatch } = dims;
+  const { lengths } = mask;
+  if (lengths !== undefined && (!Array.isArray(lengths) || lengths.length !== batch)) return undefined;
+
+  const candidates = [
+    [length, length],
+    [batch, length, length],
+    [batch, heads, length, length],
+  ];
+  const tensors: { data: 'additive' | 'allowed'; shape: 'additiveShape' | 'allowedShape' }[] = [
+    { data: 'additive', shape: 'additiveShape' },
+    { data: 'allowed', shape: 'allowedShape' },
+  ];
+  const slicers: ((start: number, end: number) => Partial<MaskObject>)[] = [];
+  for (const field of tensors) {
+    if (mask[field.data] === undefined) continue;
+    const data = mask[field.data] as MaskTensor;
+    const resolved = maskShape(data, mask[field.shape], candidates);
+    const match = candidates.findIndex((c) => resolved && c.length === resolved.length && c.every((x, i) => x === resolved[i]));
+    if (match < 0) return undefined; // broadcast or invalid: left to the engine
+    const perBatch = product(resolved!.slice(1));
+    const perHead = length * length;
+    slicers.push((start, end) => {
+      // (T, T) serves every part; (B, T, T) splits by batch only; (B, H, T, T) by either.
+      if (match === 0 || (match === 1 && !byBatch)) return { [field.data]: data, [field.shape]: resolved };
+      const step = byBatch ? perBatch : perHead;
+      const partShape = [...resolved!];
+      partShape[byBatch ? 0 : 1] = end - start;
+      return { [field.data]: data.slice(start * step, end * step), [field.shape]: partShape };
+    });
+  }
+  return (start, end) => {
+    const part: MaskObject = { ...mask };
+    if (lengths !== undefined && byBatch) part.lengths = lengths.slice(start, end);
+    for (const slice of slicers) Object.assign(part, slice(start, end));
+    return part;
+  };
+}
+
+const product = (dims: readonly number[]): number => dims.reduce((a, b) => a * b, 1);
+
+/** Joins tensors along `axis`; their data are contiguous in that order. */
+function concat<T extends { data: Float32Array | Uint8Array; shape: number[] }>(pieces: T[], axis: number): T {
+  const first = pieces[0]!;
+  const total = pieces.reduce((sum, p) => sum + p.data.length, 0);
+  const data = new (first.data.constructor as new (n: number) => T['data'])(total);
+  let offset = 0;
+  for (const p of pieces) {
+    data.set(p.data, offset);
+    offset += p.data.length;
+  }
+  const shape = [...first.shape];
+  shape[axis] = pieces.reduce((sum, p) => sum + p.shape[axis]!, 0);
+  return { data, shape } as T;
+}
+
+/** The result of the whole call from the results of its parts, in order. */
+export function mergeAttention(results: AttentionResult[], axis: number): AttentionResult {
+  const merged: AttentionResult = {
+    output: concat(results.map((r) => r.output), axis),
+    fullyMasked: concat(results.map((r) => r.fullyMasked), axis),
+    fullyMaskedCount: results.reduce((sum, r) => sum + r.fullyMaskedCount, 0),
+  };
+  const traces = results.map((r) => r.trace);
+  if (traces.every((t) => t !== undefined)) {
+    const pick = (name: keyof NonNullable<AttentionResult['trace']>): TensorOut =>
+      concat(traces.map((t) => t![name]), axis);
+    merged.trace = { scores: pick('scores'), scaled: pick('scaled'), masked: pick('masked'), weights: pick('weights') };
+  }
+  return merged;
+}

@@ -1,0 +1,134 @@
+// A pool of engine workers, the package's multi-core flavour. Each call goes
+// to the worker with the fewest calls in flight; a large `attention` call is
+// split by batch or by head across all of them (attention-split.ts).
+//
+// The workers share nothing: each part's inputs are copied to its worker and
+// the results come back by transfer. That costs a copy of the inputs, 1–2 ms
+// at T = 1024, H = 8, d = 64, against 60 ms of work on one core,
+// and in exchange the pool needs no SharedArrayBuffer, hence no cross-origin
+// isolation, and runs wherever `attnscope/worker` runs (browsers, bundlers,
+// Node). Emscripten's pthreads would need both, and their ES-module build does
+// not load in Node with this toolchain.
+import { mergeAttention, splitAttention } from './attention-split.js';
+import { AttnScopeError } from './errors.js';
+import type { AttnScopeWorker, WorkerCreateOptions, WorkerInfo } from './worker-protocol.js';
+import type { AttentionArgs, AttentionResult, MemoryUsage } from './types.js';
+
+/** Options of `createAttnScopePool`. */
+export interface PoolCreateOptions extends WorkerCreateOptions {
+  /** Number of workers, 1 to 64; default: the machine's hardware threads, at most 8. */
+  workers?: number;
+  /**
+   * Smallest `attention` call that is split across workers, in FLOPs
+   * (2·B·H·T²·(d + d_v), half that with a causal mask); default 2e8: at
+   * H = 8, d = 64, calls from T = 313 without a mask and T = 442 causal.
+   * Below it, moving the data costs about what the other cores save
+   * (web/bench/pool-bench.mjs).
+   */
+  minSplitFlops?: number;
+}
+
+/** What the pool reports once every worker has loaded the engine. */
+export interface PoolInfo extends WorkerInfo {
+  /** Number of workers. */
+  workers: number;
+}
+
+/** Engines in several workers behind the {@link AttnScopeWorker} methods. */
+export interface AttnScopePool extends Omit<AttnScopeWorker, 'ready' | 'memoryUsage'> {
+  /** Resolves once every worker has loaded the wasm; rejects with AttnScopeError if one cannot. */
+  readonly ready: Promise<PoolInfo>;
+  /** Number of workers. */
+  readonly size: number;
+  /** Memory of each worker's engine, in worker order. */
+  memoryUsage(): Promise<MemoryUsage[]>;
+}
+
+export const kDefaultMinSplitFlops = 2e8;
+const kMaxDefaultWorkers = 8;
+const kMaxWorkers = 64;
+
+/** The default pool size for a machine with `hardwareThreads` threads. */
+export function defaultPoolSize(hardwareThreads: number | undefined): number {
+  return Math.max(1, Math.min(kMaxDefaultWorkers, Math.floor(hardwareThreads ?? 1) || 1));
+}
+
+/** Builds a pool of `options.workers` workers made by `start`. */
+export function createPool(
+  start: () => AttnScopeWorker,
+  options: PoolCreateOptions,
+  hardwareThreads: number | undefined,
+): AttnScopePool {
+  const size = options.workers ?? defaultPoolSize(hardwareThreads);
+  if (!Number.isInteger(size) || size < 1 || size > kMaxWorkers) {
+    throw new AttnScopeError(
+      `createAttnScopePool: workers must be an integer from 1 to ${kMaxWorkers}, got ${String(options.workers)}`,
+    );
+  }
+  const minSplitFlops = options.minSplitFlops ?? kDefaultMinSplitFlops;
+  if (typeof minSplitFlops !== 'number' || !(minSplitFlops >= 0)) {
+    throw new AttnScopeError(
+      `createAttnScopePool: minSplitFlops must be a non-negative number, got ${String(options.minSplitFlops)}`,
+    );
+  }
+
+  const workers = Array.from({ length: size }, start);
+  const inFlight = workers.map(() => 0);
+  const ready = Promise.all(workers.map((w) => w.ready)).then(
+    ([first]): PoolInfo => ({ ...first!, workers: size }),
+  );
+  ready.catch(() => undefined);
+
+  /** Runs `work` on worker `index`, counting it as busy meanwhile. */
+  async function on<T>(index: number, work: (w: AttnScopeWorker) => Promise<T>): Promise<T> {
+    inFlight[index]! += 1;
+    try {
+      return await work(workers[index]!);
+    } finally {
+      inFlight[index]! -= 1;
+    }
+  }
+  const leastBusy = (): number => inFlight.indexOf(Math.min(...inFlight));
+  const onLeastBusy = <T>(work: (w: AttnScopeWorker) => Promise<T>): Promise<T> => on(leastBusy(), work);
+
+  async function attention(args: AttentionArgs): Promise<AttentionResult> {
+    const split = size > 1 ? splitAttention(args, size, minSplitFlops) : undefined;
+    if (!split) return onLeastBusy((w) => w.attention(args));
+    // Parts go to the least busy workers first, one each.
+    const order = inFlight.map((busy, index) => ({ busy, index })).sort((a, b) => a.busy - b.busy);
+    try {
+      // Each part's q, k and v are fresh slices: moving them spares the clone,
+      // whose fresh pages alone cost milliseconds.
+      const results = await Promise.all(
+        split.parts.map((part, i) => on(order[i]!.index, (w) => w.attention(part.args, part.transfer))),
+      );
+      return mergeAttention(results, split.axis);
+    } catch {
+      // A part failed: run the call whole so the error (or result) is exactly
+      // the one a single engine gives, with the caller's shapes in it.
+      return onLeastBusy((w) => w.attention(args));
+    }
+  }
+
+  const version = ready.then((r) => r.version);
+  const simdArch = ready.then((r) => r.simdArch);
+  version.catch(() => undefined);
+  simdArch.catch(() => undefined);
+
+  return {
+    ready,
+    size,
+    version,
+    simdArch,
+    selfAttention: (args) => onLeastBusy((w) => w.selfAttention(args)),
+    attention,
+    positionalEncoding: (args) => onLeastBusy((w) => w.positionalEncoding(args)),
+    linear: (args) => onLeastBusy((w) => w.linear(args)),
+    layerNorm: (args) => onLeastBusy((w) => w.layerNorm(args)),
+    feedForward: (args) => onLeastBusy((w) => w.feedForward(args)),
+    residualAdd: (args) => onLeastBusy((w) => w.residualAdd(args)),
+    transformerBlock: (args) => onLeastBusy((w) => w.transformerBlock(args)),
+    memoryUsage: () => Promise.all(workers.map((w) => w.memoryUsage())),
+    terminate: () => workers.forEach((w) => w.terminate()),
+  };
+}
