@@ -20,10 +20,11 @@ export interface PoolCreateOptions extends WorkerCreateOptions {
   workers?: number;
   /**
    * Smallest `attention` call that is split across workers, in FLOPs
-   * (2·B·H·T²·(d + d_v), half that with a causal mask); default 2e8: at
-   * H = 8, d = 64, calls from T = 313 without a mask and T = 442 causal.
-   * Below it, moving the data costs about what the other cores save
-   * (web/bench/pool-bench.mjs).
+   * (2·B·H·T²·(d + d_v), half that with a causal mask); default 1e9: at
+   * H = 8, d = 64, calls from T = 700 without a mask and T = 990 causal.
+   * Smaller splits gain less and less reliably: at T = 512 the pool was
+   * 0.9–1.7× one thread from run to run (web/bench/pool-bench.mjs), as the
+   * copies and fresh buffers weigh as much as half the work.
    */
   minSplitFlops?: number;
 }
@@ -44,7 +45,7 @@ export interface AttnScopePool extends Omit<AttnScopeWorker, 'ready' | 'memoryUs
   memoryUsage(): Promise<MemoryUsage[]>;
 }
 
-export const kDefaultMinSplitFlops = 2e8;
+export const kDefaultMinSplitFlops = 1e9;
 const kMaxDefaultWorkers = 8;
 const kMaxWorkers = 64;
 
