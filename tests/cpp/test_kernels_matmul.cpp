@@ -16,19 +16,36 @@ using attnscope::testing::random_floats;
 
 namespace {
 
+// How the product under test gets its operands.
+enum class Form {
+  strided,     // matmul, A rows lda apart
+  packed_b,    // matmul_packed: B copied into panels first
+  fixed_lda,   // matmul<Arch, kFixedLda>: A's row stride known at compile time
+  row_panels,  // matmul<Arch, kPackedA> on A packed by pack_row_panels
+};
+constexpr std::size_t kFixedLda = 24;
+
 // |c − ref| bounded by tol · Σ_p |a_ip·b_pj| per element: relative to the
 // magnitude of the terms, so cancellation cannot hide or fake an error.
 void check_matmul(std::size_t m, std::size_t k, std::size_t n, std::size_t pad, bool accumulate,
-                  std::mt19937& rng, bool packed = false) {
-  const std::size_t lda = k + pad, ldb = n + pad, ldc = n + pad;
+                  std::mt19937& rng, Form form = Form::strided) {
+  const std::size_t lda = form == Form::fixed_lda ? kFixedLda : k + pad;
+  const std::size_t ldb = n + pad, ldc = n + pad;
   const std::vector<float> a = random_floats(rng, m * lda), b = random_floats(rng, k * ldb);
   std::vector<float> c = random_floats(rng, m * ldc);
   std::vector<double> ref(c.begin(), c.end());
   const std::vector<float> before = c;
-  if (packed) {
+  using Arch = xsimd::default_arch;
+  if (form == Form::packed_b) {
     std::vector<float> scratch(matmul_packed_scratch(k, n), NAN);
     matmul_packed(a.data(), lda, b.data(), ldb, c.data(), ldc, m, k, n, scratch.data(),
                   accumulate);
+  } else if (form == Form::fixed_lda) {
+    matmul<Arch, kFixedLda>(a.data(), lda, b.data(), ldb, c.data(), ldc, m, k, n, accumulate);
+  } else if (form == Form::row_panels) {
+    std::vector<float> panels(m * k, NAN);
+    pack_row_panels(a.data(), lda, m, k, panels.data());
+    matmul<Arch, kPackedA>(panels.data(), lda, b.data(), ldb, c.data(), ldc, m, k, n, accumulate);
   } else {
     matmul(a.data(), lda, b.data(), ldb, c.data(), ldc, m, k, n, accumulate);
   }
@@ -48,7 +65,7 @@ void check_matmul(std::size_t m, std::size_t k, std::size_t n, std::size_t pad, 
     }
   }
   INFO("m = " << m << ", k = " << k << ", n = " << n << ", pad = " << pad
-              << ", accumulate = " << accumulate << ", packed = " << packed);
+              << ", accumulate = " << accumulate << ", form = " << int(form));
   CHECK(worst <= 1e-6);
 }
 
@@ -83,14 +100,45 @@ TEST_CASE("matmul_packed matches its reference around the panel width", "[kernel
   std::mt19937 rng(14);
   for (std::size_t n : {1u, 7u, 8u, 9u, 15u, 16u, 17u, 31u, 32u, 33u, 64u, 67u}) {
     for (std::size_t m : {1u, 2u, 3u, 4u, 5u, 17u}) {
-      check_matmul(m, 11, n, 0, false, rng, true);
+      check_matmul(m, 11, n, 0, false, rng, Form::packed_b);
     }
     for (std::size_t pad : {1u, 8u}) {
-      check_matmul(6, 9, n, pad, false, rng, true);
-      check_matmul(6, 9, n, pad, true, rng, true);
+      check_matmul(6, 9, n, pad, false, rng, Form::packed_b);
+      check_matmul(6, 9, n, pad, true, rng, Form::packed_b);
     }
   }
-  for (std::size_t k : {1u, 4u, 64u, 130u}) check_matmul(20, k, 40, 0, false, rng, true);
+  for (std::size_t k : {1u, 4u, 64u, 130u}) check_matmul(20, k, 40, 0, false, rng, Form::packed_b);
+}
+
+TEST_CASE("matmul with a compile-time row stride or packed row panels of A matches its reference",
+          "[kernels][matmul]") {
+  // Row groups of 4, then 2, then 1 (m = 1 … 7, 9, 17), every column tail,
+  // k up to the fixed stride, plain and accumulating.
+  std::mt19937 rng(15);
+  for (Form form : {Form::fixed_lda, Form::row_panels}) {
+    for (std::size_t m : {1u, 2u, 3u, 4u, 5u, 6u, 7u, 9u, 17u}) {
+      for (std::size_t n : {1u, 3u, 4u, 7u, 8u, 9u, 16u, 17u, 33u}) {
+        for (std::size_t k : {1u, 5u, 24u}) {
+          check_matmul(m, k, n, 1, false, rng, form);
+          check_matmul(m, k, n, 2, true, rng, form);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("pack_row_panels stores each row group column by column", "[kernels][matmul]") {
+  // 7 rows of 3: a group of 4 (rows 0-3), of 2 (rows 4-5), of 1 (row 6).
+  std::vector<float> a(7 * 5);
+  for (std::size_t i = 0; i < 7; ++i) {
+    for (std::size_t p = 0; p < 3; ++p) a[i * 5 + p] = float(10 * i + p);
+  }
+  std::vector<float> panels(7 * 3, NAN);
+  pack_row_panels(a.data(), 5, 7, 3, panels.data());
+  const std::vector<float> expected = {0, 10, 20, 30, 1, 11, 21, 31, 2, 12, 22, 32,  // rows 0-3
+                                       40, 50, 41, 51, 42, 52,                        // rows 4-5
+                                       60, 61, 62};                                   // row 6
+  CHECK(panels == expected);
 }
 
 TEST_CASE("pack_key_tiles lays out transposed key tiles, zero padded", "[kernels][matmul]") {

@@ -115,7 +115,11 @@ EMSCRIPTEN_KEEPALIVE void probe_prepare_products(int heads, int T, int d) {
   using namespace attnscope::kernels;
   ProductsProblem& p = products;
   p = {std::size_t(heads), std::size_t(T), std::size_t(d)};
-  p.queries = filled(p.T * p.d, 8);  // shared by the heads: the timing is what matters
+  // Shared by the heads (the timing is what matters), packed as the flash
+  // kernel packs each query block.
+  const std::vector<float> queries = filled(p.T * p.d, 8);
+  p.queries.resize(p.T * p.d);
+  pack_row_panels(queries.data(), p.d, p.T, p.d, p.queries.data());
   p.values = filled(p.T * p.d, 9);
   const std::vector<float> keys = filled(p.T * p.d, 10);
   p.packed_keys.resize(packed_keys_size(p.T, p.d, kKeyTile));
@@ -135,9 +139,9 @@ EMSCRIPTEN_KEEPALIVE int probe_run_products() {
       for (std::size_t k0 = 0; k0 < p.T; k0 += kKeyTile) {
         const std::size_t cols = std::min(kKeyTile, p.T - k0);
         const float* key_tile = p.packed_keys.data() + (k0 / kKeyTile) * p.d * kKeyTile;
-        matmul<Arch>(p.queries.data() + q0 * p.d, p.d, key_tile, kKeyTile, p.scores.data(),
+        matmul<Arch, kPackedA>(p.queries.data() + q0 * p.d, p.d, key_tile, kKeyTile, p.scores.data(),
                      kKeyTile, rows, p.d, cols);
-        matmul<Arch>(p.scores.data(), kKeyTile, p.values.data() + k0 * p.d, p.d,
+        matmul<Arch, kKeyTile>(p.scores.data(), kKeyTile, p.values.data() + k0 * p.d, p.d,
                      p.partial.data(), p.d, rows, cols, p.d, /*accumulate=*/true);
       }
     }

@@ -36,7 +36,7 @@ void flash_attention_best(const float* q, const float* packed_keys, const float*
                           const HeadMask& mask, float* out, std::uint8_t* fully_masked,
                           FlashWorkspace& ws) {
   // Sized here: the dispatched call is noexcept and must not allocate.
-  size_workspace(ws, d_v);
+  size_workspace(ws, d_k, d_v);
   dispatcher<FlashAttentionKernel>()(q, packed_keys, v, T, d_k, d_v, scale, mask, out,
                                      fully_masked, ws);
 }

@@ -55,6 +55,7 @@ inline constexpr float kMaxUnnormalisedWeight = 256.0f;
 
 /// Scratch buffers reused across heads (sized on first use).
 struct FlashWorkspace {
+  std::vector<float> queries;  // kQueryBlock × d_k, as row panels (pack_row_panels)
   std::vector<float> scores;   // kQueryTile × kKeyTile
   std::vector<float> weights;  // kQueryTile × kKeyTile, unnormalised
   std::vector<float> partial;  // kQueryBlock × d_v, unnormalised output
@@ -63,7 +64,8 @@ struct FlashWorkspace {
 
 /// Sizes the scratch buffers for values of width d_v. Kept out of the
 /// per-arch kernel so that no std::vector code is compiled with AVX flags.
-inline void size_workspace(FlashWorkspace& ws, std::size_t d_v) {
+inline void size_workspace(FlashWorkspace& ws, std::size_t d_k, std::size_t d_v) {
+  ws.queries.resize(kQueryBlock * d_k);
   ws.scores.resize(kQueryTile * kKeyTile);
   ws.weights.resize(kQueryTile * kKeyTile);
   ws.partial.resize(kQueryBlock * d_v);
@@ -107,7 +109,7 @@ void online_softmax_row(const float* scores, float scale, float* weights, std::s
 
 }  // namespace detail
 
-/// flash_attention on a workspace already sized by size_workspace(ws, d_v).
+/// flash_attention on a workspace already sized by size_workspace(ws, d_k, d_v).
 template <class Arch = xsimd::default_arch>
 void flash_attention_sized(const float* q, const float* packed_keys, const float* v,
                            std::size_t T, std::size_t d_k, std::size_t d_v, float scale,
@@ -126,6 +128,10 @@ void flash_attention_sized(const float* q, const float* packed_keys, const float
     std::fill(ws.running_max.begin(), ws.running_max.end(), kNegInf);
     std::fill(ws.running_sum.begin(), ws.running_sum.end(), 0.0f);
     std::fill(partial, partial + block_rows * d_v, 0.0f);
+    for (std::size_t q0 = b0; q0 < b0 + block_rows; q0 += kQueryTile) {
+      pack_row_panels(q + q0 * d_k, d_k, std::min(kQueryTile, b0 + block_rows - q0), d_k,
+                      ws.queries.data() + (q0 - b0) * d_k);
+    }
 
     // Key tiles outermost: each is used by every query tile of the block
     // while it is still in cache.
@@ -142,8 +148,8 @@ void flash_attention_sized(const float* q, const float* packed_keys, const float
         // Packed tiles are zero-padded to kKeyTile keys, so the product may
         // run on whole batches; the padding columns are set to -inf below.
         const std::size_t vector_cols = std::min(kKeyTile, (cols + W - 1) / W * W);
-        matmul<Arch>(q + q0 * d_k, d_k, key_tile, kKeyTile, scores, kKeyTile, rows, d_k,
-                     vector_cols);
+        matmul<Arch, kPackedA>(ws.queries.data() + (q0 - b0) * d_k, d_k, key_tile, kKeyTile,
+                               scores, kKeyTile, rows, d_k, vector_cols);
         // Tiles with masked keys, or with padding columns (set to -inf, which
         // a negative or zero scale would turn into +inf or NaN), are scaled
         // before the exp pass.
@@ -163,8 +169,8 @@ void flash_attention_sized(const float* q, const float* packed_keys, const float
                                            ws.running_max[first + r], ws.running_sum[first + r],
                                            partial + (first + r) * d_v, d_v);
         }
-        matmul<Arch>(weights, kKeyTile, v + k0 * d_v, d_v, partial + first * d_v, d_v, rows, cols,
-                     d_v, /*accumulate=*/true);
+        matmul<Arch, kKeyTile>(weights, kKeyTile, v + k0 * d_v, d_v, partial + first * d_v, d_v,
+                               rows, cols, d_v, /*accumulate=*/true);
       }
     }
 
@@ -190,7 +196,7 @@ template <class Arch = xsimd::default_arch>
 void flash_attention(const float* q, const float* packed_keys, const float* v, std::size_t T,
                      std::size_t d_k, std::size_t d_v, float scale, const HeadMask& mask,
                      float* out, std::uint8_t* fully_masked, FlashWorkspace& ws) {
-  size_workspace(ws, d_v);
+  size_workspace(ws, d_k, d_v);
   flash_attention_sized<Arch>(q, packed_keys, v, T, d_k, d_v, scale, mask, out, fully_masked,
                               ws);
 }

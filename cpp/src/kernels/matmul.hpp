@@ -22,11 +22,29 @@ namespace attnscope::kernels {
 inline constexpr std::size_t kMatmulRows = 4;
 inline constexpr std::size_t kMatmulCols = 2;
 
+/// kLda value meaning A comes as packed row panels (pack_row_panels).
+inline constexpr std::size_t kPackedA = ~std::size_t{0};
+
+// How the micro-kernel walks A and B. In wasm, V8 cannot fold an index
+// times a stride into an address, so indexed loads cost a multiply and an
+// add per row and step; advancing pointers instead made the flash kernel 7 %
+// faster. Natively GCC does better with the indexed form (SSE2 256³: 39.8
+// against 32 GFLOP/s), so it keeps it where A's layout is only known at run
+// time.
+#if defined(__wasm__)
+inline constexpr bool kBumpPointers = true;
+#else
+inline constexpr bool kBumpPointers = false;
+#endif
+
 namespace detail {
 
-template <class Arch, std::size_t Rows, std::size_t Cols>
-inline void matmul_tile(const float* a, std::size_t lda, const float* b, std::size_t ldb,
+template <class Arch, std::size_t Rows, std::size_t Cols, std::size_t kLda = 0>
+inline void matmul_tile(const float* a, std::size_t lda_runtime, const float* b, std::size_t ldb,
                         float* c, std::size_t ldc, std::size_t k, bool accumulate) {
+  // A(r, p) is a_col[r * lda] with a_col advancing by a_step per p.
+  const std::size_t lda = kLda == kPackedA ? 1 : kLda ? kLda : lda_runtime;
+  constexpr std::size_t a_step = kLda == kPackedA ? Rows : 1;
   using batch = xsimd::batch<float, Arch>;
   constexpr std::size_t W = batch::size;
   batch acc[Rows][Cols];
@@ -35,12 +53,25 @@ inline void matmul_tile(const float* a, std::size_t lda, const float* b, std::si
       acc[r][j] = accumulate ? batch::load_unaligned(c + r * ldc + j * W) : batch(0.0f);
     }
   }
+  // Steps of the shared dimension: A(r, p) at a_col[r * lda], one batch row of B at b_row.
+  const float* a_col = a;
+  const float* b_row = b;
   for (std::size_t p = 0; p < k; ++p) {
+    if constexpr (!(kBumpPointers || kLda != 0)) {
+      a_col = a + p;
+      b_row = b + p * ldb;
+    }
     batch bv[Cols];
-    for (std::size_t j = 0; j < Cols; ++j) bv[j] = batch::load_unaligned(b + p * ldb + j * W);
+    for (std::size_t j = 0; j < Cols; ++j) bv[j] = batch::load_unaligned(b_row + j * W);
     for (std::size_t r = 0; r < Rows; ++r) {
-      const batch av(a[r * lda + p]);
+      const batch av(a_col[r * lda]);
       for (std::size_t j = 0; j < Cols; ++j) acc[r][j] = xsimd::fma(av, bv[j], acc[r][j]);
+    }
+    if constexpr (kBumpPointers || kLda != 0) {
+      // Advanced pointers: A's values then sit at fixed offsets from a_col
+      // when its layout is known at compile time.
+      a_col += a_step;
+      b_row += ldb;
     }
   }
   for (std::size_t r = 0; r < Rows; ++r) {
@@ -49,24 +80,26 @@ inline void matmul_tile(const float* a, std::size_t lda, const float* b, std::si
 }
 
 // All columns of `Rows` rows: wide tiles, then single batches, then scalars.
-template <class Arch, std::size_t Rows>
+template <class Arch, std::size_t Rows, std::size_t kLda = 0>
 inline void matmul_rows(const float* a, std::size_t lda, const float* b, std::size_t ldb,
                         float* c, std::size_t ldc, std::size_t k, std::size_t n,
                         bool accumulate) {
   constexpr std::size_t W = xsimd::batch<float, Arch>::size;
   std::size_t j = 0;
   for (; j + kMatmulCols * W <= n; j += kMatmulCols * W) {
-    matmul_tile<Arch, Rows, kMatmulCols>(a, lda, b + j, ldb, c + j, ldc, k, accumulate);
+    matmul_tile<Arch, Rows, kMatmulCols, kLda>(a, lda, b + j, ldb, c + j, ldc, k, accumulate);
   }
   for (; j + W <= n; j += W) {
-    matmul_tile<Arch, Rows, 1>(a, lda, b + j, ldb, c + j, ldc, k, accumulate);
+    matmul_tile<Arch, Rows, 1, kLda>(a, lda, b + j, ldb, c + j, ldc, k, accumulate);
   }
   // Scalar tail. Gathering it into padded batches, or accumulating it with
   // the shared dimension outermost, both measured slower under V8.
   for (; j < n; ++j) {
     for (std::size_t r = 0; r < Rows; ++r) {
       float sum = accumulate ? c[r * ldc + j] : 0.0f;
-      for (std::size_t p = 0; p < k; ++p) sum += a[r * lda + p] * b[p * ldb + j];
+      for (std::size_t p = 0; p < k; ++p) {
+        sum += (kLda == kPackedA ? a[p * Rows + r] : a[r * lda + p]) * b[p * ldb + j];
+      }
       c[r * ldc + j] = sum;
     }
   }
@@ -76,23 +109,45 @@ inline void matmul_rows(const float* a, std::size_t lda, const float* b, std::si
 
 /// c (m×n, row stride ldc) = a (m×k, lda) · b (k×n, ldb); with `accumulate`
 /// the product is added to c instead.
-template <class Arch = xsimd::default_arch>
+template <class Arch = xsimd::default_arch, std::size_t kLda = 0>
 void matmul(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
             std::size_t ldc, std::size_t m, std::size_t k, std::size_t n,
             bool accumulate = false) {
+  // Packed panels of rows i.. start at a + i·k.
+  const std::size_t row_step = kLda == kPackedA ? k : lda;
   std::size_t i = 0;
   for (; i + kMatmulRows <= m; i += kMatmulRows) {
-    detail::matmul_rows<Arch, kMatmulRows>(a + i * lda, lda, b, ldb, c + i * ldc, ldc, k, n,
-                                           accumulate);
+    detail::matmul_rows<Arch, kMatmulRows, kLda>(a + i * row_step, lda, b, ldb, c + i * ldc, ldc,
+                                                 k, n, accumulate);
   }
   // Leftover rows in blocks of 2 then 1, so a short tail still reuses each
   // loaded B batch.
   for (; i + 2 <= m; i += 2) {
-    detail::matmul_rows<Arch, 2>(a + i * lda, lda, b, ldb, c + i * ldc, ldc, k, n, accumulate);
+    detail::matmul_rows<Arch, 2, kLda>(a + i * row_step, lda, b, ldb, c + i * ldc, ldc, k, n,
+                                       accumulate);
   }
   for (; i < m; ++i) {
-    detail::matmul_rows<Arch, 1>(a + i * lda, lda, b, ldb, c + i * ldc, ldc, k, n, accumulate);
+    detail::matmul_rows<Arch, 1, kLda>(a + i * row_step, lda, b, ldb, c + i * ldc, ldc, k, n,
+                                       accumulate);
   }
+}
+
+/// Copies the m × k matrix a (row stride lda) into out (m·k floats) as the
+/// row panels matmul<Arch, kPackedA> reads: rows grouped as matmul groups
+/// them (kMatmulRows, then 2, then 1), each group of R rows stored k columns
+/// of R values, so a micro-kernel finds its A values at fixed offsets.
+inline void pack_row_panels(const float* a, std::size_t lda, std::size_t m, std::size_t k,
+                            float* out) {
+  std::size_t i = 0;
+  const auto group = [&](std::size_t rows) {
+    for (std::size_t p = 0; p < k; ++p) {
+      for (std::size_t r = 0; r < rows; ++r) out[i * k + p * rows + r] = a[(i + r) * lda + p];
+    }
+    i += rows;
+  };
+  while (i + kMatmulRows <= m) group(kMatmulRows);
+  while (i + 2 <= m) group(2);
+  while (i < m) group(1);
 }
 
 /// Columns of B per packed panel: one register tile's width.
