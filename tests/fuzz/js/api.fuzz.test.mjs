@@ -9,12 +9,17 @@ import { after, test } from 'node:test';
 import fc from 'fast-check';
 
 import { AttnScopeError, createAttnScope } from 'attnscope';
-import { createAttnScopeWorker } from 'attnscope/worker';
+import { createAttnScopePool, createAttnScopeWorker } from 'attnscope/worker';
 
 const runs = Number(process.env.FUZZ_JS_RUNS ?? 300);
 const engine = await createAttnScope();
 const worker = createAttnScopeWorker();
-after(() => worker.terminate());
+// minSplitFlops 0: every splittable call is split, however small.
+const pool = createAttnScopePool({ workers: 3, minSplitFlops: 0 });
+after(() => {
+  worker.terminate();
+  pool.terminate();
+});
 
 const I2 = [[1, 0], [0, 1]];
 const seed001 = { x: I2, wq: I2, wk: I2, wv: [[1, 2], [3, 4]] };
@@ -103,4 +108,75 @@ test('worker: any arguments resolve to a finite result or reject with AttnScopeE
   await assert.rejects(worker.selfAttention({ ...seed001, heads: Symbol('h') }), AttnScopeError);
   const r = await worker.selfAttention(seed001);
   r.output.data.forEach((v, i) => assert.ok(Math.abs(v - seed001Output[i]) < 1e-5));
+});
+
+// Attention calls the pool can split (flat q, k, v with a [B, H, T, d] or
+// [H, T, d] shape), with masks of every kind and shape, extreme values, and
+// now and then one thing wrong: the pool must give exactly what one engine
+// gives, result or error message.
+const splittable = fc
+  .record({
+    batch: fc.integer({ min: 1, max: 4 }),
+    heads: fc.integer({ min: 1, max: 5 }),
+    length: fc.integer({ min: 1, max: 9 }),
+    d: fc.integer({ min: 1, max: 6 }),
+    dv: fc.integer({ min: 1, max: 6 }),
+    rank3: fc.boolean(),
+    values: fc.constantFrom('normal', 'huge', 'tiny'),
+    mask: fc.constantFrom('none', 'causal', 'lengths', 'additive', 'allowed', 'both'),
+    maskShape: fc.constantFrom('T,T', 'B,T,T', 'B,H,T,T'),
+    scale: fc.oneof(fc.boolean(), fc.double({ min: -1e8, max: 1e8, noNaN: true })),
+    trace: fc.boolean(),
+    broken: fc.constantFrom(null, null, null, 'nan', 'lengths', 'short-v'),
+    seed: fc.integer(),
+  })
+  .map((c) => {
+    const B = c.rank3 ? 1 : c.batch;
+    const [H, T] = [c.heads, c.length];
+    let state = c.seed >>> 0;
+    const next = () => ((state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32) * 2 - 1;
+    const magnitude = { normal: 1, huge: 1e18, tiny: 1e-20 }[c.values];
+    const floats = (n) => Float32Array.from({ length: n }, () => next() * magnitude);
+    const q = floats(B * H * T * c.d);
+    const k = floats(B * H * T * c.d);
+    const v = floats(B * H * T * c.dv - (c.broken === 'short-v' ? 1 : 0));
+    const maskSize = { 'T,T': T * T, 'B,T,T': B * T * T, 'B,H,T,T': B * H * T * T }[c.maskShape];
+    const additive = () => Float32Array.from({ length: maskSize }, () => (next() < -0.6 ? -Infinity : next() * 3));
+    const allowed = () => Uint8Array.from({ length: maskSize }, () => (next() > -0.7 ? 1 : 0));
+    const lengths = Array.from({ length: B + (c.broken === 'lengths' ? 1 : 0) }, () => Math.floor(((next() + 1) / 2) * (T + 1)));
+    const mask = {
+      none: 'none',
+      causal: 'causal',
+      lengths: { lengths, causal: c.scale === true },
+      additive: { additive: additive() },
+      allowed: { allowed: allowed() },
+      both: { additive: additive(), allowed: allowed(), lengths },
+    }[c.mask];
+    if (c.broken === 'nan') q[q.length - 1] = NaN;
+    const shape = c.rank3 ? [H, T, c.d] : [B, H, T, c.d];
+    return { q, k, v, shape, dv: c.dv, mask, scale: c.scale, trace: c.trace };
+  });
+
+test('pool: split attention equals the single engine, result or error', async () => {
+  await fc.assert(
+    fc.asyncProperty(splittable, async (args) => {
+      let expected;
+      let expectedError;
+      try {
+        expected = engine.attention(args);
+      } catch (e) {
+        expectedError = e;
+      }
+      if (expectedError) {
+        await assert.rejects(pool.attention(args), (e) => {
+          assert.ok(e instanceof AttnScopeError);
+          assert.equal(e.message, expectedError.message);
+          return true;
+        });
+      } else {
+        assert.deepEqual(await pool.attention(args), expected);
+      }
+    }),
+    { numRuns: runs },
+  );
 });
