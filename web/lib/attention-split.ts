@@ -7,6 +7,7 @@
 // explicit shape whose sizes agree, and masks whose shape is known. Anything
 // else (nested inputs, broadcast masks, bad sizes) is left whole, so the engine
 // itself validates it and reports its usual error.
+import { product } from './tensors.js';
 import type { AttentionArgs, AttentionResult, MaskSpec, TensorOut } from './types.js';
 
 type Flat = Float32Array | Float64Array;
@@ -52,7 +53,7 @@ function maskShape(data: unknown, shape: unknown, candidates: number[][]): numbe
   const flat = data instanceof Uint8Array || isFlat(data) || (Array.isArray(data) && !data.some(Array.isArray));
   if (!flat) return undefined;
   const length = (data as ArrayLike<unknown>).length;
-  return candidates.find((c) => c.reduce((a, b) => a * b, 1) === length);
+  return candidates.find((c) => product(c) === length);
 }
 
 /**
@@ -148,8 +149,6 @@ function maskSplitter(mask: MaskSpec | undefined, dims: Dims): ((start: number, 
     return part;
   };
 }
-
-const product = (dims: readonly number[]): number => dims.reduce((a, b) => a * b, 1);
 
 /** Joins tensors along `axis`; their data are contiguous in that order. */
 function concat<T extends { data: Float32Array | Uint8Array; shape: number[] }>(pieces: T[], axis: number): T {

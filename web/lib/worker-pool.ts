@@ -11,7 +11,7 @@
 // not load in Node with this toolchain.
 import { mergeAttention, splitAttention } from './attention-split.js';
 import { AttnScopeError } from './errors.js';
-import type { AttnScopeWorker, WorkerCreateOptions, WorkerInfo } from './worker-protocol.js';
+import { infoOf, type AttnScopeWorker, type WorkerCreateOptions, type WorkerInfo } from './worker-protocol.js';
 import type { AttentionArgs, AttentionResult, MemoryUsage } from './types.js';
 
 /** Options of `createAttnScopePool`. */
@@ -111,16 +111,10 @@ export function createPool(
     }
   }
 
-  const version = ready.then((r) => r.version);
-  const simdArch = ready.then((r) => r.simdArch);
-  version.catch(() => undefined);
-  simdArch.catch(() => undefined);
-
   return {
     ready,
     size,
-    version,
-    simdArch,
+    ...infoOf(ready),
     selfAttention: (args) => onLeastBusy((w) => w.selfAttention(args)),
     attention,
     positionalEncoding: (args) => onLeastBusy((w) => w.positionalEncoding(args)),

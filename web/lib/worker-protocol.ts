@@ -161,6 +161,18 @@ export function serve(port: ServerPort, create: (options: CreateOptions) => Prom
   });
 }
 
+/**
+ * `version` and `simdArch` as Promises from `ready`. Callers may only ever
+ * await method results, so these must not surface as unhandled rejections.
+ */
+export function infoOf(ready: Promise<WorkerInfo>): Pick<AttnScopeWorker, 'version' | 'simdArch'> {
+  const version = ready.then((r) => r.version);
+  const simdArch = ready.then((r) => r.simdArch);
+  version.catch(() => undefined);
+  simdArch.catch(() => undefined);
+  return { version, simdArch };
+}
+
 /** Runs on the calling side: a proxy with the engine's methods returning Promises. */
 export function createClient(port: ClientPort, options: WorkerCreateOptions): AttnScopeWorker {
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
@@ -223,15 +235,9 @@ export function createClient(port: ClientPort, options: WorkerCreateOptions): At
     });
   }
 
-  const version = ready.then((r) => r.version);
-  const simdArch = ready.then((r) => r.simdArch);
-  version.catch(() => undefined);
-  simdArch.catch(() => undefined);
-
   return {
     ready,
-    version,
-    simdArch,
+    ...infoOf(ready),
     selfAttention: (args, transfer) => call('selfAttention', args, transfer),
     attention: (args, transfer) => call('attention', args, transfer),
     positionalEncoding: (args, transfer) => call('positionalEncoding', args, transfer),
