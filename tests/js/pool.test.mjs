@@ -146,3 +146,20 @@ test('pool options are checked', () => {
   }
   assert.throws(() => createAttnScopePool({ minSplitFlops: -1 }), /minSplitFlops must be a non-negative number/);
 });
+
+test('transfer moves the buffers of a call that runs whole, and a split call leaves them intact', async () => {
+  const r = rng(7);
+  const x = r.floats(5 * 4);
+  const weight = r.floats(4 * 3);
+  const expected = engine.linear({ x, shape: [5, 4], weight });
+  const moved = x.slice();
+  assert.deepEqual(await pool.linear({ x: moved, shape: [5, 4], weight }, [moved.buffer]), expected);
+  assert.equal(moved.length, 0, 'x was moved to the worker');
+
+  const shape = [4, 6, 4];
+  const args = { ...inputs(8, [1, ...shape]), shape };
+  const single = engine.attention(args);
+  assert.ok(splitAttention(args, pool.size, 0), 'this call is split');
+  assert.deepEqual(await pool.attention(args, [args.q.buffer]), single);
+  assert.equal(args.q.length, 4 * 6 * 4, 'a split call only reads q');
+});

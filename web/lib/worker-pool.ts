@@ -35,7 +35,12 @@ export interface PoolInfo extends WorkerInfo {
   workers: number;
 }
 
-/** Engines in several workers behind the {@link AttnScopeWorker} methods. */
+/**
+ * Engines in several workers behind the {@link AttnScopeWorker} methods. A
+ * call that runs whole moves the buffers of its `transfer` list like a single
+ * worker does; a split `attention` call only reads the caller's buffers (each
+ * part gets fresh slices), so they stay intact.
+ */
 export interface AttnScopePool extends Omit<AttnScopeWorker, 'ready' | 'memoryUsage'> {
   /** Resolves once every worker has loaded the wasm; rejects with AttnScopeError if one cannot. */
   readonly ready: Promise<PoolInfo>;
@@ -92,9 +97,9 @@ export function createPool(
   const leastBusy = (): number => inFlight.indexOf(Math.min(...inFlight));
   const onLeastBusy = <T>(work: (w: AttnScopeWorker) => Promise<T>): Promise<T> => on(leastBusy(), work);
 
-  async function attention(args: AttentionArgs): Promise<AttentionResult> {
+  async function attention(args: AttentionArgs, transfer?: ArrayBuffer[]): Promise<AttentionResult> {
     const split = size > 1 ? splitAttention(args, size, minSplitFlops) : undefined;
-    if (!split) return onLeastBusy((w) => w.attention(args));
+    if (!split) return onLeastBusy((w) => w.attention(args, transfer));
     // Parts go to the least busy workers first, one each.
     const order = inFlight.map((busy, index) => ({ busy, index })).sort((a, b) => a.busy - b.busy);
     try {
@@ -107,7 +112,7 @@ export function createPool(
     } catch {
       // A part failed: run the call whole so the error (or result) is exactly
       // the one a single engine gives, with the caller's shapes in it.
-      return onLeastBusy((w) => w.attention(args));
+      return onLeastBusy((w) => w.attention(args, transfer));
     }
   }
 
@@ -115,14 +120,14 @@ export function createPool(
     ready,
     size,
     ...infoOf(ready),
-    selfAttention: (args) => onLeastBusy((w) => w.selfAttention(args)),
+    selfAttention: (args, transfer) => onLeastBusy((w) => w.selfAttention(args, transfer)),
     attention,
-    positionalEncoding: (args) => onLeastBusy((w) => w.positionalEncoding(args)),
-    linear: (args) => onLeastBusy((w) => w.linear(args)),
-    layerNorm: (args) => onLeastBusy((w) => w.layerNorm(args)),
-    feedForward: (args) => onLeastBusy((w) => w.feedForward(args)),
-    residualAdd: (args) => onLeastBusy((w) => w.residualAdd(args)),
-    transformerBlock: (args) => onLeastBusy((w) => w.transformerBlock(args)),
+    positionalEncoding: (args, transfer) => onLeastBusy((w) => w.positionalEncoding(args, transfer)),
+    linear: (args, transfer) => onLeastBusy((w) => w.linear(args, transfer)),
+    layerNorm: (args, transfer) => onLeastBusy((w) => w.layerNorm(args, transfer)),
+    feedForward: (args, transfer) => onLeastBusy((w) => w.feedForward(args, transfer)),
+    residualAdd: (args, transfer) => onLeastBusy((w) => w.residualAdd(args, transfer)),
+    transformerBlock: (args, transfer) => onLeastBusy((w) => w.transformerBlock(args, transfer)),
     memoryUsage: () => Promise.all(workers.map((w) => w.memoryUsage())),
     terminate: () => workers.forEach((w) => w.terminate()),
   };
