@@ -53,11 +53,14 @@ inline void matmul_tile(const float* a, std::size_t lda_runtime, const float* b,
       acc[r][j] = accumulate ? batch::load_unaligned(c + r * ldc + j * W) : batch(0.0f);
     }
   }
-  // Steps of the shared dimension: A(r, p) at a_col[r * lda], one batch row of B at b_row.
+  // Steps of the shared dimension: A(r, p) at a_col[r * lda], one batch row
+  // of B at b_row. Advanced pointers put A's values at fixed offsets from
+  // a_col when its layout is known at compile time.
+  constexpr bool advance = kBumpPointers || kLda != 0;
   const float* a_col = a;
   const float* b_row = b;
   for (std::size_t p = 0; p < k; ++p) {
-    if constexpr (!(kBumpPointers || kLda != 0)) {
+    if constexpr (!advance) {
       a_col = a + p;
       b_row = b + p * ldb;
     }
@@ -67,9 +70,7 @@ inline void matmul_tile(const float* a, std::size_t lda_runtime, const float* b,
       const batch av(a_col[r * lda]);
       for (std::size_t j = 0; j < Cols; ++j) acc[r][j] = xsimd::fma(av, bv[j], acc[r][j]);
     }
-    if constexpr (kBumpPointers || kLda != 0) {
-      // Advanced pointers: A's values then sit at fixed offsets from a_col
-      // when its layout is known at compile time.
+    if constexpr (advance) {
       a_col += a_step;
       b_row += ldb;
     }
@@ -108,7 +109,9 @@ inline void matmul_rows(const float* a, std::size_t lda, const float* b, std::si
 }  // namespace detail
 
 /// c (m×n, row stride ldc) = a (m×k, lda) · b (k×n, ldb); with `accumulate`
-/// the product is added to c instead.
+/// the product is added to c instead. kLda, when not 0, is A's row stride
+/// known at compile time (equal to lda), or kPackedA for A packed by
+/// pack_row_panels.
 template <class Arch = xsimd::default_arch, std::size_t kLda = 0>
 void matmul(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
             std::size_t ldc, std::size_t m, std::size_t k, std::size_t n,
