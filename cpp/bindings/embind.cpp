@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <exception>
 #include <new>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -114,15 +115,27 @@ val copy_out(const std::vector<T>& data) {
   return val(typed_memory_view(data.size(), data.data())).template call<val>("slice");
 }
 
+/// Copies into `into`, a caller's Float32Array (attention's `out`), when one
+/// is given; else into a fresh array. The engine has checked its size; the
+/// check here only keeps a wrong one from being half filled.
+val copy_out(const std::vector<float>& data, const val& into) {
+  if (is_absent(into)) return copy_out(data);
+  if (into["length"].as<std::size_t>() != data.size()) {
+    throw std::invalid_argument("out does not have the output's size");
+  }
+  into.call<void>("set", val(typed_memory_view(data.size(), data.data())));
+  return into;
+}
+
 val shape_out(const attnscope::Shape& shape) {
   val out = val::array();
   for (std::size_t i = 0; i < shape.size(); ++i) out.set(i, static_cast<double>(shape[i]));
   return out;
 }
 
-val tensor_out(const attnscope::Tensor& t) {
+val tensor_out(const attnscope::Tensor& t, const val& into = val::undefined()) {
   val out = val::object();
-  out.set("data", copy_out(t.data));
+  out.set("data", copy_out(t.data, into));
   out.set("shape", shape_out(t.shape));
   return out;
 }
@@ -151,11 +164,12 @@ val trace_out(const attnscope::SelfAttentionTrace& t) {
   return out;
 }
 
-/// AttentionResult and SelfAttentionResult share their layout; only the trace differs.
+/// AttentionResult and SelfAttentionResult share their layout; only the trace
+/// differs. The output goes into `output_into` when one is given.
 template <class Result>
-val attention_result_out(const Result& r) {
+val attention_result_out(const Result& r, const val& output_into = val::undefined()) {
   val out = val::object();
-  out.set("output", tensor_out(r.output));
+  out.set("output", tensor_out(r.output, output_into));
   out.set("fullyMasked", copy_out(r.fully_masked));
   out.set("fullyMaskedCount", static_cast<double>(r.fully_masked_count));
   if (r.trace) out.set("trace", trace_out(*r.trace));
@@ -218,7 +232,8 @@ val self_attention(val x, val weights, val options) {
 val attention(val q, val k, val v, val options) {
   return guarded([&] {
     return attention_result_out(
-        attnscope::attention(to_tensor(q), to_tensor(k), to_tensor(v), to_options(options)));
+        attnscope::attention(to_tensor(q), to_tensor(k), to_tensor(v), to_options(options)),
+        options["out"]);
   });
 }
 

@@ -232,3 +232,31 @@ test('typed-array views with an offset (subarray) are read from their offset', (
   const copy = engine.attention({ q: q.slice(), k: k.slice(), v: v.slice(), shape: [T, d] });
   assert.deepEqual([...res.output.data], [...copy.output.data]);
 });
+
+test('attention writes into out when given one: same values, same array, inputs may alias it', () => {
+  const r = rng(43);
+  const shape = [2, 3, 7, 4];
+  const n = 2 * 3 * 7 * 4;
+  const [q, k, v] = [r.floats(n), r.floats(n), r.floats(n)];
+  for (const [mask, trace] of [['none', false], ['causal', false], ['causal', true]]) {
+    const fresh = engine.attention({ q, k, v, shape, mask, trace });
+    const out = new Float32Array(n).fill(NaN);
+    const res = engine.attention({ q, k, v, shape, mask, trace, out });
+    assert.equal(res.output.data, out, 'output.data is the caller\'s array');
+    assert.deepEqual(res.output.shape, fresh.output.shape);
+    assert.deepEqual([...out], [...fresh.output.data], `mask ${mask}, trace ${trace}`);
+    assert.deepEqual([...res.fullyMasked.data], [...fresh.fullyMasked.data]);
+    if (trace) assert.deepEqual([...res.trace.weights.data], [...fresh.trace.weights.data]);
+  }
+  // out may be one of the inputs: they are read before it is written.
+  const qCopy = q.slice();
+  const res = engine.attention({ q: qCopy, k, v, shape, out: qCopy });
+  assert.equal(res.output.data, qCopy);
+  assert.deepEqual([...qCopy], [...engine.attention({ q, k, v, shape }).output.data]);
+});
+
+test('a call that fails leaves out untouched', () => {
+  const out = new Float32Array(8).fill(7);
+  assert.throws(() => engine.attention({ q: [1, NaN, 0, 1, 0, 1, 1, 0], k: new Float32Array(8), v: new Float32Array(8), shape: [4, 2], out }), /non-finite/);
+  assert.deepEqual([...out], new Array(8).fill(7));
+});

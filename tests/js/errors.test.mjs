@@ -58,6 +58,8 @@ const kBadInputs = [
   ['no arguments at all', () => engine.selfAttention(), /selfAttention: expects an object of named arguments/],
   ['huge T on the traced path', () => engine.selfAttention({ x: f32(50000 * 2), shape: [50000, 2], wq: I2, wk: I2, wv: I2 }), /T=50000 needs .* GiB .*pass trace: false/],
   ['huge T through attention()', () => engine.attention({ q: f32(40000 * 4), k: f32(40000 * 4), v: f32(40000 * 4), shape: [40000, 4] }), /more than WebAssembly's 4 GiB/],
+  ['out of the wrong size', () => engine.attention({ q: f32(8), k: f32(8), v: f32(12), shape: [4, 2], out: f32(8) }), /attention: out has 8 elements, but the output \[4, 3\] has 12/],
+  ['out not a Float32Array', () => engine.attention({ q: f32(8), k: f32(8), v: f32(8), shape: [4, 2], out: new Float64Array(8) }), /attention: out must be a Float32Array, got Float64Array/],
   ['k of a different length than q', () => engine.attention({ q: f32(8), k: f32(6), v: f32(8), shape: [4, 2] }), /attention: k has 6 values but shape \[4, 2\] needs 8/],
   ['positionalEncoding with dim 0', () => engine.positionalEncoding({ length: 4, dim: 0 }), /dim must be a positive integer, got 0/],
   ['positionalEncoding larger than wasm memory', () => engine.positionalEncoding({ length: 2 ** 20, dim: 2 ** 12 }), /more than WebAssembly's 4 GiB/],

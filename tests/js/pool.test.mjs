@@ -163,3 +163,20 @@ test('transfer moves the buffers of a call that runs whole, and a split call lea
   assert.deepEqual(await pool.attention(args, [args.q.buffer]), single);
   assert.equal(args.q.length, 4 * 6 * 4, 'a split call only reads q');
 });
+
+test('out receives the whole result of a split call, and a call that fails leaves it untouched', async () => {
+  const shape = [1, 4, 6, 4];
+  const args = { ...inputs(9, shape), shape, mask: 'causal' };
+  assert.ok(splitAttention(args, pool.size, 0), 'this call is split');
+  const out = new Float32Array(4 * 6 * 4);
+  const result = await pool.attention({ ...args, out });
+  assert.equal(result.output.data, out);
+  assert.deepEqual(result, engine.attention(args));
+
+  const untouched = new Float32Array(4 * 6 * 4).fill(7);
+  const bad = { ...args, q: args.q.slice() };
+  bad.q[5] = NaN;
+  await assert.rejects(pool.attention({ ...bad, out: untouched }), /attention: q has a non-finite value/);
+  assert.ok(untouched.every((x) => x === 7));
+});
+

@@ -97,3 +97,20 @@ test('buffers listed for transfer move to the worker and are detached here', asy
   assert.equal(copy.k.length, 0, 'k was moved');
   assert.equal(copy.v.length, T * d, 'v was copied');
 });
+
+test('out stays on this side: the worker fills the caller\'s array, and a wrong one rejects', async () => {
+  const r = rng(33);
+  const [T, d] = [6, 4];
+  const args = { q: r.floats(T * d), k: r.floats(T * d), v: r.floats(T * d), shape: [T, d], mask: 'causal' };
+  const out = new Float32Array(T * d);
+  const result = await worker.attention({ ...args, out });
+  assert.equal(result.output.data, out);
+  assert.deepEqual(result, engine.attention(args));
+  await assert.rejects(worker.attention({ ...args, out: new Float32Array(3) }), (e) => {
+    assert.ok(e instanceof AttnScopeError);
+    assert.match(e.message, /attention: out has 3 elements, but the output \[6, 4\] has 24/);
+    return true;
+  });
+  await assert.rejects(worker.attention({ ...args, out: [0] }), /attention: out must be a Float32Array, got an array/);
+});
+

@@ -24,6 +24,8 @@ export interface RawOptions {
   additive?: RawTensor;
   allowed?: RawBoolTensor;
   trace: boolean;
+  /** attention only: the output is written into this array (its size checked by the caller). */
+  out?: Float32Array;
 }
 
 export interface RawSelfAttentionWeights {

@@ -3,6 +3,7 @@
 // AttnScopeError and adds the shapes the core leaves implicit.
 import type { AttnModule, RawOptions, RawResult, RawSelfAttentionWeights, RawTensor } from './attnscope.mjs';
 import { AttnScopeError } from './errors.js';
+import { outputBuffer } from './output-buffer.js';
 import {
   boolMaskTensor,
   fail,
@@ -234,6 +235,8 @@ export function createEngine(raw: AttnModule): AttnScope {
       length: q.shape[rank - 2]!,
     };
     const options = rawOptions(fn, args, dims);
+    const out = outputBuffer(fn, args.out, [...lead, v.shape[rank - 1]!]);
+    if (out) options.out = out;
     const result = unwrap(raw._attention(q, k, v, options)) as Raw<AttentionResult>;
     return withFlagShape(result, lead);
   }

@@ -11,7 +11,8 @@ export function fail(fn: string, message: string): never {
   throw new AttnScopeError(`${fn}: ${message}`);
 }
 
-function describe(value: unknown): string {
+/** How an unexpected value is named in error messages. */
+export function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   if (ArrayBuffer.isView(value)) return value.constructor.name;

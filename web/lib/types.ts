@@ -152,6 +152,13 @@ export interface AttentionArgs extends AttentionCommonOptions {
   shape?: readonly number[];
   /** Last dimension of `v`; default: inferred from its length (usually `d`). */
   dv?: number;
+  /**
+   * Where to write the output instead of a new array: a Float32Array of exactly
+   * the output's size (B·H·T·d_v), returned as `output.data`. Reusing one across
+   * calls spares allocating (and, for large outputs, faulting in) a fresh array
+   * each time. It may be one of the inputs. Left untouched when the call fails.
+   */
+  out?: Float32Array;
 }
 
 /** Intermediates of {@link AttnScope.attention} when `trace` is on, each (B, H, T, T). */

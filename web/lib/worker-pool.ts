@@ -11,6 +11,7 @@
 // not load in Node with this toolchain.
 import { mergeAttention, splitAttention } from './attention-split.js';
 import { AttnScopeError } from './errors.js';
+import { keepingOutputBuffer } from './output-buffer.js';
 import { infoOf, type AttnScopeWorker, type WorkerCreateOptions, type WorkerInfo } from './worker-protocol.js';
 import type { AttentionArgs, AttentionResult, MemoryUsage } from './types.js';
 
@@ -97,7 +98,7 @@ export function createPool(
   const leastBusy = (): number => inFlight.indexOf(Math.min(...inFlight));
   const onLeastBusy = <T>(work: (w: AttnScopeWorker) => Promise<T>): Promise<T> => on(leastBusy(), work);
 
-  async function attention(args: AttentionArgs, transfer?: ArrayBuffer[]): Promise<AttentionResult> {
+  async function attentionOnWorkers(args: AttentionArgs, transfer?: ArrayBuffer[]): Promise<AttentionResult> {
     const split = size > 1 ? splitAttention(args, size, minSplitFlops) : undefined;
     if (!split) return onLeastBusy((w) => w.attention(args, transfer));
     // Parts go to the least busy workers first, one each.
@@ -121,7 +122,7 @@ export function createPool(
     size,
     ...infoOf(ready),
     selfAttention: (args, transfer) => onLeastBusy((w) => w.selfAttention(args, transfer)),
-    attention,
+    attention: (args, transfer) => keepingOutputBuffer(args, (rest) => attentionOnWorkers(rest, transfer)),
     positionalEncoding: (args, transfer) => onLeastBusy((w) => w.positionalEncoding(args, transfer)),
     linear: (args, transfer) => onLeastBusy((w) => w.linear(args, transfer)),
     layerNorm: (args, transfer) => onLeastBusy((w) => w.layerNorm(args, transfer)),
