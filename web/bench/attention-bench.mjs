@@ -47,7 +47,13 @@ const clock = args.clock === 'cpu' ? 'cpu' : 'wall';
 
 const coreProbe = await loadCoreProbe();
 const allRuntimes = [
-  { id: 'attnscope', label: 'attnscope (fast path)', create: (p) => createAttnScopeAttention(p) },
+  { id: 'attnscope', label: 'attnscope (fast path, output into a reused array)', create: (p) => createAttnScopeAttention(p) },
+  // Not a peer: the same call returning a fresh output array each run.
+  {
+    id: 'attnscope-fresh',
+    label: 'attnscope (fast path, a fresh output array per run)',
+    create: (p) => createAttnScopeAttention(p, { freshOutput: true }),
+  },
   // The same core without the JS layer (not a peer): the gap to 'attnscope' is the bindings' cost.
   ...(coreProbe
     ? [{ id: 'attnscope-core', label: 'attnscope core alone (no JS bindings)', create: (p) => createCoreAttention(p) }]

@@ -19,9 +19,15 @@ export function loadAttnScope() {
   return enginePromise;
 }
 
-export async function createAttnScopeAttention({ q, k, v, H, T, d, causal }) {
+/**
+ * engine.attention on (1, H, T, d) inputs. By default the output goes into one
+ * array reused across runs (`out`), as the TF.js runner reuses its own; with
+ * `freshOutput`, each run returns a new array (the package's default).
+ */
+export async function createAttnScopeAttention({ q, k, v, H, T, d, causal }, { freshOutput = false } = {}) {
   const engine = await loadAttnScope();
   const args = { q, k, v, shape: [1, H, T, d], scale: true, mask: causal ? 'causal' : 'none', trace: false };
+  if (!freshOutput) args.out = new Float32Array(H * T * d);
   let last = null;
   return {
     async run() {

@@ -46,6 +46,8 @@ export async function createTfjsAttention(variant, { q, k, v, H, T, d, causal })
     return tf.matMul(tf.softmax(logits), values);
   };
   let last = null;
+  // One output array for every run, as attnscope's runner passes one `out`.
+  const out = new Float32Array(H * T * d);
   return {
     async run() {
       // Results are read back inside tidy() and stored, never returned from it:
@@ -58,7 +60,6 @@ export async function createTfjsAttention(variant, { q, k, v, H, T, d, causal })
         });
         return;
       }
-      const out = new Float32Array(H * T * d);
       for (let h = 0; h < H; ++h) {
         const slice = (x) => tf.tensor2d(x.subarray(h * T * d, (h + 1) * T * d), [T, d]);
         tf.tidy(() => {
