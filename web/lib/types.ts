@@ -156,7 +156,8 @@ export interface AttentionArgs extends AttentionCommonOptions {
    * Where to write the output instead of a new array: a Float32Array of exactly
    * the output's size (B·H·T·d_v), returned as `output.data`. Reusing one across
    * calls spares allocating (and, for large outputs, faulting in) a fresh array
-   * each time. It may be one of the inputs. Left untouched when the call fails.
+   * each time. It may be one of the inputs (unless that input's buffer is moved to
+   * a worker with `transfer`). Left untouched when the call fails.
    */
   out?: Float32Array;
 }
