@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmarks attnscope: the Node benchmark against other WebAssembly runtimes
-# (web/bench/attention-bench.mjs, ~5 minutes on 2 cores), the worker pool
+# (web/bench/attention-bench.mjs, ~3 minutes on 2 cores), the worker pool
 # against one thread (web/bench/pool-bench.mjs), then the native
 # benchmark if scripts/bench-native.sh exists. Rebuilds dist/ first when it is
 # missing or older than the sources.
