@@ -117,7 +117,8 @@ val copy_out(const std::vector<T>& data) {
 
 /// Copies into `into`, a caller's Float32Array (attention's `out`), when one
 /// is given; else into a fresh array. The engine has checked its size; the
-/// check here only keeps a wrong one from being half filled.
+/// check here keeps a wrong one from being filled in part (too long) or from
+/// raising a JS RangeError through these C++ frames (too short).
 val copy_out(const std::vector<float>& data, const val& into) {
   if (is_absent(into)) return copy_out(data);
   if (into["length"].as<std::size_t>() != data.size()) {

@@ -179,4 +179,3 @@ test('out receives the whole result of a split call, and a call that fails leave
   await assert.rejects(pool.attention({ ...bad, out: untouched }), /attention: q has a non-finite value/);
   assert.ok(untouched.every((x) => x === 7));
 });
-

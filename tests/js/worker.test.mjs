@@ -113,4 +113,3 @@ test('out stays on this side: the worker fills the caller\'s array, and a wrong 
   });
   await assert.rejects(worker.attention({ ...args, out: [0] }), /attention: out must be a Float32Array, got an array/);
 });
-
