@@ -182,7 +182,62 @@ TEST_CASE("flash_attention follows a max that grows across key tiles, slowly or 
     const OneDimResult r = flash_one_dim(k, v, mask);
     INFO("step = " << step);
     CHECK(r.error <= 1e-5);
+    // Steps up to 5.6 (and the falling run) keep every exponent in range, so
+    // they take the in-range exp pass, whose max moves when a tile's weights
+    // sum above 256; 20 and 300 take the clamped one.
+    const std::vector<float> q(T, 1.0f);
+    std::vector<float> packed(packed_keys_size(T, 1, kKeyTile)), scratch(kKeyTile);
+    pack_key_tiles(k.data(), T, 1, kKeyTile, packed.data());
+    CHECK(exponents_in_range<xsimd::default_arch>(q.data(), packed.data(), T, 1, 1.0f,
+                                                  scratch.data()) == (std::abs(step) < 10.0f));
   }
+}
+
+TEST_CASE("flash_attention keeps unnormalised weights within 256 when the max jumps",
+          "[kernels][flash]") {
+  // attention_fast relies on weights <= kMaxUnnormalisedWeight: values up to
+  // FLT_MAX / (256·2T) must not overflow the partial sums. A second key tile
+  // scoring `jump` above the first must move the max, through the sum of its
+  // weights (in-range exp pass, jump 10) or its max (clamped pass, jump 200).
+  const std::size_t T = 2 * kKeyTile;
+  const float big = std::numeric_limits<float>::max() / (kMaxUnnormalisedWeight * 2 * T);
+  for (float jump : {10.0f, 200.0f}) {
+    std::vector<float> k(T), v(T, big);
+    for (std::size_t j = kKeyTile; j < T; ++j) k[j] = jump;
+    HeadMask mask;
+    mask.seq_len = T;
+    mask.key_length = T;
+    const OneDimResult r = flash_one_dim(k, v, mask);
+    INFO("jump = " << jump);
+    CHECK(r.error <= 1e-5);
+  }
+}
+
+TEST_CASE("exponents_in_range takes power-of-two scales and scores the norms bound",
+          "[kernels][flash]") {
+  std::mt19937 rng(23);
+  const std::size_t T = 300, d = 16;
+  std::vector<float> q = random_floats(rng, T * d, -2.0f, 2.0f);
+  std::vector<float> k = random_floats(rng, T * d, -2.0f, 2.0f);
+  // The longest query and key: norm 8 each, so scores lie within ±64·scale.
+  std::fill(q.begin() + 7 * d, q.begin() + 8 * d, 2.0f);
+  std::fill(k.begin() + 200 * d, k.begin() + 201 * d, -2.0f);
+  std::vector<float> packed(packed_keys_size(T, d, kKeyTile)), scratch(kKeyTile);
+  const auto in_range = [&](float scale) {
+    pack_key_tiles(k.data(), T, d, kKeyTile, packed.data());
+    return exponents_in_range<xsimd::default_arch>(q.data(), packed.data(), T, d, scale,
+                                                   scratch.data());
+  };
+  CHECK(in_range(0.5f));  // exponents within ±2·32·1.01·log2 e = ±93
+  CHECK(in_range(0x1p-60f));
+  CHECK_FALSE(in_range(1.0f));                    // ±186: past ±120
+  CHECK_FALSE(in_range(0x1p-61f));                // outside the exact range
+  CHECK_FALSE(in_range(1.0f / std::sqrt(8.0f)));  // not a power of two
+  CHECK_FALSE(in_range(-0.25f));
+  CHECK_FALSE(in_range(0.0f));
+  // One long key (norm 240, in the last, partial tile) is enough to leave it.
+  std::fill(k.end() - d, k.end(), 60.0f);
+  CHECK_FALSE(in_range(0.5f));
 }
 
 TEST_CASE("flash_attention ignores huge scores that masks hide, and follows additive lifts",

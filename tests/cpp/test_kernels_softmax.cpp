@@ -2,6 +2,7 @@
 // references.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -122,6 +123,51 @@ TEST_CASE("vec_exp2 is exact at integers and flushes below -127", "[kernels][exp
   CHECK(y[9] == Approx(std::exp2(-126.2)).epsilon(1e-5));
   CHECK(y[10] == Approx(std::sqrt(2.0)).epsilon(2e-7));
   CHECK(y[11] == Approx(std::sqrt(0.5)).epsilon(2e-7));
+}
+
+TEST_CASE("vec_exp2_in_range matches exp2 over its range, ties included", "[kernels][exp]") {
+  using batch = xsimd::batch<float>;
+  constexpr std::size_t W = batch::size;
+  std::mt19937 rng(6);
+  std::vector<float> x = random_floats(rng, 64 * W, -126.0f, 127.0f);
+  // Integers, halves (ties of the rounding to an integer, whose exponent and
+  // remainder must agree) and the ends of the range.
+  const std::vector<float> exact = {-126.0f, -125.5f, -0.5f, 0.0f, 0.5f,
+                                    1.5f,    2.5f,    -3.5f, 126.5f, 127.0f};
+  std::copy(exact.begin(), exact.end(), x.begin());
+  std::vector<float> y(x.size());
+  std::vector<double> ref(x.size());
+  for (std::size_t i = 0; i < x.size(); i += W) {
+    vec_exp2_in_range(batch::load_unaligned(x.data() + i)).store_unaligned(y.data() + i);
+  }
+  vec_exp2_reference(x.data(), ref.data(), x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    INFO("x = " << x[i]);
+    CHECK(std::abs(y[i] - ref[i]) <= 2e-7 * ref[i]);
+  }
+}
+
+TEST_CASE("exp_sum_row_in_range gives exp_sum_max_row's weights and sum bit for bit",
+          "[kernels][softmax]") {
+  // For a power-of-two scale, 2^((x − max/scale)·scale·log2 e) is
+  // exactly the weight exp_sum_max_row computes from x·scale − max.
+  std::mt19937 rng(7);
+  for (std::size_t n : {4u, 8u, 12u, 16u, 20u, 64u, 128u}) {
+    for (float scale : {1.0f, 0.125f, 0.5f, 4.0f, 0x1p-20f, 0x1p20f}) {
+      // Scaled scores in [-30, 10], shifted against one of them.
+      std::vector<float> x = random_floats(rng, n, -30.0f, 10.0f);
+      for (float& v : x) v /= scale;
+      const float shift = x[n / 3] * scale;
+      std::vector<float> y(n, -1.0f), y_in_range(n, -2.0f);
+      float unused = 0.0f;
+      const float sum = exp_sum_max_row(x.data(), y.data(), n, scale, shift, &unused);
+      const float sum_in_range =
+          exp_sum_row_in_range(x.data(), y_in_range.data(), n, shift / scale, scale * kLog2e);
+      INFO("n = " << n << ", scale = " << scale);
+      CHECK(y_in_range == y);
+      CHECK(sum_in_range == sum);
+    }
+  }
 }
 
 TEST_CASE("exp_sum_max_row scales, exponentiates, sums and finds the max in one pass",

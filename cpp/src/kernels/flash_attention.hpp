@@ -7,13 +7,24 @@
 // Scores are scaled inside the exp pass, rounded exactly as the traced path's
 // separate scaling rounds them (tiles that need masking are scaled first):
 // at extreme scales (1e8) a different rounding of the scores would pick
-// different weights than the traced path. The online max is lazy, as in FlashAttention-4: a tile is exponentiated
-// against the running max of earlier tiles while its own max is found in the
-// same pass, and the max is only moved (redoing that tile) when it grew by
-// more than kLazyMaxSlack; otherwise the tile's weights may reach
-// e^kLazyMaxSlack = 256, which the final division by the sum cancels. That
-// saves a separate max pass over every tile, about a tenth of the kernel's
-// time in wasm.
+// different weights than the traced path. The online max is lazy, as in
+// FlashAttention-4: a tile is exponentiated against the running max of
+// earlier tiles while its own max is found in the same pass, and the max is
+// only moved (redoing that tile) when it grew by more than kLazyMaxSlack;
+// otherwise the tile's weights may reach e^kLazyMaxSlack = 256, which the
+// final division by the sum cancels. That saves a separate max pass over
+// every tile, about a tenth of the kernel's time in wasm.
+//
+// When the scale is a power of two and the norms of the queries and keys
+// bound every exponent (exponents_in_range), unmasked tiles take a leaner
+// exp pass with the same weights bit for bit: no clamp, no max, and no
+// separate scaling multiply; the max moves when the tile's weights sum above
+// 256, which bounds each weight as the slack does. 20 vector operations per
+// 4 scores instead of 23: 4 % of the whole kernel in wasm at T = 2048.
+//
+// In wasm the two products of each tile run out of line (call_outlined):
+// inlined into this function, they made V8 spill their accumulators as soon
+// as the softmax code around them grew.
 //
 // The reference is the plain definition in double precision.
 #pragma once
@@ -29,8 +40,10 @@
 
 #include "kernels/mask_row.hpp"
 #include "kernels/matmul.hpp"
+#include "kernels/outlined.hpp"
 #include "kernels/softmax_rows.hpp"
 #include "kernels/pack_keys.hpp"
+#include "kernels/scan.hpp"
 
 namespace attnscope::kernels {
 
@@ -78,21 +91,13 @@ inline void size_workspace(FlashWorkspace& ws, std::size_t d_k, std::size_t d_v)
 
 namespace detail {
 
-/// One query row of one key tile: turns scores[0..n)·scale into weights
-/// against the running max (moving it when needed) and adds their sum.
-/// n is a multiple of the batch size.
+/// Exponentiates one query row of one key tile, scores[0..n)·scale, against
+/// the larger of the running max and the row's own max, rescaling what the
+/// row has accumulated when the max moves, and adds the weights' sum.
 template <class Arch>
-void online_softmax_row(const float* scores, float scale, float* weights, std::size_t n,
-                        float& running_max, float& running_sum, float* partial, std::size_t d_v) {
-  if (running_max != kNegInf) {
-    float tile_max;
-    const float sum = exp_sum_max_row<Arch>(scores, weights, n, scale, running_max, &tile_max);
-    if (tile_max <= running_max + kLazyMaxSlack) {
-      running_sum += sum;
-      return;
-    }
-    // The max grew by more than the slack: redo the tile against it below.
-  }
+void softmax_row_new_max(const float* scores, float scale, float* weights, std::size_t n,
+                         float& running_max, float& running_sum, float* partial,
+                         std::size_t d_v) {
   const float new_max = std::max(running_max, row_max<Arch>(scores, n, scale));
   if (new_max == kNegInf) {
     // Nothing visible yet: this row contributes zeros to P·V.
@@ -110,7 +115,107 @@ void online_softmax_row(const float* scores, float scale, float* weights, std::s
   running_sum += sum;
 }
 
+/// S = Q·Kᵀ for one tile: rows × cols scores (row stride kKeyTile) from
+/// queries packed as row panels and one packed key tile.
+template <class Arch>
+void tile_scores(const float* queries, const float* key_tile, float* scores, std::size_t rows,
+                 std::size_t d_k, std::size_t cols) {
+  matmul<Arch, kPackedA>(queries, d_k, key_tile, kKeyTile, scores, kKeyTile, rows, d_k, cols);
+}
+
+/// partial += P·V for one tile: weights (rows × cols, row stride kKeyTile)
+/// times cols value rows.
+template <class Arch>
+void tile_accumulate_values(const float* weights, const float* values, float* partial,
+                            std::size_t rows, std::size_t cols, std::size_t d_v) {
+  matmul<Arch, kKeyTile>(weights, kKeyTile, values, d_v, partial, d_v, rows, cols, d_v,
+                         /*accumulate=*/true);
+}
+
+/// One query row of one key tile: turns scores[0..n)·scale into weights
+/// against the running max (moving it when needed) and adds their sum.
+/// n is a multiple of the batch size.
+template <class Arch>
+void online_softmax_row(const float* scores, float scale, float* weights, std::size_t n,
+                        float& running_max, float& running_sum, float* partial, std::size_t d_v) {
+  if (running_max != kNegInf) {
+    float tile_max;
+    const float sum = exp_sum_max_row<Arch>(scores, weights, n, scale, running_max, &tile_max);
+    if (tile_max <= running_max + kLazyMaxSlack) {
+      running_sum += sum;
+      return;
+    }
+    // The max grew by more than the slack: redo the tile against it.
+  }
+  softmax_row_new_max<Arch>(scores, scale, weights, n, running_max, running_sum, partial, d_v);
+}
+
+/// online_softmax_row for a row of unmasked scores whose exponents are known
+/// to stay in range (see exponents_in_range): no clamp and no max in the exp
+/// pass; the max only moves when the weights sum above
+/// kMaxUnnormalisedWeight, which bounds every weight, as the slack does.
+template <class Arch>
+void online_softmax_row_in_range(const float* scores, float scale, float* weights,
+                                 std::size_t n, float& running_max, float& running_sum,
+                                 float* partial, std::size_t d_v) {
+  if (running_max != kNegInf) {
+    const float exp2_factor = scale * kLog2e;
+    // running_max is some score times scale, so running_max / scale is that
+    // score, exactly (scale is a power of two).
+    const float sum =
+        exp_sum_row_in_range<Arch>(scores, weights, n, running_max / scale, exp2_factor);
+    if (sum <= kMaxUnnormalisedWeight) {
+      running_sum += sum;
+      return;
+    }
+  }
+  softmax_row_new_max<Arch>(scores, scale, weights, n, running_max, running_sum, partial, d_v);
+}
+
 }  // namespace detail
+
+/// Whether a head's unmasked rows may take online_softmax_row_in_range.
+/// That needs
+/// - scale a power of two (2^-60 … 2^60), so that scores·scale and
+///   running_max / scale are exact and the in-range weights equal
+///   exp_sum_max_row's bit for bit;
+/// - every exponent (score − running max)·scale·log2 e within ±120 (the
+///   in-range exp takes ±126): scores and running maxima are both within
+///   ±|q|·|k|·scale (Cauchy–Schwarz, with the largest query and key norms,
+///   and 1 % for the rounding of the norms and of the scores), so
+///   2·bound·log2 e <= 120 is enough.
+/// `scratch` holds kKeyTile floats.
+template <class Arch>
+bool exponents_in_range(const float* q, const float* packed_keys, std::size_t T,
+                        std::size_t d_k, float scale, float* scratch) {
+  int exponent = 0;
+  if (!(scale > 0.0f) || std::frexp(scale, &exponent) != 0.5f || exponent < -59 ||
+      exponent > 61) {
+    return false;
+  }
+  float query_norm2 = 0.0f;
+  for (std::size_t i = 0; i < T; ++i) {
+    query_norm2 = std::max(query_norm2, sum_of_squares<Arch>(q + i * d_k, d_k));
+  }
+  // Packed tiles hold keys as columns: sum the squares down each column.
+  using batch = xsimd::batch<float, Arch>;
+  constexpr std::size_t W = batch::size;
+  float key_norm2 = 0.0f;
+  for (std::size_t k0 = 0; k0 < T; k0 += kKeyTile) {
+    const float* tile = packed_keys + (k0 / kKeyTile) * d_k * kKeyTile;
+    std::fill(scratch, scratch + kKeyTile, 0.0f);
+    for (std::size_t p = 0; p < d_k; ++p) {
+      for (std::size_t j = 0; j < kKeyTile; j += W) {
+        const batch key = batch::load_unaligned(tile + p * kKeyTile + j);
+        xsimd::fma(key, key, batch::load_unaligned(scratch + j)).store_unaligned(scratch + j);
+      }
+    }
+    key_norm2 = std::max(key_norm2, *std::max_element(scratch, scratch + kKeyTile));
+  }
+  // An overflowed (infinite) norm fails the test below, as it should.
+  const double bound = std::sqrt(double(query_norm2) * double(key_norm2)) * scale * 1.01;
+  return 2.0 * bound * kLog2e <= 120.0;
+}
 
 /// flash_attention on a workspace already sized by size_workspace(ws, d_k, d_v).
 template <class Arch = xsimd::default_arch>
@@ -124,6 +229,10 @@ void flash_attention_sized(const float* q, const float* packed_keys, const float
   float* weights = ws.weights.data();
   float* partial = ws.partial.data();
   const bool dense_mask = mask.additive || mask.allowed;
+  // Tiles with masked keys keep the clamped exp (their scores hold -inf,
+  // and an additive mask is not bounded by the norms).
+  const bool in_range =
+      !dense_mask && exponents_in_range<Arch>(q, packed_keys, T, d_k, scale, scores);
 
   for (std::size_t b0 = 0; b0 < T; b0 += kQueryBlock) {
     const std::size_t block_rows = std::min(kQueryBlock, T - b0);
@@ -151,8 +260,8 @@ void flash_attention_sized(const float* q, const float* packed_keys, const float
         // Packed tiles are zero-padded to kKeyTile keys, so the product may
         // run on whole batches; the padding columns are set to -inf below.
         const std::size_t vector_cols = std::min(kKeyTile, (cols + W - 1) / W * W);
-        matmul<Arch, kPackedA>(ws.queries.data() + (q0 - b0) * d_k, d_k, key_tile, kKeyTile,
-                               scores, kKeyTile, rows, d_k, vector_cols);
+        call_outlined<&detail::tile_scores<Arch>>(ws.queries.data() + (q0 - b0) * d_k, key_tile,
+                                                  scores, rows, d_k, vector_cols);
         // Tiles with masked keys, or with padding columns (set to -inf, which
         // a negative or zero scale would turn into +inf or NaN), are scaled
         // before the exp pass.
@@ -168,12 +277,21 @@ void flash_attention_sized(const float* q, const float* packed_keys, const float
             row_scale = 1.0f;
           }
           std::fill(row + cols, row + vector_cols, kNegInf);
-          detail::online_softmax_row<Arch>(row, row_scale, weights + r * kKeyTile, vector_cols,
-                                           ws.running_max[first + r], ws.running_sum[first + r],
-                                           partial + (first + r) * d_v, d_v);
+          float& running_max = ws.running_max[first + r];
+          float& running_sum = ws.running_sum[first + r];
+          float* row_partial = partial + (first + r) * d_v;
+          if (in_range && !masked_tile) {
+            detail::online_softmax_row_in_range<Arch>(row, scale, weights + r * kKeyTile,
+                                                      vector_cols, running_max, running_sum,
+                                                      row_partial, d_v);
+          } else {
+            detail::online_softmax_row<Arch>(row, row_scale, weights + r * kKeyTile, vector_cols,
+                                             running_max, running_sum, row_partial, d_v);
+          }
         }
-        matmul<Arch, kKeyTile>(weights, kKeyTile, v + k0 * d_v, d_v, partial + first * d_v, d_v,
-                               rows, cols, d_v, /*accumulate=*/true);
+        call_outlined<&detail::tile_accumulate_values<Arch>>(weights, v + k0 * d_v,
+                                                             partial + first * d_v, rows, cols,
+                                                             d_v);
       }
     }
 

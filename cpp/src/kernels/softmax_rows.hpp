@@ -96,29 +96,61 @@ float exp_sum_max_row(const float* x, float* y, std::size_t n, float scale, floa
                       float* z_max) {
   using batch = xsimd::batch<float, Arch>;
   constexpr std::size_t W = batch::size;
-  const batch f(scale), s(shift), log2e(1.44269504088896341f);
-  // Two independent chains each for the sum and the max.
-  batch sum0(0.0f), sum1(0.0f), max0(kNegInf), max1(kNegInf);
+  const batch f(scale), s(shift), log2e(kLog2e);
+  // One chain each for the sum and the max, summed in the order of
+  // exp_sum_row_in_range, whose sums must equal these; at several cycles
+  // per batch of exp the chains wait on nothing (two chains measured the
+  // same in wasm).
+  batch sum(0.0f), max(kNegInf);
   std::size_t i = 0;
   for (; i + 2 * W <= n; i += 2 * W) {
     const batch z0 = batch::load_unaligned(x + i) * f, z1 = batch::load_unaligned(x + i + W) * f;
-    max0 = max_no_nan(max0, z0);
-    max1 = max_no_nan(max1, z1);
+    max = max_no_nan(max_no_nan(max, z0), z1);
     const batch e0 = vec_exp2<Arch>((z0 - s) * log2e), e1 = vec_exp2<Arch>((z1 - s) * log2e);
     e0.store_unaligned(y + i);
     e1.store_unaligned(y + i + W);
-    sum0 += e0;
-    sum1 += e1;
+    sum += e0 + e1;
   }
   if (i < n) {
     const batch z0 = batch::load_unaligned(x + i) * f;
-    max0 = max_no_nan(max0, z0);
+    max = max_no_nan(max, z0);
     const batch e0 = vec_exp2<Arch>((z0 - s) * log2e);
     e0.store_unaligned(y + i);
-    sum0 += e0;
+    sum += e0;
   }
-  *z_max = lane_max(max_no_nan(max0, max1));
-  return xsimd::hadd(sum0 + sum1);
+  *z_max = lane_max(max);
+  return xsimd::hadd(sum);
+}
+
+/// exp_sum_max_row's weights where the exponents are known to be in range:
+/// y[i] = 2^((x[i] − shift)·factor), returning the sum of y, with no clamp
+/// and no max: a subtraction, a multiply and the exponential per score. The
+/// caller guarantees |(x[i] − shift)·factor| <= 126 for every i. For a
+/// power-of-two scale, factor = scale·log2 e and shift = max/scale, every
+/// weight equals exp_sum_max_row(x, …, scale, max)'s bit for bit, and so
+/// does the sum (same order): x[i]·scale, max/scale and (x[i] − shift)·scale
+/// are then exact, and (x[i] − shift)·factor = (x[i]·scale − max)·log2 e.
+/// n is a multiple of the batch size; x and y may alias.
+template <class Arch = xsimd::default_arch>
+float exp_sum_row_in_range(const float* x, float* y, std::size_t n, float shift, float factor) {
+  using batch = xsimd::batch<float, Arch>;
+  constexpr std::size_t W = batch::size;
+  const batch s(shift), f(factor);
+  batch sum(0.0f);
+  std::size_t i = 0;
+  for (; i + 2 * W <= n; i += 2 * W) {
+    const batch e0 = vec_exp2_in_range<Arch>((batch::load_unaligned(x + i) - s) * f);
+    const batch e1 = vec_exp2_in_range<Arch>((batch::load_unaligned(x + i + W) - s) * f);
+    e0.store_unaligned(y + i);
+    e1.store_unaligned(y + i + W);
+    sum += e0 + e1;
+  }
+  if (i < n) {
+    const batch e0 = vec_exp2_in_range<Arch>((batch::load_unaligned(x + i) - s) * f);
+    e0.store_unaligned(y + i);
+    sum += e0;
+  }
+  return xsimd::hadd(sum);
 }
 
 /// y[i] *= factor.

@@ -21,6 +21,7 @@ namespace attnscope::kernels {
 
 inline constexpr float kExpMin = -87.3365402f;  // ln(FLT_MIN): below it, 0
 inline constexpr float kExpMax = 88.3762589f;   // 127.5·ln 2: above it, +inf
+inline constexpr float kLog2e = 1.44269504088896341f;  // e^t = 2^(t·log2 e)
 
 template <class Arch>
 xsimd::batch<float, Arch> vec_exp(xsimd::batch<float, Arch> x) {
@@ -29,7 +30,7 @@ xsimd::batch<float, Arch> vec_exp(xsimd::batch<float, Arch> x) {
   // 1.5·2^23 + 127: adding it rounds x·log2(e) to an integer n held in the
   // low mantissa bits, already biased by the float exponent bias 127.
   const batch magic(12582912.0f + 127.0f);
-  const batch log2e(1.44269504088896341f);
+  const batch log2e(kLog2e);
   const batch ln2_hi(0.693359375f);  // ln 2 split so n·ln2_hi is exact
   const batch ln2_lo(-2.12194440e-4f);
 
@@ -86,18 +87,15 @@ void vec_exp(const float* x, float* y, std::size_t n) {
   detail::map_batches<Arch>(x, y, n, [](auto b) { return vec_exp<Arch>(b); });
 }
 
-// 2^x, the flash kernel's exponential (see exp_sum_max_row): with no range
-// reduction by ln 2 to do, it costs about half of vec_exp. Domain x <= 127: 2^x for x >= -126, 0 below -127 (and for -inf),
-// 0 or a subnormal in between. Relative error below 1e-7 (9.5e-8 measured
-// in float arithmetic). Not for NaN, which callers never pass.
+// 2^x without the clamp, for x in [-127, 127]: what vec_exp2 computes
+// after clamping, and what the flash kernel calls directly where it knows
+// the range of its exponents (exp_sum_row_in_range). Relative error below
+// 1e-7 (9.5e-8 measured in float arithmetic) where 2^x is normal.
 template <class Arch>
-xsimd::batch<float, Arch> vec_exp2(xsimd::batch<float, Arch> x) {
+xsimd::batch<float, Arch> vec_exp2_in_range(xsimd::batch<float, Arch> x) {
   using batch = xsimd::batch<float, Arch>;
   using ibatch = xsimd::batch<std::int32_t, Arch>;
   const batch magic(12582912.0f + 127.0f);  // as in vec_exp: round, biased by 127
-  // Clamping at -127 makes 2^n's exponent field 0, so the result is 0
-  // without a compare and select (-inf included).
-  x = max_no_nan(x, batch(-127.0f));
   const batch shifted = x + magic;
   const batch n = shifted - magic;
   const batch t = x - n;  // in [-0.5, 0.5], exact
@@ -109,8 +107,22 @@ xsimd::batch<float, Arch> vec_exp2(xsimd::batch<float, Arch> x) {
   p = xsimd::fma(p, t, batch(2.4022646248e-1f));
   p = xsimd::fma(p, t, batch(6.9314718246e-1f));
   p = xsimd::fma(p, t, batch(1.0f));
+  // The biased exponent n + 127 sits in the low 9 bits of `shifted`; moving
+  // them to bit 23 gives the float 2^n (0 for n = -127).
   const batch pow2n = xsimd::bitwise_cast<batch>(xsimd::bitwise_cast<ibatch>(shifted) << 23);
   return p * pow2n;
+}
+
+// 2^x, the flash kernel's exponential (see exp_sum_max_row): with no range
+// reduction by ln 2 to do, it costs about half of vec_exp. Domain x <= 127:
+// 2^x for x >= -126, 0 below -127 (and for -inf), 0 or a subnormal in
+// between. Relative error below 1e-7 (9.5e-8 measured in float arithmetic).
+// Not for NaN, which callers never pass.
+template <class Arch>
+xsimd::batch<float, Arch> vec_exp2(xsimd::batch<float, Arch> x) {
+  // Clamping at -127 makes 2^n's exponent field 0, so the result is 0
+  // without a compare and select (-inf included).
+  return vec_exp2_in_range<Arch>(max_no_nan(x, xsimd::batch<float, Arch>(-127.0f)));
 }
 
 /// y[i] = 2^x[i] (x[i] <= 127); x and y may alias.
