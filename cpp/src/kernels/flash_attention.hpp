@@ -150,31 +150,45 @@ void online_softmax_row(const float* scores, float scale, float* weights, std::s
   softmax_row_new_max<Arch>(scores, scale, weights, n, running_max, running_sum, partial, d_v);
 }
 
-/// online_softmax_row for a row of unmasked scores whose exponents are known
-/// to stay in range (see exponents_in_range): no clamp and no max in the exp
-/// pass; the max only moves when the weights sum above
-/// kMaxUnnormalisedWeight, which bounds every weight, as the slack does.
+/// The softmax step of an unmasked tile whose exponents are known to stay in
+/// range (see exponents_in_range): online_softmax_row for each of its rows,
+/// with exp_sum_row_in_range: no clamp and no max in the exp pass. A row's
+/// max moves when its weights sum above kMaxUnnormalisedWeight, which bounds
+/// every weight as the slack does. A row's first tile finds its max on the
+/// unscaled scores (max(x)·scale = max(x·scale), scale > 0) and gives
+/// softmax_row_new_max's weights bit for bit. scores and weights have rows of
+/// kKeyTile floats; running_max, running_sum and partial point at the
+/// tile's first row.
 template <class Arch>
-void online_softmax_row_in_range(const float* scores, float scale, float* weights,
-                                 std::size_t n, float& running_max, float& running_sum,
-                                 float* partial, std::size_t d_v) {
-  if (running_max != kNegInf) {
-    const float exp2_factor = scale * kLog2e;
+void tile_softmax_in_range(const float* scores, float* weights, std::size_t rows, std::size_t n,
+                           float scale, float* running_max, float* running_sum, float* partial,
+                           std::size_t d_v) {
+  const float exp2_factor = scale * kLog2e;
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float* row = scores + r * kKeyTile;
+    float* row_weights = weights + r * kKeyTile;
+    if (running_max[r] == kNegInf) {
+      const float max = row_max<Arch>(row, n);
+      running_max[r] = max * scale;
+      running_sum[r] = exp_sum_row_in_range<Arch>(row, row_weights, n, max, exp2_factor);
+      continue;
+    }
     // running_max is some score times scale, so running_max / scale is that
     // score, exactly (scale is a power of two).
     const float sum =
-        exp_sum_row_in_range<Arch>(scores, weights, n, running_max / scale, exp2_factor);
+        exp_sum_row_in_range<Arch>(row, row_weights, n, running_max[r] / scale, exp2_factor);
     if (sum <= kMaxUnnormalisedWeight) {
-      running_sum += sum;
-      return;
+      running_sum[r] += sum;
+    } else {
+      softmax_row_new_max<Arch>(row, scale, row_weights, n, running_max[r], running_sum[r],
+                                partial + r * d_v, d_v);
     }
   }
-  softmax_row_new_max<Arch>(scores, scale, weights, n, running_max, running_sum, partial, d_v);
 }
 
 }  // namespace detail
 
-/// Whether a head's unmasked rows may take online_softmax_row_in_range.
+/// Whether a head's unmasked tiles may take tile_softmax_in_range.
 /// That needs
 /// - scale a power of two (2^-60 … 2^60), so that scores·scale and
 ///   running_max / scale are exact and the in-range weights equal
@@ -267,26 +281,24 @@ void flash_attention_sized(const float* q, const float* packed_keys, const float
         // before the exp pass.
         const bool masked_tile = dense_mask || k0 + cols > shared_end || cols != vector_cols;
         const std::size_t first = q0 - b0;  // this tile's first row in the block
-        for (std::size_t r = 0; r < rows; ++r) {
-          float* row = scores + r * kKeyTile;
-          // The additive mask adds to scaled scores.
-          float row_scale = scale;
-          if (masked_tile) {
-            scale_row<Arch>(row, cols, scale);
-            mask_row<Arch>(row, q0 + r, k0, cols, mask);
-            row_scale = 1.0f;
-          }
-          std::fill(row + cols, row + vector_cols, kNegInf);
-          float& running_max = ws.running_max[first + r];
-          float& running_sum = ws.running_sum[first + r];
-          float* row_partial = partial + (first + r) * d_v;
-          if (in_range && !masked_tile) {
-            detail::online_softmax_row_in_range<Arch>(row, scale, weights + r * kKeyTile,
-                                                      vector_cols, running_max, running_sum,
-                                                      row_partial, d_v);
-          } else {
+        if (in_range && !masked_tile) {
+          call_outlined<&detail::tile_softmax_in_range<Arch>>(
+              scores, weights, rows, vector_cols, scale, ws.running_max.data() + first,
+              ws.running_sum.data() + first, partial + first * d_v, d_v);
+        } else {
+          for (std::size_t r = 0; r < rows; ++r) {
+            float* row = scores + r * kKeyTile;
+            // The additive mask adds to scaled scores.
+            float row_scale = scale;
+            if (masked_tile) {
+              scale_row<Arch>(row, cols, scale);
+              mask_row<Arch>(row, q0 + r, k0, cols, mask);
+              row_scale = 1.0f;
+            }
+            std::fill(row + cols, row + vector_cols, kNegInf);
             detail::online_softmax_row<Arch>(row, row_scale, weights + r * kKeyTile, vector_cols,
-                                             running_max, running_sum, row_partial, d_v);
+                                             ws.running_max[first + r], ws.running_sum[first + r],
+                                             partial + (first + r) * d_v, d_v);
           }
         }
         call_outlined<&detail::tile_accumulate_values<Arch>>(weights, v + k0 * d_v,
