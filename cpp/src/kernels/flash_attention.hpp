@@ -22,9 +22,10 @@
 // 256, which bounds each weight as the slack does. 20 vector operations per
 // 4 scores instead of 23: 4 % of the whole kernel in wasm at T = 2048.
 //
-// In wasm the two products of each tile run out of line (call_outlined):
-// inlined into this function, they made V8 spill their accumulators as soon
-// as the softmax code around them grew.
+// In wasm the two products of each tile, and its in-range softmax step, run
+// out of line (call_outlined): inlined into this function, the products'
+// accumulators were spilled by V8 as soon as the softmax code around them
+// grew.
 //
 // The reference is the plain definition in double precision.
 #pragma once
