@@ -97,6 +97,24 @@ OneDimResult flash_one_dim(const std::vector<float>& k, const std::vector<float>
   return {max_scaled_error(out, ref, 1.0), flags == ref_flags};
 }
 
+// A mask that hides nothing: T queries, T keys.
+HeadMask unmasked(std::size_t T) {
+  HeadMask mask;
+  mask.seq_len = T;
+  mask.key_length = T;
+  return mask;
+}
+
+// exponents_in_range for queries q and keys k (T × d each), keys packed as
+// the kernel packs them.
+bool keys_in_range(const std::vector<float>& q, const std::vector<float>& k, std::size_t T,
+                   std::size_t d, float scale) {
+  std::vector<float> packed(packed_keys_size(T, d, kKeyTile)), scratch(kKeyTile);
+  pack_key_tiles(k.data(), T, d, kKeyTile, packed.data());
+  return exponents_in_range<xsimd::default_arch>(q.data(), packed.data(), T, d, scale,
+                                                 scratch.data());
+}
+
 }  // namespace
 
 TEST_CASE("mask_row adds, hides and pads", "[kernels][mask]") {
@@ -154,9 +172,7 @@ TEST_CASE("flash_attention is stable for huge logits", "[kernels][flash]") {
       k[j] = (j % 5 == 4) ? 1e4f : (j % 5 == 0 ? -1e4f : 90.0f + float(j % 10));
       v[j] = float(j % 7) - 3.0f;
     }
-    HeadMask mask;
-    mask.seq_len = T;
-    mask.key_length = T;
+    const HeadMask mask = unmasked(T);
     const OneDimResult r = flash_one_dim(k, v, mask);
     INFO("T = " << T);
     CHECK(r.error <= 1e-5);
@@ -176,20 +192,14 @@ TEST_CASE("flash_attention follows a max that grows across key tiles, slowly or 
       k[j] = step * float(j / kKeyTile) + 0.01f * float(j % 13);
       v[j] = float(j % 7) - 3.0f;
     }
-    HeadMask mask;
-    mask.seq_len = T;
-    mask.key_length = T;
+    const HeadMask mask = unmasked(T);
     const OneDimResult r = flash_one_dim(k, v, mask);
     INFO("step = " << step);
     CHECK(r.error <= 1e-5);
     // Steps up to 5.6 (and the falling run) keep every exponent in range, so
     // they take the in-range exp pass, whose max moves when a tile's weights
     // sum above 256; 20 and 300 take the clamped one.
-    const std::vector<float> q(T, 1.0f);
-    std::vector<float> packed(packed_keys_size(T, 1, kKeyTile)), scratch(kKeyTile);
-    pack_key_tiles(k.data(), T, 1, kKeyTile, packed.data());
-    CHECK(exponents_in_range<xsimd::default_arch>(q.data(), packed.data(), T, 1, 1.0f,
-                                                  scratch.data()) == (std::abs(step) < 10.0f));
+    CHECK(keys_in_range(std::vector<float>(T, 1.0f), k, T, 1, 1.0f) == (std::abs(step) < 10.0f));
   }
 }
 
@@ -204,9 +214,7 @@ TEST_CASE("flash_attention keeps unnormalised weights within 256 when the max ju
   for (float jump : {10.0f, 200.0f}) {
     std::vector<float> k(T), v(T, big);
     for (std::size_t j = kKeyTile; j < T; ++j) k[j] = jump;
-    HeadMask mask;
-    mask.seq_len = T;
-    mask.key_length = T;
+    const HeadMask mask = unmasked(T);
     const OneDimResult r = flash_one_dim(k, v, mask);
     INFO("jump = " << jump);
     CHECK(r.error <= 1e-5);
@@ -222,12 +230,7 @@ TEST_CASE("exponents_in_range takes power-of-two scales and scores the norms bou
   // The longest query and key: norm 8 each, so scores lie within ±64·scale.
   std::fill(q.begin() + 7 * d, q.begin() + 8 * d, 2.0f);
   std::fill(k.begin() + 200 * d, k.begin() + 201 * d, -2.0f);
-  std::vector<float> packed(packed_keys_size(T, d, kKeyTile)), scratch(kKeyTile);
-  const auto in_range = [&](float scale) {
-    pack_key_tiles(k.data(), T, d, kKeyTile, packed.data());
-    return exponents_in_range<xsimd::default_arch>(q.data(), packed.data(), T, d, scale,
-                                                   scratch.data());
-  };
+  const auto in_range = [&](float scale) { return keys_in_range(q, k, T, d, scale); };
   CHECK(in_range(0.5f));  // exponents within ±2·32·1.01·log2 e = ±93
   CHECK(in_range(0x1p-60f));
   CHECK_FALSE(in_range(1.0f));                    // ±186: past ±120
@@ -258,9 +261,7 @@ TEST_CASE("flash_attention ignores huge scores that masks hide, and follows addi
     additive[i * T + (i * 7) % T] = 100.0f;
   }
   for (int variant = 0; variant < 3; ++variant) {
-    HeadMask mask;
-    mask.seq_len = T;
-    mask.key_length = T;
+    HeadMask mask = unmasked(T);
     std::vector<float> keys = k;
     if (variant == 0) mask.allowed = allowed.data();  // hides every 1000
     if (variant == 1) {                               // causal: later 1000s hidden
