@@ -40,6 +40,7 @@ const outDir = resolve(args.out ?? new URL('./results', import.meta.url).pathnam
 const repsFor = (T) => (quick ? 5 : T <= 64 ? 30 : T <= 256 ? 15 : T <= 1024 ? 7 : T <= 2048 ? 4 : 3);
 const kBudgetMs = 6000;
 const kWarmupMs = quick ? 100 : 300;
+const kGlobalWarmupMs = quick ? 200 : 500;
 // Wall-clock time by default. On a machine shared with other work, --clock=cpu
 // times each run by the process's CPU time instead (all runtimes here run on
 // one thread), which is what the run would take on an idle core.
@@ -201,6 +202,32 @@ if (clock === 'wall' && loadBefore[0] > os.cpus().length * 0.75) {
   console.log(
     `note: load average ${loadBefore[0].toFixed(1)} on ${os.cpus().length} cores; wall times will be inflated (--clock=cpu)\n`,
   );
+}
+
+// Every runtime runs for a while before anything is timed. V8 compiles hot
+// wasm functions with its optimising tier in background threads, whose CPU
+// time --clock=cpu counts: without this, each runtime's first cells (T = 64)
+// took some of that compilation's time too.
+console.log('warm-up of every runtime ...');
+{
+  const T = Math.min(256, Math.max(...sizes));
+  const n = kHeads * T * kHeadDim;
+  const warm = { q: gaussian(n, 1), k: gaussian(n, 2), v: gaussian(n, 3), H: kHeads, T, d: kHeadDim };
+  for (const rt of runtimes) {
+    if (rt.maxT && T > rt.maxT) continue;
+    for (const mask of masks) {
+      let runner = null;
+      try {
+        runner = await rt.create({ ...warm, causal: mask === 'causal' });
+        for (const start = performance.now(); performance.now() - start < kGlobalWarmupMs;) await runner.run();
+      } catch {
+        // A runtime that fails here fails again, and is reported, when it is timed.
+      } finally {
+        await runner?.release().catch(() => {});
+      }
+    }
+  }
+  await settle();
 }
 
 console.log('wasm SIMD peak (f32x4 mul+add chains) ...');
