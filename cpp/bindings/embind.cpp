@@ -115,10 +115,10 @@ val copy_out(const std::vector<T>& data) {
   return val(typed_memory_view(data.size(), data.data())).template call<val>("slice");
 }
 
-/// Copies into `into`, a caller's Float32Array (attention's `out`), when one
-/// is given; else into a fresh array. The engine has checked its size; the
-/// check here keeps a wrong one from being filled in part (too long) or from
-/// raising a JS RangeError through these C++ frames (too short).
+/// Copies into `into`, a caller's Float32Array (the `out` of attention and
+/// linear), when one is given; else into a fresh array. The engine has checked
+/// its size; the check here keeps a wrong one from being filled in part (too
+/// long) or from raising a JS RangeError through these C++ frames (too short).
 val copy_out(const std::vector<float>& data, const val& into) {
   if (is_absent(into)) return copy_out(data);
   if (into["length"].as<std::size_t>() != data.size()) {
@@ -246,8 +246,9 @@ val positional_encoding(double length, double dim, double base) {
   });
 }
 
-val linear(val x, val layer) {
-  return guarded([&] { return tensor_out(attnscope::linear(to_tensor(x), to_linear(layer))); });
+val linear(val x, val layer, val out) {
+  return guarded(
+      [&] { return tensor_out(attnscope::linear(to_tensor(x), to_linear(layer)), out); });
 }
 
 val layer_norm(val x, val gamma, val beta, double eps) {

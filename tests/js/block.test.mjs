@@ -37,6 +37,32 @@ test('linear: x·W + b at several widths', () => {
   }
 });
 
+test('linear writes into out when given one: same values, same array, x may alias it', () => {
+  const r = rng(77);
+  const [rows, inDim, outDim] = [3, 4, 5];
+  const x = r.floats(rows * inDim);
+  const weight = r.floats(inDim * outDim);
+  const bias = r.floats(outDim);
+  const fresh = engine.linear({ x, shape: [rows, inDim], weight, bias });
+  const out = new Float32Array(rows * outDim).fill(NaN);
+  const y = engine.linear({ x, shape: [rows, inDim], weight, bias, out });
+  assert.equal(y.data, out, "data is the caller's array");
+  assert.deepEqual(y.shape, [rows, outDim]);
+  assert.deepEqual([...out], [...fresh.data]);
+  // out may be the input when the widths match: x is read before out is written.
+  const square = r.floats(inDim * inDim);
+  const xCopy = x.slice();
+  const expected = engine.linear({ x, shape: [rows, inDim], weight: square });
+  assert.equal(engine.linear({ x: xCopy, shape: [rows, inDim], weight: square, out: xCopy }).data, xCopy);
+  assert.deepEqual([...xCopy], [...expected.data]);
+});
+
+test('a linear call that fails leaves out untouched', () => {
+  const out = new Float32Array(6).fill(7);
+  assert.throws(() => engine.linear({ x: [1, NaN, 0, 1], shape: [2, 2], weight: new Float32Array(6), out }), /non-finite/);
+  assert.deepEqual([...out], new Array(6).fill(7));
+});
+
 test('layerNorm over the last dimension, with and without gamma/beta', () => {
   const r = rng(7);
   const [B, T, C] = [2, 3, 10];

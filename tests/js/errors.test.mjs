@@ -65,6 +65,8 @@ const kBadInputs = [
   ['positionalEncoding larger than wasm memory', () => engine.positionalEncoding({ length: 2 ** 20, dim: 2 ** 12 }), /more than WebAssembly's 4 GiB/],
   ['positionalEncoding beyond the core element limit', () => engine.positionalEncoding({ length: 1048575, dim: 1024 }), /positional_encoding: output: shape \(1048575, 1024\) has too many elements/],
   ['linear with outDim not matching weight', () => engine.linear({ x: f32(4), shape: [2, 2], weight: f32(6), outDim: 2 }), /weight has shape \[2, 3\], expected outDim=2 columns/],
+  ['linear out of the wrong size', () => engine.linear({ x: f32(4), shape: [2, 2], weight: f32(6), out: f32(4) }), /linear: out has 4 elements, but the output \[2, 3\] has 6/],
+  ['linear out not a Float32Array', () => engine.linear({ x: f32(4), shape: [2, 2], weight: f32(6), out: [0, 0, 0, 0, 0, 0] }), /linear: out must be a Float32Array, got an array/],
   ['linear bias of the wrong length (core)', () => engine.linear({ x: f32(4), shape: [2, 2], weight: f32(6), bias: f32(2) }), /bias/],
   ['layerNorm gamma of the wrong length (core)', () => engine.layerNorm({ x: f32(6), shape: [2, 3], gamma: f32(2) }), /gamma/],
   ['layerNorm eps NaN', () => engine.layerNorm({ x: f32(6), shape: [2, 3], eps: NaN }), /eps must be a finite number/],

@@ -164,6 +164,18 @@ test('transfer moves the buffers of a call that runs whole, and a split call lea
   assert.equal(args.q.length, 4 * 6 * 4, 'a split call only reads q');
 });
 
+test("linear's out receives the result from a worker, and a call that fails leaves it untouched", async () => {
+  const r = rng(35);
+  const args = { x: r.floats(5 * 4), shape: [5, 4], weight: r.floats(4 * 2) };
+  const out = new Float32Array(5 * 2);
+  const result = await pool.linear({ ...args, out });
+  assert.equal(result.data, out);
+  assert.deepEqual(result, engine.linear(args));
+  const untouched = new Float32Array(5 * 2).fill(7);
+  await assert.rejects(pool.linear({ ...args, weight: r.floats(4 * 2).fill(NaN), out: untouched }), /linear: weight has a non-finite value/);
+  assert.ok(untouched.every((x) => x === 7));
+});
+
 test('out receives the whole result of a split call, and a call that fails leaves it untouched', async () => {
   const shape = [1, 4, 6, 4];
   const args = { ...inputs(9, shape), shape, mask: 'causal' };

@@ -113,3 +113,13 @@ test('out stays on this side: the worker fills the caller\'s array, and a wrong 
   });
   await assert.rejects(worker.attention({ ...args, out: [0] }), /attention: out must be a Float32Array, got an array/);
 });
+
+test("linear's out stays on this side too", async () => {
+  const r = rng(34);
+  const args = { x: r.floats(6 * 4), shape: [6, 4], weight: r.floats(4 * 3) };
+  const out = new Float32Array(6 * 3);
+  const result = await worker.linear({ ...args, out });
+  assert.equal(result.data, out);
+  assert.deepEqual(result, engine.linear(args));
+  await assert.rejects(worker.linear({ ...args, out: new Float32Array(4) }), /linear: out has 4 elements, but the output \[6, 3\] has 18/);
+});

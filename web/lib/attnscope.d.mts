@@ -65,7 +65,8 @@ export interface AttnModule {
   _self_attention(x: RawTensor, weights: RawSelfAttentionWeights, options: RawOptions): RawResult<unknown>;
   _attention(q: RawTensor, k: RawTensor, v: RawTensor, options: RawOptions): RawResult<unknown>;
   _positional_encoding(length: number, dim: number, base: number): RawResult<RawTensor>;
-  _linear(x: RawTensor, layer: RawLinear): RawResult<RawTensor>;
+  /** out: the output is written into this array (its size checked by the caller). */
+  _linear(x: RawTensor, layer: RawLinear, out: Float32Array | undefined): RawResult<RawTensor>;
   _layer_norm(x: RawTensor, gamma: RawTensor | undefined, beta: RawTensor | undefined, eps: number): RawResult<RawTensor>;
   _feed_forward(x: RawTensor, first: RawLinear, second: RawLinear, activation: 'relu' | 'gelu'): RawResult<RawTensor>;
   _residual_add(a: RawTensor, b: RawTensor): RawResult<RawTensor>;

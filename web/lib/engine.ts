@@ -263,7 +263,8 @@ export function createEngine(raw: AttnModule): AttnScope {
     if (args.outDim !== undefined)
       checkColumns(fn, 'weight', weight, positiveInt(fn, 'outDim', args.outDim), 'outDim');
     const bias = optionalVector(fn, 'bias', args.bias);
-    return unwrap(raw._linear(x, bias ? { weight, bias } : { weight }));
+    const out = outputBuffer(fn, args.out, [...x.shape.slice(0, -1), weight.shape[1]!]);
+    return unwrap(raw._linear(x, bias ? { weight, bias } : { weight }, out));
   }
 
   function layerNorm(args: LayerNormArgs): TensorOut {

@@ -1,9 +1,10 @@
-// `attention`'s `out`: a caller's Float32Array that receives the output
-// instead of a new array. The engine checks it before computing and the
-// bindings write into it; the worker and the pool keep it on the calling side
-// (a structured clone would fill a copy) and fill it when the result arrives.
+// The `out` of `attention` and `linear`: a caller's Float32Array that receives
+// the output instead of a new array. The engine checks it before computing and
+// the bindings write into it; the worker and the pool keep it on the calling
+// side (a structured clone would fill a copy) and fill it when the result
+// arrives.
 import { describe, fail, formatShape, product } from './tensors.js';
-import type { AttentionArgs, AttentionResult } from './types.js';
+import type { AttentionArgs, AttentionResult, LinearArgs, TensorOut } from './types.js';
 
 /** `out` as a Float32Array, failing unless it is one (undefined stays undefined). */
 export function outputArray(fn: string, out: unknown): Float32Array | undefined {
@@ -21,24 +22,43 @@ export function outputBuffer(fn: string, out: unknown, shape: readonly number[])
   return array;
 }
 
-/** `result` with its output copied into `out`, or unchanged when there is no `out`. */
-export function intoOutputBuffer(fn: string, result: AttentionResult, out: Float32Array | undefined): AttentionResult {
-  const buffer = outputBuffer(fn, out, result.output.shape);
-  if (!buffer) return result;
-  buffer.set(result.output.data);
-  return { ...result, output: { data: buffer, shape: result.output.shape } };
+/**
+ * Runs a call whose `out` stays on the calling side: the call goes without
+ * it, and the output that `outputOf` picks from the result is copied into it
+ * on arrival (`withOutput` puts it back).
+ */
+async function keepingOut<Args extends { out?: Float32Array }, Result>(
+  fn: string,
+  args: Args,
+  run: (args: Args) => Promise<Result>,
+  outputOf: (result: Result) => TensorOut,
+  withOutput: (result: Result, output: TensorOut) => Result,
+): Promise<Result> {
+  if (typeof args !== 'object' || args === null || args.out === undefined) return run(args);
+  const { out, ...rest } = args;
+  const array = outputArray(fn, out);
+  const result = await run(rest as Args);
+  const output = outputOf(result);
+  const buffer = outputBuffer(fn, array, output.shape)!;
+  buffer.set(output.data);
+  return withOutput(result, { data: buffer, shape: output.shape });
 }
 
-/**
- * Runs an `attention` call whose `out` stays on the calling side: the call
- * goes without it and the result is copied into it on arrival.
- */
-export async function keepingOutputBuffer(
+/** `attention` on a worker with its `out` on the calling side. */
+export function keepingOutputBuffer(
   args: AttentionArgs,
   run: (args: AttentionArgs) => Promise<AttentionResult>,
 ): Promise<AttentionResult> {
-  if (typeof args !== 'object' || args === null || args.out === undefined) return run(args);
-  const { out, ...rest } = args;
-  const buffer = outputArray('attention', out);
-  return intoOutputBuffer('attention', await run(rest), buffer);
+  return keepingOut('attention', args, run, (result) => result.output, (result, output) => ({
+    ...result,
+    output,
+  }));
+}
+
+/** `linear` on a worker with its `out` on the calling side. */
+export function keepingLinearOutput(
+  args: LinearArgs,
+  run: (args: LinearArgs) => Promise<TensorOut>,
+): Promise<TensorOut> {
+  return keepingOut('linear', args, run, (result) => result, (_, output) => output);
 }

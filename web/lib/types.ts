@@ -208,6 +208,14 @@ export interface LinearArgs {
   bias?: TensorInput;
   /** Output width; default: inferred from `weight`. */
   outDim?: number;
+  /**
+   * Where to write the output instead of a new array: a Float32Array of exactly
+   * the output's size (the rows of `x` times outDim), returned as `data`. As for
+   * {@link AttentionArgs.out}: it spares a fresh array (and, for large outputs,
+   * its page faults) per call, may be one of the inputs, and is left untouched
+   * when the call fails.
+   */
+  out?: Float32Array;
 }
 
 /** Arguments of {@link AttnScope.layerNorm} over the last dimension. */

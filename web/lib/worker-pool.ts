@@ -11,7 +11,7 @@
 // not load in Node with this toolchain.
 import { mergeAttention, splitAttention } from './attention-split.js';
 import { AttnScopeError } from './errors.js';
-import { keepingOutputBuffer } from './output-buffer.js';
+import { keepingLinearOutput, keepingOutputBuffer } from './output-buffer.js';
 import { infoOf, type AttnScopeWorker, type WorkerCreateOptions, type WorkerInfo } from './worker-protocol.js';
 import type { AttentionArgs, AttentionResult, MemoryUsage } from './types.js';
 
@@ -124,7 +124,8 @@ export function createPool(
     selfAttention: (args, transfer) => onLeastBusy((w) => w.selfAttention(args, transfer)),
     attention: (args, transfer) => keepingOutputBuffer(args, (rest) => attentionOnWorkers(rest, transfer)),
     positionalEncoding: (args, transfer) => onLeastBusy((w) => w.positionalEncoding(args, transfer)),
-    linear: (args, transfer) => onLeastBusy((w) => w.linear(args, transfer)),
+    linear: (args, transfer) =>
+      keepingLinearOutput(args, (rest) => onLeastBusy((w) => w.linear(rest, transfer))),
     layerNorm: (args, transfer) => onLeastBusy((w) => w.layerNorm(args, transfer)),
     feedForward: (args, transfer) => onLeastBusy((w) => w.feedForward(args, transfer)),
     residualAdd: (args, transfer) => onLeastBusy((w) => w.residualAdd(args, transfer)),

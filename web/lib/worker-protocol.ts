@@ -2,7 +2,7 @@
 // the calling side. Environment-neutral: browser module workers and Node's
 // worker_threads both plug in through the small Port interfaces.
 import { AttnScopeError } from './errors.js';
-import { keepingOutputBuffer } from './output-buffer.js';
+import { keepingLinearOutput, keepingOutputBuffer } from './output-buffer.js';
 import type {
   AttentionArgs,
   AttentionResult,
@@ -242,7 +242,7 @@ export function createClient(port: ClientPort, options: WorkerCreateOptions): At
     selfAttention: (args, transfer) => call('selfAttention', args, transfer),
     attention: (args, transfer) => keepingOutputBuffer(args, (rest) => call('attention', rest, transfer)),
     positionalEncoding: (args, transfer) => call('positionalEncoding', args, transfer),
-    linear: (args, transfer) => call('linear', args, transfer),
+    linear: (args, transfer) => keepingLinearOutput(args, (rest) => call('linear', rest, transfer)),
     layerNorm: (args, transfer) => call('layerNorm', args, transfer),
     feedForward: (args, transfer) => call('feedForward', args, transfer),
     residualAdd: (args, transfer) => call('residualAdd', args, transfer),
