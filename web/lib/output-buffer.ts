@@ -45,7 +45,7 @@ async function keepingOut<Args extends { out?: Float32Array }, Result>(
 }
 
 /** `attention` on a worker with its `out` on the calling side. */
-export function keepingOutputBuffer(
+export function keepingAttentionOutput(
   args: AttentionArgs,
   run: (args: AttentionArgs) => Promise<AttentionResult>,
 ): Promise<AttentionResult> {

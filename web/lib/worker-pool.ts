@@ -11,7 +11,7 @@
 // not load in Node with this toolchain.
 import { mergeAttention, splitAttention } from './attention-split.js';
 import { AttnScopeError } from './errors.js';
-import { keepingLinearOutput, keepingOutputBuffer } from './output-buffer.js';
+import { keepingAttentionOutput, keepingLinearOutput } from './output-buffer.js';
 import { infoOf, type AttnScopeWorker, type WorkerCreateOptions, type WorkerInfo } from './worker-protocol.js';
 import type { AttentionArgs, AttentionResult, MemoryUsage } from './types.js';
 
@@ -122,7 +122,7 @@ export function createPool(
     size,
     ...infoOf(ready),
     selfAttention: (args, transfer) => onLeastBusy((w) => w.selfAttention(args, transfer)),
-    attention: (args, transfer) => keepingOutputBuffer(args, (rest) => attentionOnWorkers(rest, transfer)),
+    attention: (args, transfer) => keepingAttentionOutput(args, (rest) => attentionOnWorkers(rest, transfer)),
     positionalEncoding: (args, transfer) => onLeastBusy((w) => w.positionalEncoding(args, transfer)),
     linear: (args, transfer) =>
       keepingLinearOutput(args, (rest) => onLeastBusy((w) => w.linear(rest, transfer))),

@@ -2,7 +2,7 @@
 // the calling side. Environment-neutral: browser module workers and Node's
 // worker_threads both plug in through the small Port interfaces.
 import { AttnScopeError } from './errors.js';
-import { keepingLinearOutput, keepingOutputBuffer } from './output-buffer.js';
+import { keepingAttentionOutput, keepingLinearOutput } from './output-buffer.js';
 import type {
   AttentionArgs,
   AttentionResult,
@@ -240,7 +240,7 @@ export function createClient(port: ClientPort, options: WorkerCreateOptions): At
     ready,
     ...infoOf(ready),
     selfAttention: (args, transfer) => call('selfAttention', args, transfer),
-    attention: (args, transfer) => keepingOutputBuffer(args, (rest) => call('attention', rest, transfer)),
+    attention: (args, transfer) => keepingAttentionOutput(args, (rest) => call('attention', rest, transfer)),
     positionalEncoding: (args, transfer) => call('positionalEncoding', args, transfer),
     linear: (args, transfer) => keepingLinearOutput(args, (rest) => call('linear', rest, transfer)),
     layerNorm: (args, transfer) => call('layerNorm', args, transfer),
