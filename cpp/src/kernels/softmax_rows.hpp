@@ -83,40 +83,71 @@ float exp_sum_row(const float* x, float* y, std::size_t n, float max) {
   return sum;
 }
 
+namespace detail {
+
+/// The flash kernel's exp loops run in two passes over chunks of a row: the
+/// first reduces each exponent to exp2_parts, storing the fraction t in y
+/// and 2^n in a scratch chunk; the second, exp2_finish_chunk, evaluates the
+/// polynomial. Each pass's chain of dependent operations is short enough for
+/// the CPU to overlap many batches, where one pass doing both left it
+/// waiting on latency (web/bench/README.md). A multiple of 2·W, so that the
+/// sum's pairs never straddle chunks.
+inline constexpr std::size_t kExpChunk = 128;
+
+/// The second pass over one chunk of m floats: y[i] = exp2_fraction(y[i]) ·
+/// pow2n[i], added to sum two batches at a time, then a lone last batch.
+template <class Arch>
+xsimd::batch<float, Arch> exp2_finish_chunk(float* y, const float* pow2n, std::size_t m,
+                                            xsimd::batch<float, Arch> sum) {
+  using batch = xsimd::batch<float, Arch>;
+  constexpr std::size_t W = batch::size;
+  std::size_t i = 0;
+  for (; i + 2 * W <= m; i += 2 * W) {
+    const batch e0 =
+        exp2_fraction<Arch>(batch::load_unaligned(y + i)) * batch::load_aligned(pow2n + i);
+    const batch e1 =
+        exp2_fraction<Arch>(batch::load_unaligned(y + i + W)) * batch::load_aligned(pow2n + i + W);
+    e0.store_unaligned(y + i);
+    e1.store_unaligned(y + i + W);
+    sum += e0 + e1;
+  }
+  if (i < m) {
+    const batch e0 =
+        exp2_fraction<Arch>(batch::load_unaligned(y + i)) * batch::load_aligned(pow2n + i);
+    e0.store_unaligned(y + i);
+    sum += e0;
+  }
+  return sum;
+}
+
+}  // namespace detail
+
 /// The flash kernel's softmax step: with z[i] = x[i]·scale (rounded to float,
 /// exactly as the traced path's separate scaling), y[i] = exp(z[i] − shift);
 /// returns the sum of y, with max(z) (−inf for an all −inf row) found in the
 /// same pass. n is a multiple of the batch size; x and y may alias. The
 /// caller keeps z[i] − shift <= 88. exp(t) is computed as 2^(t·log2 e) with
-/// vec_exp2: the rounding of t·log2 e costs relative |t|·6e-8, which only
-/// matters where the weight e^t is already negligible (|t| > 20), and saves
-/// the ln 2 range reduction of vec_exp.
+/// vec_exp2's formula: the rounding of t·log2 e costs relative |t|·6e-8,
+/// which only matters where the weight e^t is already negligible (|t| > 20),
+/// and saves the ln 2 range reduction of vec_exp.
 template <class Arch = xsimd::default_arch>
 float exp_sum_max_row(const float* x, float* y, std::size_t n, float scale, float shift,
                       float* z_max) {
   using batch = xsimd::batch<float, Arch>;
   constexpr std::size_t W = batch::size;
   const batch f(scale), s(shift), log2e(kLog2e);
-  // One chain each for the sum and the max, summed in the order of
-  // exp_sum_row_in_range, whose sums must equal these; at several cycles
-  // per batch of exp the chains wait on nothing (two chains measured the
-  // same in wasm).
+  alignas(64) float pow2n[detail::kExpChunk];
   batch sum(0.0f), max(kNegInf);
-  std::size_t i = 0;
-  for (; i + 2 * W <= n; i += 2 * W) {
-    const batch z0 = batch::load_unaligned(x + i) * f, z1 = batch::load_unaligned(x + i + W) * f;
-    max = max_no_nan(max_no_nan(max, z0), z1);
-    const batch e0 = vec_exp2<Arch>((z0 - s) * log2e), e1 = vec_exp2<Arch>((z1 - s) * log2e);
-    e0.store_unaligned(y + i);
-    e1.store_unaligned(y + i + W);
-    sum += e0 + e1;
-  }
-  if (i < n) {
-    const batch z0 = batch::load_unaligned(x + i) * f;
-    max = max_no_nan(max, z0);
-    const batch e0 = vec_exp2<Arch>((z0 - s) * log2e);
-    e0.store_unaligned(y + i);
-    sum += e0;
+  for (std::size_t c0 = 0; c0 < n; c0 += detail::kExpChunk) {
+    const std::size_t m = std::min(detail::kExpChunk, n - c0);
+    for (std::size_t i = 0; i < m; i += W) {
+      const batch z = batch::load_unaligned(x + c0 + i) * f;
+      max = max_no_nan(max, z);
+      const Exp2Parts<Arch> parts = exp2_parts<Arch>(clamp_exp2_argument<Arch>((z - s) * log2e));
+      parts.fraction.store_unaligned(y + c0 + i);
+      parts.pow2n.store_aligned(pow2n + i);
+    }
+    sum = detail::exp2_finish_chunk<Arch>(y + c0, pow2n, m, sum);
   }
   *z_max = lane_max(max);
   return xsimd::hadd(sum);
@@ -136,19 +167,16 @@ float exp_sum_row_in_range(const float* x, float* y, std::size_t n, float shift,
   using batch = xsimd::batch<float, Arch>;
   constexpr std::size_t W = batch::size;
   const batch s(shift), f(factor);
+  alignas(64) float pow2n[detail::kExpChunk];
   batch sum(0.0f);
-  std::size_t i = 0;
-  for (; i + 2 * W <= n; i += 2 * W) {
-    const batch e0 = vec_exp2_in_range<Arch>((batch::load_unaligned(x + i) - s) * f);
-    const batch e1 = vec_exp2_in_range<Arch>((batch::load_unaligned(x + i + W) - s) * f);
-    e0.store_unaligned(y + i);
-    e1.store_unaligned(y + i + W);
-    sum += e0 + e1;
-  }
-  if (i < n) {
-    const batch e0 = vec_exp2_in_range<Arch>((batch::load_unaligned(x + i) - s) * f);
-    e0.store_unaligned(y + i);
-    sum += e0;
+  for (std::size_t c0 = 0; c0 < n; c0 += detail::kExpChunk) {
+    const std::size_t m = std::min(detail::kExpChunk, n - c0);
+    for (std::size_t i = 0; i < m; i += W) {
+      const Exp2Parts<Arch> parts = exp2_parts<Arch>((batch::load_unaligned(x + c0 + i) - s) * f);
+      parts.fraction.store_unaligned(y + c0 + i);
+      parts.pow2n.store_aligned(pow2n + i);
+    }
+    sum = detail::exp2_finish_chunk<Arch>(y + c0, pow2n, m, sum);
   }
   return xsimd::hadd(sum);
 }
