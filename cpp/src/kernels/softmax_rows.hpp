@@ -101,6 +101,7 @@ xsimd::batch<float, Arch> exp2_finish_chunk(float* y, const float* pow2n, std::s
                                             xsimd::batch<float, Arch> sum) {
   using batch = xsimd::batch<float, Arch>;
   constexpr std::size_t W = batch::size;
+  static_assert(kExpChunk % (2 * W) == 0, "a chunk must hold whole pairs of batches");
   std::size_t i = 0;
   for (; i + 2 * W <= m; i += 2 * W) {
     const batch e0 =
