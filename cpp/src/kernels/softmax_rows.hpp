@@ -121,6 +121,27 @@ xsimd::batch<float, Arch> exp2_finish_chunk(float* y, const float* pow2n, std::s
   return sum;
 }
 
+/// y[i] = 2^e[i] in those two passes, where `exponent` maps each loaded batch
+/// of x, in order, to its batch of e (within [-127, 127]); returns the sum of
+/// y. n is a multiple of the batch size; x and y may alias.
+template <class Arch, class Exponent>
+float exp2_sum_in_chunks(const float* x, float* y, std::size_t n, Exponent exponent) {
+  using batch = xsimd::batch<float, Arch>;
+  constexpr std::size_t W = batch::size;
+  alignas(64) float pow2n[kExpChunk];
+  batch sum(0.0f);
+  for (std::size_t c0 = 0; c0 < n; c0 += kExpChunk) {
+    const std::size_t m = std::min(kExpChunk, n - c0);
+    for (std::size_t i = 0; i < m; i += W) {
+      const Exp2Parts<Arch> parts = exp2_parts<Arch>(exponent(batch::load_unaligned(x + c0 + i)));
+      parts.fraction.store_unaligned(y + c0 + i);
+      parts.pow2n.store_aligned(pow2n + i);
+    }
+    sum = exp2_finish_chunk<Arch>(y + c0, pow2n, m, sum);
+  }
+  return xsimd::hadd(sum);
+}
+
 }  // namespace detail
 
 /// The flash kernel's softmax step: with z[i] = x[i]·scale (rounded to float,
@@ -135,23 +156,15 @@ template <class Arch = xsimd::default_arch>
 float exp_sum_max_row(const float* x, float* y, std::size_t n, float scale, float shift,
                       float* z_max) {
   using batch = xsimd::batch<float, Arch>;
-  constexpr std::size_t W = batch::size;
   const batch f(scale), s(shift), log2e(kLog2e);
-  alignas(64) float pow2n[detail::kExpChunk];
-  batch sum(0.0f), max(kNegInf);
-  for (std::size_t c0 = 0; c0 < n; c0 += detail::kExpChunk) {
-    const std::size_t m = std::min(detail::kExpChunk, n - c0);
-    for (std::size_t i = 0; i < m; i += W) {
-      const batch z = batch::load_unaligned(x + c0 + i) * f;
-      max = max_no_nan(max, z);
-      const Exp2Parts<Arch> parts = exp2_parts<Arch>(clamp_exp2_argument<Arch>((z - s) * log2e));
-      parts.fraction.store_unaligned(y + c0 + i);
-      parts.pow2n.store_aligned(pow2n + i);
-    }
-    sum = detail::exp2_finish_chunk<Arch>(y + c0, pow2n, m, sum);
-  }
+  batch max(kNegInf);
+  const float sum = detail::exp2_sum_in_chunks<Arch>(x, y, n, [&](batch scores) {
+    const batch z = scores * f;
+    max = max_no_nan(max, z);
+    return clamp_exp2_argument<Arch>((z - s) * log2e);
+  });
   *z_max = lane_max(max);
-  return xsimd::hadd(sum);
+  return sum;
 }
 
 /// exp_sum_max_row's weights where the exponents are known to be in range:
@@ -166,20 +179,9 @@ float exp_sum_max_row(const float* x, float* y, std::size_t n, float scale, floa
 template <class Arch = xsimd::default_arch>
 float exp_sum_row_in_range(const float* x, float* y, std::size_t n, float shift, float factor) {
   using batch = xsimd::batch<float, Arch>;
-  constexpr std::size_t W = batch::size;
   const batch s(shift), f(factor);
-  alignas(64) float pow2n[detail::kExpChunk];
-  batch sum(0.0f);
-  for (std::size_t c0 = 0; c0 < n; c0 += detail::kExpChunk) {
-    const std::size_t m = std::min(detail::kExpChunk, n - c0);
-    for (std::size_t i = 0; i < m; i += W) {
-      const Exp2Parts<Arch> parts = exp2_parts<Arch>((batch::load_unaligned(x + c0 + i) - s) * f);
-      parts.fraction.store_unaligned(y + c0 + i);
-      parts.pow2n.store_aligned(pow2n + i);
-    }
-    sum = detail::exp2_finish_chunk<Arch>(y + c0, pow2n, m, sum);
-  }
-  return xsimd::hadd(sum);
+  return detail::exp2_sum_in_chunks<Arch>(x, y, n,
+                                          [&](batch scores) { return (scores - s) * f; });
 }
 
 /// y[i] *= factor.

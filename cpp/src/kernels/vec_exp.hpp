@@ -126,11 +126,10 @@ xsimd::batch<float, Arch> exp2_fraction(xsimd::batch<float, Arch> t) {
 }
 
 // 2^x without the clamp, for x in [-127, 127]: what vec_exp2 computes
-// after clamping, and what the flash kernel computes where it knows the
-// range of its exponents (exp_sum_row_in_range and exp_sum_max_row, which
-// call the two parts in separate passes). Relative error 1.05e-7 at most where 2^x is normal
-// (measured in float arithmetic on every float in [-1, 1] and on steps of
-// 1.3e-3 out to ±126).
+// after clamping, and what the flash kernel's exp loops compute, calling
+// the two parts in separate passes (exp2_sum_in_chunks). Relative error
+// 1.05e-7 at most where 2^x is normal (measured in float arithmetic on every
+// float in [-1, 1] and on steps of 1.3e-3 out to ±126).
 template <class Arch>
 xsimd::batch<float, Arch> vec_exp2_in_range(xsimd::batch<float, Arch> x) {
   const Exp2Parts<Arch> parts = exp2_parts<Arch>(x);
