@@ -40,7 +40,7 @@ std::string expected_like_q(const Shape& q_shape, const std::string& last) {
   return s + last + ")";
 }
 
-void check_like_q(const Tensor& t, const char* name, const Tensor& q, bool same_last) {
+void check_like_q(const TensorView& t, const char* name, const TensorView& q, bool same_last) {
   bool ok = t.rank() == q.rank();
   for (std::size_t i = 0; ok && i + 1 < q.rank(); ++i) ok = t.shape[i] == q.shape[i];
   if (ok && same_last) ok = t.shape.back() == q.shape.back();
@@ -52,7 +52,7 @@ void check_like_q(const Tensor& t, const char* name, const Tensor& q, bool same_
   }
 }
 
-AttentionResult attention_impl(const Tensor& q, const Tensor& k, const Tensor& v,
+AttentionResult attention_impl(const TensorView& q, const TensorView& k, const TensorView& v,
                                const AttentionOptions& options) {
   check_tensor(q, kFn, "q");
   if (q.rank() < 2 || q.rank() > 4) {
@@ -76,7 +76,7 @@ AttentionResult attention_impl(const Tensor& q, const Tensor& k, const Tensor& v
   dims.d_v = v.shape[rank - 1];
   const float scale = detail::resolve_scale(options.scale, dims.d_k, kFn);
   detail::validate_mask(options.mask, dims, kFn);
-  detail::check_score_range(q.data.data(), k.data.data(), dims, scale, options.mask, kFn);
+  detail::check_score_range(q.data, k.data, dims, scale, options.mask, kFn);
 
   const Shape prefix(q.shape.begin(), q.shape.end() - 2);
   Shape out_shape = prefix;
@@ -96,13 +96,13 @@ AttentionResult attention_impl(const Tensor& q, const Tensor& k, const Tensor& v
     const detail::TraceBuffers buffers =
         detail::allocate_square_tensors(trace, square_shape, "attention: trace");
     result.fully_masked_count = detail::attention_traced(
-        q.data.data(), k.data.data(), v.data.data(), dims, scale, options.mask,
-        result.output.data.data(), result.fully_masked.data(), buffers);
+        q.data, k.data, v.data, dims, scale, options.mask, result.output.data.data(),
+        result.fully_masked.data(), buffers);
     result.trace = std::move(trace);
   } else {
     result.fully_masked_count = detail::attention_fast(
-        q.data.data(), k.data.data(), v.data.data(), dims, scale, options.mask,
-        result.output.data.data(), result.fully_masked.data());
+        q.data, k.data, v.data, dims, scale, options.mask, result.output.data.data(),
+        result.fully_masked.data());
   }
   detail::check_output_finite(result.output, kFn);
   return result;
@@ -111,6 +111,11 @@ AttentionResult attention_impl(const Tensor& q, const Tensor& k, const Tensor& v
 }  // namespace
 
 AttentionResult attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                          const AttentionOptions& options) {
+  return attention(TensorView(q), TensorView(k), TensorView(v), options);
+}
+
+AttentionResult attention(const TensorView& q, const TensorView& k, const TensorView& v,
                           const AttentionOptions& options) {
   try {
     return attention_impl(q, k, v, options);

@@ -17,6 +17,22 @@ namespace {
 constexpr std::size_t kMaxElements =
     static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()) / sizeof(float);
 
+// Every dimension >= 1, and `size` values for the shape.
+void check_shape_holds(const Shape& shape, std::size_t size, const char* fn, const char* name) {
+  const std::string what = std::string(fn) + ": " + name;
+  for (std::size_t dim : shape) {
+    if (dim == 0) {
+      throw Error(what + " has shape " + shape_to_string(shape) +
+                  ", every dimension must be at least 1");
+    }
+  }
+  const std::size_t count = checked_element_count(shape, what.c_str());
+  if (count != size) {
+    throw Error(what + " has shape " + shape_to_string(shape) + " (" + std::to_string(count) +
+                " values) but holds " + std::to_string(size) + " values");
+  }
+}
+
 }  // namespace
 
 std::string shape_to_string(const Shape& shape) {
@@ -79,25 +95,19 @@ Tensor zeros_for(const Shape& shape, const char* what) {
   return t;
 }
 
-void check_tensor(const Tensor& t, const char* fn, const char* name) {
-  for (std::size_t dim : t.shape) {
-    if (dim == 0) {
-      throw Error(std::string(fn) + ": " + name + " has shape " + shape_to_string(t.shape) +
-                  ", every dimension must be at least 1");
-    }
-  }
-  const std::string what = std::string(fn) + ": " + name;
-  const std::size_t count = checked_element_count(t.shape, what.c_str());
-  if (count != t.data.size()) {
-    throw Error(what + " has shape " + shape_to_string(t.shape) + " (" + std::to_string(count) +
-                " values) but holds " + std::to_string(t.data.size()) + " values");
+void check_tensor(const TensorView& t, const char* fn, const char* name) {
+  check_shape_holds(t.shape, t.size, fn, name);
+  if (t.data == nullptr && t.size > 0) {
+    throw Error(std::string(fn) + ": " + name + " has " + std::to_string(t.size) +
+                " values but no data (a null pointer)");
   }
 }
 
-void check_finite(const Tensor& t, const char* fn, const char* name, bool allow_negative_inf) {
-  if (kernels::all_finite(t.data.data(), t.data.size())) return;
+void check_finite(const TensorView& t, const char* fn, const char* name,
+                  bool allow_negative_inf) {
+  if (kernels::all_finite(t.data, t.size)) return;
   // Something is not finite: find the first culprit, value by value.
-  for (std::size_t i = 0; i < t.data.size(); ++i) {
+  for (std::size_t i = 0; i < t.size; ++i) {
     const float value = t.data[i];
     if (std::isfinite(value)) continue;
     if (allow_negative_inf && value == -std::numeric_limits<float>::infinity()) continue;
@@ -109,18 +119,7 @@ void check_finite(const Tensor& t, const char* fn, const char* name, bool allow_
 }
 
 void check_bool_tensor(const BoolTensor& t, const char* fn, const char* name) {
-  const std::string what = std::string(fn) + ": " + name;
-  for (std::size_t dim : t.shape) {
-    if (dim == 0) {
-      throw Error(what + " has shape " + shape_to_string(t.shape) +
-                  ", every dimension must be at least 1");
-    }
-  }
-  const std::size_t count = checked_element_count(t.shape, what.c_str());
-  if (count != t.data.size()) {
-    throw Error(what + " has shape " + shape_to_string(t.shape) + " (" + std::to_string(count) +
-                " values) but holds " + std::to_string(t.data.size()) + " values");
-  }
+  check_shape_holds(t.shape, t.data.size(), fn, name);
 }
 
 }  // namespace attnscope

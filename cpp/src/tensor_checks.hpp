@@ -10,12 +10,12 @@
 
 namespace attnscope {
 
-/// Every dimension >= 1 and data.size() equal to the product of the shape.
-void check_tensor(const Tensor& t, const char* fn, const char* name);
+/// Every dimension >= 1 and the element count equal to the product of the shape.
+void check_tensor(const TensorView& t, const char* fn, const char* name);
 
 /// No NaN or inf (optionally -inf is accepted, as in additive masks).
 /// The message names the first bad flat index.
-void check_finite(const Tensor& t, const char* fn, const char* name,
+void check_finite(const TensorView& t, const char* fn, const char* name,
                   bool allow_negative_inf = false);
 
 /// Same shape/data consistency as check_tensor, for boolean tensors.

@@ -65,6 +65,30 @@ TEST_CASE("attention matches the double reference at ranks 2, 3 and 4", "[attent
   }
 }
 
+TEST_CASE("attention on TensorViews equals attention on Tensors bit for bit", "[attention]") {
+  // q, k and v side by side in one caller-owned buffer, as views of it.
+  std::mt19937 rng(47);
+  const std::size_t H = 2, T = 9, d = 5, n = H * T * d;
+  const Tensor q = random_tensor(rng, {H, T, d}), k = random_tensor(rng, {H, T, d}),
+               v = random_tensor(rng, {H, T, d});
+  std::vector<float> buffer;
+  for (const Tensor* t : {&q, &k, &v}) buffer.insert(buffer.end(), t->data.begin(), t->data.end());
+  const TensorView qv({H, T, d}, buffer.data(), n), kv({H, T, d}, buffer.data() + n, n),
+      vv({H, T, d}, buffer.data() + 2 * n, n);
+  for (bool trace : {false, true}) {
+    AttentionOptions o;
+    o.trace = trace;
+    o.mask.causal = true;
+    const AttentionResult from_tensors = attention(q, k, v, o);
+    const AttentionResult from_views = attention(qv, kv, vv, o);
+    INFO("trace = " << trace);
+    CHECK(from_views.output.shape == from_tensors.output.shape);
+    CHECK(from_views.output.data == from_tensors.output.data);
+    CHECK(from_views.fully_masked == from_tensors.fully_masked);
+    if (trace) CHECK(from_views.trace->weights.data == from_tensors.trace->weights.data);
+  }
+}
+
 TEST_CASE("the trace holds scores, scaled, masked and weights step by step", "[attention]") {
   std::mt19937 rng(32);
   const std::size_t T = 9, d = 4;

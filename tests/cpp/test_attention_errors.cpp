@@ -51,6 +51,20 @@ TEST_CASE("attention rejects mismatched q, k, v shapes", "[attention][errors]") 
   CHECK_THROWS_AS(attention(q, filled({2, 3}), q), Error);
 }
 
+TEST_CASE("attention rejects views whose size or data do not match their shape",
+          "[attention][errors]") {
+  const std::vector<float> values(8, 0.5f);
+  const TensorView q({2, 4}, values.data(), 8);
+  CHECK_THROWS_WITH(attention(q, TensorView({2, 4}, values.data(), 7), q),
+                    "attention: k has shape (2, 4) (8 values) but holds 7 values");
+  CHECK_THROWS_WITH(attention(q, q, TensorView({2, 4}, nullptr, 8)),
+                    "attention: v has 8 values but no data (a null pointer)");
+  CHECK_THROWS_WITH(attention(TensorView(), q, q),
+                    "attention: q has shape () (1 values) but holds 0 values");
+  // The same view may stand for q, k and v at once.
+  CHECK(attention(q, q, q).output.shape == Shape{2, 4});
+}
+
 TEST_CASE("attention rejects zero sizes and inconsistent data", "[attention][errors]") {
   CHECK_THROWS_WITH(attention(filled({0, 4}), filled({0, 4}), filled({0, 4})),
                     "attention: q has shape (0, 4), every dimension must be at least 1");

@@ -93,6 +93,12 @@ struct AttentionResult {
 AttentionResult attention(const Tensor& q, const Tensor& k, const Tensor& v,
                           const AttentionOptions& options = {});
 
+/// The same on views of the caller's memory (the package's bindings use it
+/// to skip zero-filling a vector per input): the same checks, also of each
+/// view's size against its shape, and the same result.
+AttentionResult attention(const TensorView& q, const TensorView& k, const TensorView& v,
+                          const AttentionOptions& options = {});
+
 /// Weights of multi-head self-attention. Biases and the output projection
 /// are optional (leave empty).
 struct SelfAttentionWeights {

@@ -1,14 +1,15 @@
 // Row-major float32 tensors and the library's error type.
 //
 // Every tensor in attnscope is dense and row-major: the last index varies
-// fastest. A Tensor owns its data; results are always fresh tensors, never
-// views into the inputs.
+// fastest. A Tensor owns its data; a TensorView reads a caller's. Results
+// are always fresh tensors, never views into the inputs.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnscope {
@@ -46,6 +47,24 @@ struct Tensor {
   std::size_t rank() const { return shape.size(); }
   std::size_t size() const { return data.size(); }
   std::size_t dim(std::size_t i) const { return shape.at(i); }
+};
+
+/// A read-only view of dense row-major float32 data that the caller owns
+/// and keeps alive for the call: `size` floats at `data`, which must equal
+/// the product of `shape` (checked by the functions that take views). It
+/// lets a caller with its data already in memory skip building a Tensor,
+/// whose vector would be zero-filled and then overwritten.
+struct TensorView {
+  Shape shape;
+  const float* data = nullptr;
+  std::size_t size = 0;
+
+  TensorView() = default;
+  TensorView(Shape s, const float* d, std::size_t n) : shape(std::move(s)), data(d), size(n) {}
+  /// Views a Tensor's data (implicit, so that Tensors pass where views go).
+  TensorView(const Tensor& t) : shape(t.shape), data(t.data.data()), size(t.data.size()) {}
+
+  std::size_t rank() const { return shape.size(); }
 };
 
 /// Boolean tensor (1 = true, 0 = false), row-major like Tensor.
