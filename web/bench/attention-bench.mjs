@@ -5,7 +5,7 @@
 // SIMD peak, attnscope's matmul, and a long causal sequence's memory.
 //
 //   node web/bench/attention-bench.mjs [--quick] [--sizes=64,256] [--masks=none,causal]
-//        [--runtimes=attnscope-core,ort-graph] [--clock=cpu] [--no-large] [--out=dir]
+//        [--runtimes=attnscope-core,ort-graph] [--clock=cpu] [--passes=3] [--no-large] [--out=dir]
 //
 // Writes <out>/latest.json and <out>/attention.svg (default web/bench/results/).
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -39,6 +39,11 @@ const outDir = resolve(args.out ?? new URL('./results', import.meta.url).pathnam
 // each (runtime, T, mask) also stops after ~budget ms of timed runs (at least 2).
 const repsFor = (T) => (quick ? 5 : T <= 64 ? 30 : T <= 256 ? 15 : T <= 1024 ? 7 : T <= 2048 ? 4 : 3);
 const kBudgetMs = 6000;
+// Each cell's runtimes are timed in passes, in turn, forwards then backwards,
+// each pass taking its share of the repetitions: a spell of a slower machine
+// (frequent on a shared VM) then lands on a few runs of every runtime instead
+// of on all the runs of one, and the median passes over it.
+const kPasses = Math.max(1, Number(args.passes ?? (quick ? 1 : 3)));
 const kWarmupMs = quick ? 100 : 300;
 const kGlobalWarmupMs = quick ? 200 : 500;
 // Wall-clock time by default. On a machine shared with other work, --clock=cpu
@@ -155,14 +160,14 @@ const cpuMs = () => {
  * optimised code once a function is hot, so the first calls are not steady state.
  * Then timed runs, each on both clocks.
  */
-async function timeRunner(runner, reps) {
+async function timeRunner(runner, reps, { budgetMs = kBudgetMs, minReps = 2 } = {}) {
   await runner.run();
   const output = runner.output();
   for (const start = performance.now(); performance.now() - start < kWarmupMs;) await runner.run();
   const wall = [];
   const cpu = [];
   let spent = 0;
-  while (wall.length < reps && (wall.length < 2 || spent < kBudgetMs)) {
+  while (wall.length < reps && (wall.length < minReps || spent < budgetMs)) {
     const c0 = cpuMs();
     const t0 = performance.now();
     await runner.run();
@@ -249,15 +254,40 @@ for (const T of sizes) {
     const problem = { q, k, v, H: kHeads, T, d: kHeadDim, causal };
     let reference = null; // attnscope's output: every peer is compared with it
     let exact = null; // plain JS (double accumulation), where it runs
+    const cell = runtimes
+      .filter((rt) => !(rt.maxT && T > rt.maxT))
+      .map((rt) => ({ rt, row: { runtime: rt.id, T, mask, reps: 0 }, times: [], wall: [], cpu: [] }));
+    const perPass = {
+      reps: Math.ceil(repsFor(T) / kPasses),
+      budgetMs: kBudgetMs / kPasses,
+      minReps: kPasses > 1 ? 1 : 2,
+    };
+    for (let pass = 0; pass < kPasses; ++pass) {
+      for (const entry of pass % 2 === 0 ? cell : [...cell].reverse()) {
+        if (entry.row.error) continue;
+        await settle();
+        let runner = null;
+        try {
+          runner = await entry.rt.create(problem);
+          const { output, times, wall, cpu } = await timeRunner(runner, perPass.reps, perPass);
+          entry.times.push(...times);
+          entry.wall.push(...wall);
+          entry.cpu.push(...cpu);
+          (entry.row.passMediansMs ??= []).push(median(times));
+          entry.row.output ??= output;
+        } catch (e) {
+          entry.row.error = firstLine(e);
+        } finally {
+          await runner?.release().catch(() => {});
+        }
+      }
+    }
     const line = [];
-    for (const rt of runtimes) {
-      if (rt.maxT && T > rt.maxT) continue;
-      const row = { runtime: rt.id, T, mask, reps: 0 };
-      await settle();
-      let runner = null;
-      try {
-        runner = await rt.create(problem);
-        const { output, times, wall, cpu } = await timeRunner(runner, repsFor(T));
+    for (const { rt, row, times, wall, cpu } of cell) {
+      if (row.error) {
+        delete row.output;
+        delete row.passMediansMs;
+      } else {
         Object.assign(row, {
           medianMs: median(times),
           minMs: Math.min(...times),
@@ -266,13 +296,8 @@ for (const T of sizes) {
           reps: times.length,
         });
         row.gflops = attentionFlops(T) / row.medianMs / 1e6;
-        if (rt.id === 'attnscope') reference = output;
-        if (rt.id === 'plain-js') exact = output;
-        row.output = output;
-      } catch (e) {
-        row.error = firstLine(e);
-      } finally {
-        await runner?.release().catch(() => {});
+        if (rt.id === 'attnscope') reference = row.output;
+        if (rt.id === 'plain-js') exact = row.output;
       }
       rows.push(row);
       line.push(`${rt.id} ${row.error ? 'failed' : fmt(row.medianMs) + ' ms'}`);
@@ -508,7 +533,7 @@ const result = {
     loadavgAfter: loadAfter,
   },
   versions: { attnscope: engine.version, simdArch: engine.simdArch, onnxruntimeWeb: ortVersion(), tfjs: tfjsVersion() },
-  config: { heads: kHeads, headDim: kHeadDim, sizes, threads: 1, clock, flops: '4·H·T²·d for both masks' },
+  config: { heads: kHeads, headDim: kHeadDim, sizes, threads: 1, clock, passes: kPasses, flops: '4·H·T²·d for both masks' },
   runtimes: Object.fromEntries(runtimes.map((r) => [r.id, r.label])),
   peak,
   peakAfter: { gflops: peakAfter.gflops, drift: peakDrift },
