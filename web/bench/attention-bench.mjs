@@ -37,12 +37,14 @@ const outDir = resolve(args.out ?? new URL('./results', import.meta.url).pathnam
 
 // Repetitions fall with T so the whole run stays within a few minutes on 2 cores;
 // each (runtime, T, mask) also stops after ~budget ms of timed runs (at least 2).
-const repsFor = (T) => (quick ? 5 : T <= 64 ? 30 : T <= 256 ? 15 : T <= 1024 ? 7 : T <= 2048 ? 4 : 3);
+const repsFor = (T) => (quick ? 5 : T <= 64 ? 30 : T <= 256 ? 15 : T <= 1024 ? 9 : 6);
 const kBudgetMs = 6000;
 // Each cell's runtimes are timed in passes, in turn, forwards then backwards,
 // each pass taking its share of the repetitions: a spell of a slower machine
 // (frequent on a shared VM) then lands on a few runs of every runtime instead
-// of on all the runs of one, and the median passes over it.
+// of on all the runs of one, and the median passes over it. Passes after the
+// first skip the warm-up loop (the code is optimised by then) but still make
+// one untimed run, which takes a fresh runner's first allocations.
 const kPasses = Math.max(1, Number(args.passes ?? (quick ? 1 : 3)));
 const kWarmupMs = quick ? 100 : 300;
 const kGlobalWarmupMs = quick ? 200 : 500;
@@ -160,10 +162,10 @@ const cpuMs = () => {
  * optimised code once a function is hot, so the first calls are not steady state.
  * Then timed runs, each on both clocks.
  */
-async function timeRunner(runner, reps, { budgetMs = kBudgetMs, minReps = 2 } = {}) {
+async function timeRunner(runner, reps, { budgetMs = kBudgetMs, minReps = 2, warmupMs = kWarmupMs } = {}) {
   await runner.run();
   const output = runner.output();
-  for (const start = performance.now(); performance.now() - start < kWarmupMs;) await runner.run();
+  for (const start = performance.now(); performance.now() - start < warmupMs;) await runner.run();
   const wall = [];
   const cpu = [];
   let spent = 0;
@@ -269,7 +271,10 @@ for (const T of sizes) {
         let runner = null;
         try {
           runner = await entry.rt.create(problem);
-          const { output, times, wall, cpu } = await timeRunner(runner, perPass.reps, perPass);
+          const { output, times, wall, cpu } = await timeRunner(runner, perPass.reps, {
+            ...perPass,
+            warmupMs: pass === 0 ? kWarmupMs : 0,
+          });
           entry.times.push(...times);
           entry.wall.push(...wall);
           entry.cpu.push(...cpu);
