@@ -183,6 +183,43 @@ async function timeRunner(runner, reps, { budgetMs = kBudgetMs, minReps = 2, war
   return { output, wall, cpu, times: clock === 'cpu' ? cpu : wall };
 }
 
+/**
+ * Times each of `entries` ({ id, create(problem) }) in kPasses passes, in turn,
+ * forwards then backwards, with `reps` timed runs in all per entry. One result
+ * per entry, in order: { times, wall, cpu, passMediansMs, output } or { error }.
+ */
+async function timeInPasses(entries, problem, reps) {
+  const results = entries.map(() => ({ times: [], wall: [], cpu: [], passMediansMs: [], output: null }));
+  const perPass = { budgetMs: kBudgetMs / kPasses, minReps: kPasses > 1 ? 1 : 2 };
+  for (let pass = 0; pass < kPasses; ++pass) {
+    const order = entries.map((_, i) => i);
+    if (pass % 2) order.reverse();
+    for (const i of order) {
+      const result = results[i];
+      if (result.error) continue;
+      await settle();
+      let runner = null;
+      try {
+        runner = await entries[i].create(problem);
+        const timed = await timeRunner(runner, Math.ceil(reps / kPasses), {
+          ...perPass,
+          warmupMs: pass === 0 ? kWarmupMs : 0,
+        });
+        result.times.push(...timed.times);
+        result.wall.push(...timed.wall);
+        result.cpu.push(...timed.cpu);
+        result.passMediansMs.push(median(timed.times));
+        if (pass === 0) result.output = timed.output;
+      } catch (e) {
+        results[i] = { error: firstLine(e) };
+      } finally {
+        await runner?.release().catch(() => {});
+      }
+    }
+  }
+  return results;
+}
+
 const attentionFlops = (T) => 4 * kHeads * T * T * kHeadDim;
 const fmt = (x, digits = 2) => (Number.isFinite(x) ? x.toFixed(digits) : '—');
 const pad = (s, n) => String(s).padStart(n);
@@ -256,53 +293,27 @@ for (const T of sizes) {
     const problem = { q, k, v, H: kHeads, T, d: kHeadDim, causal };
     let reference = null; // attnscope's output: every peer is compared with it
     let exact = null; // plain JS (double accumulation), where it runs
-    const cell = runtimes
-      .filter((rt) => !(rt.maxT && T > rt.maxT))
-      .map((rt) => ({ rt, row: { runtime: rt.id, T, mask, reps: 0 }, times: [], wall: [], cpu: [] }));
-    const perPass = {
-      reps: Math.ceil(repsFor(T) / kPasses),
-      budgetMs: kBudgetMs / kPasses,
-      minReps: kPasses > 1 ? 1 : 2,
-    };
-    for (let pass = 0; pass < kPasses; ++pass) {
-      for (const entry of pass % 2 === 0 ? cell : [...cell].reverse()) {
-        if (entry.row.error) continue;
-        await settle();
-        let runner = null;
-        try {
-          runner = await entry.rt.create(problem);
-          const { output, times, wall, cpu } = await timeRunner(runner, perPass.reps, {
-            ...perPass,
-            warmupMs: pass === 0 ? kWarmupMs : 0,
-          });
-          entry.times.push(...times);
-          entry.wall.push(...wall);
-          entry.cpu.push(...cpu);
-          (entry.row.passMediansMs ??= []).push(median(times));
-          entry.row.output ??= output;
-        } catch (e) {
-          entry.row.error = firstLine(e);
-        } finally {
-          await runner?.release().catch(() => {});
-        }
-      }
-    }
+    const active = runtimes.filter((rt) => !(rt.maxT && T > rt.maxT));
+    const results = await timeInPasses(active, problem, repsFor(T));
     const line = [];
-    for (const { rt, row, times, wall, cpu } of cell) {
-      if (row.error) {
-        delete row.output;
-        delete row.passMediansMs;
+    for (const [i, rt] of active.entries()) {
+      const { error, times, wall, cpu, passMediansMs, output } = results[i];
+      const row = { runtime: rt.id, T, mask, reps: 0 };
+      if (error) {
+        row.error = error;
       } else {
         Object.assign(row, {
           medianMs: median(times),
           minMs: Math.min(...times),
           wallMedianMs: median(wall),
           cpuMedianMs: median(cpu),
+          passMediansMs,
           reps: times.length,
+          output,
         });
         row.gflops = attentionFlops(T) / row.medianMs / 1e6;
-        if (rt.id === 'attnscope') reference = row.output;
-        if (rt.id === 'plain-js') exact = row.output;
+        if (rt.id === 'attnscope') reference = output;
+        if (rt.id === 'plain-js') exact = output;
       }
       rows.push(row);
       line.push(`${rt.id} ${row.error ? 'failed' : fmt(row.medianMs) + ' ms'}`);
@@ -324,50 +335,46 @@ const mm = { rows: 1024, inDim: 512, outDim: 512 };
 mm.x = gaussian(mm.rows * mm.inDim, 7);
 mm.weight = gaussian(mm.inDim * mm.outDim, 8);
 const mmFlops = 2 * mm.rows * mm.inDim * mm.outDim;
-const matmul = [];
-let mmReference = null;
-for (const [id, create] of [
-  ['attnscope', createAttnScopeLinear],
+const mmEntries = [
+  { id: 'attnscope', create: createAttnScopeLinear },
   ...(coreProbe
     ? [
-        ['attnscope-core', createCoreLinear],
-        ['attnscope-kernel', createCoreMatmulKernel],
+        { id: 'attnscope-core', create: createCoreLinear },
+        { id: 'attnscope-kernel', create: createCoreMatmulKernel },
       ]
     : []),
-  ['ort-graph', createOrtMatMul],
-  ['tfjs', createTfjsMatMul],
-]) {
-  const row = { runtime: id };
-  try {
-    const runner = await create(mm);
-    const { output, times } = await timeRunner(runner, quick ? 5 : 25);
-    if (id === 'attnscope') mmReference = output;
-    row.medianMs = median(times);
-    row.gflops = mmFlops / row.medianMs / 1e6;
-    row.fractionOfPeak = row.gflops / peak.gflops;
-    if (output) row.relErrVsAttnscope = relError(output, mmReference);
-    await runner.release();
-  } catch (e) {
-    row.error = firstLine(e);
-  }
-  matmul.push(row);
-}
+  { id: 'ort-graph', create: createOrtMatMul },
+  { id: 'tfjs', create: createTfjsMatMul },
+];
+const mmResults = await timeInPasses(mmEntries, mm, quick ? 5 : 27);
+const mmReference = mmResults[0].output;
+const matmul = mmEntries.map(({ id }, i) => {
+  const { error, times, passMediansMs, output } = mmResults[i];
+  if (error) return { runtime: id, error };
+  const row = { runtime: id, medianMs: median(times), passMediansMs };
+  row.gflops = mmFlops / row.medianMs / 1e6;
+  row.fractionOfPeak = row.gflops / peak.gflops;
+  if (output && mmReference) row.relErrVsAttnscope = relError(output, mmReference);
+  return row;
+});
 
 // The matmul parts of attention: the flash kernel's Q·Kᵀ and P·V products with
 // its tiles and layouts, without the softmax between them (core probe only).
 const matmulParts = [];
 if (coreProbe) {
   for (const T of sizes.filter((T) => T >= 1024)) {
-    const row = { T };
-    try {
-      const runner = await createCoreProducts({ H: kHeads, T, d: kHeadDim });
-      const { times } = await timeRunner(runner, repsFor(T));
-      row.medianMs = median(times);
-      row.gflops = attentionFlops(T) / row.medianMs / 1e6;
-      row.fractionOfPeak = row.gflops / peak.gflops;
-    } catch (e) {
-      row.error = firstLine(e);
+    const [{ error, times, passMediansMs }] = await timeInPasses(
+      [{ id: 'products', create: createCoreProducts }],
+      { H: kHeads, T, d: kHeadDim },
+      repsFor(T),
+    );
+    if (error) {
+      matmulParts.push({ T, error });
+      continue;
     }
+    const row = { T, medianMs: median(times), passMediansMs };
+    row.gflops = attentionFlops(T) / row.medianMs / 1e6;
+    row.fractionOfPeak = row.gflops / peak.gflops;
     matmulParts.push(row);
   }
 }
