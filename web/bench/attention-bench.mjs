@@ -283,6 +283,12 @@ console.log(
 );
 
 const rows = [];
+// The matmul parts of attention: the flash kernel's Q·Kᵀ and P·V products with
+// its tiles and layouts, without the softmax between them (core probe only),
+// for T >= 1024. They are timed in the passes of the no-mask cell of the same
+// T, so that both see the same spells of the machine.
+const matmulParts = [];
+const productsEntry = { id: 'products', create: createCoreProducts };
 for (const T of sizes) {
   const n = kHeads * T * kHeadDim;
   const q = gaussian(n, 1000 + T);
@@ -294,7 +300,17 @@ for (const T of sizes) {
     let reference = null; // attnscope's output: every peer is compared with it
     let exact = null; // plain JS (double accumulation), where it runs
     const active = runtimes.filter((rt) => !(rt.maxT && T > rt.maxT));
-    const results = await timeInPasses(active, problem, repsFor(T));
+    const withParts = Boolean(coreProbe) && !causal && T >= 1024;
+    const results = await timeInPasses(withParts ? [...active, productsEntry] : active, problem, repsFor(T));
+    if (withParts) {
+      const { error, times, passMediansMs } = results.pop();
+      const part = error ? { T, error } : { T, medianMs: median(times), passMediansMs };
+      if (!error) {
+        part.gflops = attentionFlops(T) / part.medianMs / 1e6;
+        part.fractionOfPeak = part.gflops / peak.gflops;
+      }
+      matmulParts.push(part);
+    }
     const line = [];
     for (const [i, rt] of active.entries()) {
       const { error, times, wall, cpu, passMediansMs, output } = results[i];
@@ -357,27 +373,6 @@ const matmul = mmEntries.map(({ id }, i) => {
   if (output && mmReference) row.relErrVsAttnscope = relError(output, mmReference);
   return row;
 });
-
-// The matmul parts of attention: the flash kernel's Q·Kᵀ and P·V products with
-// its tiles and layouts, without the softmax between them (core probe only).
-const matmulParts = [];
-if (coreProbe) {
-  for (const T of sizes.filter((T) => T >= 1024)) {
-    const [{ error, times, passMediansMs }] = await timeInPasses(
-      [{ id: 'products', create: createCoreProducts }],
-      { H: kHeads, T, d: kHeadDim },
-      repsFor(T),
-    );
-    if (error) {
-      matmulParts.push({ T, error });
-      continue;
-    }
-    const row = { T, medianMs: median(times), passMediansMs };
-    row.gflops = attentionFlops(T) / row.medianMs / 1e6;
-    row.fractionOfPeak = row.gflops / peak.gflops;
-    matmulParts.push(row);
-  }
-}
 
 // A long causal sequence on a fresh engine: the fast path must not need T×T memory.
 let large = null;
