@@ -221,6 +221,12 @@ async function timeInPasses(entries, problem, reps) {
 }
 
 const attentionFlops = (T) => 4 * kHeads * T * T * kHeadDim;
+/** Median, GFLOP/s and fraction of the measured peak of one timeInPasses result. */
+const shareOfPeak = ({ times, passMediansMs }, flops) => {
+  const medianMs = median(times);
+  const gflops = flops / medianMs / 1e6;
+  return { medianMs, passMediansMs, gflops, fractionOfPeak: gflops / peak.gflops };
+};
 const fmt = (x, digits = 2) => (Number.isFinite(x) ? x.toFixed(digits) : '—');
 const pad = (s, n) => String(s).padStart(n);
 
@@ -303,13 +309,8 @@ for (const T of sizes) {
     const withParts = Boolean(coreProbe) && !causal && T >= 1024;
     const results = await timeInPasses(withParts ? [...active, productsEntry] : active, problem, repsFor(T));
     if (withParts) {
-      const { error, times, passMediansMs } = results.pop();
-      const part = error ? { T, error } : { T, medianMs: median(times), passMediansMs };
-      if (!error) {
-        part.gflops = attentionFlops(T) / part.medianMs / 1e6;
-        part.fractionOfPeak = part.gflops / peak.gflops;
-      }
-      matmulParts.push(part);
+      const part = results.pop();
+      matmulParts.push(part.error ? { T, error: part.error } : { T, ...shareOfPeak(part, attentionFlops(T)) });
     }
     const line = [];
     for (const [i, rt] of active.entries()) {
@@ -365,12 +366,10 @@ const mmEntries = [
 const mmResults = await timeInPasses(mmEntries, mm, quick ? 5 : 27);
 const mmReference = mmResults[0].output;
 const matmul = mmEntries.map(({ id }, i) => {
-  const { error, times, passMediansMs, output } = mmResults[i];
-  if (error) return { runtime: id, error };
-  const row = { runtime: id, medianMs: median(times), passMediansMs };
-  row.gflops = mmFlops / row.medianMs / 1e6;
-  row.fractionOfPeak = row.gflops / peak.gflops;
-  if (output && mmReference) row.relErrVsAttnscope = relError(output, mmReference);
+  const timed = mmResults[i];
+  if (timed.error) return { runtime: id, error: timed.error };
+  const row = { runtime: id, ...shareOfPeak(timed, mmFlops) };
+  if (timed.output && mmReference) row.relErrVsAttnscope = relError(timed.output, mmReference);
   return row;
 });
 
