@@ -10,6 +10,11 @@
 //   performance.measure('attnscope:update', …)   required: start of the run → views drawn
 //   performance.measure('attnscope:compute', …)  optional: start of the run → result back from the worker
 //   performance.measure('attnscope:render', …)   optional: result → views drawn
+//   performance.measure('attnscope:painted', …)  optional: start of the run → the frame that shows
+//                                                the result laid out and painted
+//   performance.measure('attnscope:frame', …)    optional: that frame alone (its start → painted)
+// The work of an update, from the run's start to the result on screen without the
+// wait for the next frame, is update + frame ("to screen").
 // The script also times, inside the page, the edit (input event) → 'attnscope:update'
 // end (which includes the site's input debounce) and → the next painted frame.
 import { createServer } from 'node:http';
@@ -122,10 +127,15 @@ try {
         const last = (n) => byName(n).at(-1)?.duration;
         // Two frames later the redraw has been painted.
         await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+        const painted = byName('attnscope:painted').at(-1);
+        const frame = byName('attnscope:frame').at(-1);
+        const ofThisUpdate = painted && painted.startTime === update.startTime;
         return {
           update: update.duration,
           compute: last('attnscope:compute'),
           render: last('attnscope:render'),
+          painted: ofThisUpdate ? painted.duration : undefined,
+          toScreen: ofThisUpdate && frame ? update.duration + frame.duration : undefined,
           editToUpdateEnd: update.startTime + update.duration - editAt,
           editToPaint: performance.now() - editAt,
         };
@@ -152,18 +162,18 @@ try {
         samples.push(r);
       }
       const row = { case: c.label, tokens: c.tokens.length };
-      for (const key of ['update', 'compute', 'render', 'editToUpdateEnd', 'editToPaint']) {
+      for (const key of ['update', 'compute', 'render', 'toScreen', 'painted', 'editToUpdateEnd', 'editToPaint']) {
         const xs = samples.map((s) => s[key]).filter((x) => typeof x === 'number');
         if (xs.length) row[key] = stats(xs);
       }
       results.push(row);
     }
     console.log(`site: ${url} (headless Chromium), ${edits} one-token edits per case; milliseconds, median / p90`);
-    console.log('case      update (compute + render)   compute       render        edit→update end   edit→painted');
+    console.log('case      update (compute + render)   compute       render        to screen     painted       edit→update end   edit→painted');
     for (const r of results) {
       const cell = (s) => (s ? `${fmt(s.median)} / ${fmt(s.p90)}` : '—').padEnd(14);
       console.log(
-        `${r.case.padEnd(9)} ${cell(r.update).padEnd(27)} ${cell(r.compute)}${cell(r.render)}${cell(r.editToUpdateEnd).padEnd(18)}${cell(r.editToPaint)}`,
+        `${r.case.padEnd(9)} ${cell(r.update).padEnd(27)} ${cell(r.compute)}${cell(r.render)}${cell(r.toScreen)}${cell(r.painted)}${cell(r.editToUpdateEnd).padEnd(18)}${cell(r.editToPaint)}`,
       );
     }
     console.log('(edit→… includes the input debounce of the site)');

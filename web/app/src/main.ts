@@ -115,9 +115,16 @@ function scheduleRun(delay = kRunDelay): void {
   else runTimer = window.setTimeout(run, delay);
 }
 
-/** After the next paint: for work the visitor does not wait for (the check, the address bar). */
-function afterPaint(work: () => unknown): void {
-  requestAnimationFrame(() => setTimeout(work, 0));
+/**
+ * After the next paint: for work the visitor does not wait for (the check, the
+ * address bar). `work` gets the time the frame started (its animation-frame
+ * callbacks), so that what the frame itself cost (style, layout, paint) is known.
+ */
+function afterPaint(work: (frameStart: number) => unknown): void {
+  requestAnimationFrame(() => {
+    const frameStart = performance.now();
+    setTimeout(() => work(frameStart), 0);
+  });
 }
 
 async function run(): Promise<void> {
@@ -128,8 +135,7 @@ async function run(): Promise<void> {
   if (entries > kMaxScoreEntries) {
     const err = byId('error');
     err.hidden = false;
-    clearInterval(stepTicker);
-    byId('status').dataset.checking = '0';
+    stopProgress();
     byId('step-text').textContent = '';
     byId('step-elapsed').textContent = '';
     runPending = false;
@@ -137,21 +143,14 @@ async function run(): Promise<void> {
     return;
   }
   const status = byId('status-text');
-  const progress = byId<HTMLProgressElement>('progress');
-  byId('status').dataset.busy = '1';
-  byId('pipeline').setAttribute('aria-busy', 'true');
-  status.textContent = `Computing ${model.B}×${model.T} tokens, ${model.H} head${model.H > 1 ? 's' : ''}…`;
   // The steps: the engine calls, then the double-precision check of their result.
-  const steps = startSteps(id);
+  const steps = startProgress(id, `Computing ${model.B}×${model.T} tokens, ${model.H} head${model.H > 1 ? 's' : ''}…`);
   // Marks for web/bench/site-bench.mjs: an update is the engine's compute plus
   // the redraw of the views (the reference check runs after, off the page).
   performance.mark('attnscope:update:start');
   try {
     const r = await runModel(model, state.positional, state.block, (done, total, step) => {
-      if (id !== runId) return;
-      progress.max = total + 1;
-      progress.value = done;
-      steps.show(done + 1, total + 1, step);
+      if (id === runId && done < total) steps.show(done, total + 1, step); // the last step, the check, follows
     });
     if (id !== runId) return; // a newer run has started
     result = r;
@@ -159,10 +158,7 @@ async function run(): Promise<void> {
     byId('error').hidden = true;
     const fully = r.attention.fullyMaskedCount ? ` ${r.attention.fullyMaskedCount} fully masked rows (no key left to look at; the engine returns zero weights for them).` : '';
     status.textContent = `Computed by the engine in ${r.millis.toFixed(1)} ms: B=${model.B}, T=${model.T}, d_model=${model.C}, heads=${model.H}, d_k=${model.dK}, d_v=${model.dV}.${fully}`;
-    progress.value = progress.max - 1;
-    steps.show(progress.max, progress.max, 'checking against the double-precision reference');
-    byId('status').dataset.busy = '0';
-    byId('pipeline').setAttribute('aria-busy', 'false');
+    steps.computed('checking against the double-precision reference');
     performance.mark('attnscope:compute:end');
     renderResult();
     performance.mark('attnscope:update:end');
@@ -172,12 +168,13 @@ async function run(): Promise<void> {
     runPending = false;
     // The double-precision check and the address bar wait until the views are on
     // screen; the page counts as ready once its link (and link note) is written too.
-    afterPaint(async () => {
+    afterPaint(async (frameStart) => {
       if (id !== runId) return;
-      renderVerified(r, () => id === runId, (ok) => {
-        progress.value = progress.max;
-        steps.finish(ok ? `All ${progress.max} steps done` : `Step ${progress.max} of ${progress.max} failed (see Verified)`);
-      });
+      // The frame that shows the result has been laid out and painted: from the
+      // start of the run (including the wait for that frame), and the frame alone.
+      performance.measure('attnscope:painted', 'attnscope:update:start');
+      performance.measure('attnscope:frame', { start: frameStart });
+      renderVerified(r, () => id === runId, (ok) => steps.finish(ok ? `All ${steps.total} steps done` : `Step ${steps.total} of ${steps.total} failed (see Verified)`));
       clearTimeout(urlTimer);
       await writeUrl().catch(() => undefined);
       if (id === runId) document.body.dataset.ready = String(id);
@@ -191,46 +188,94 @@ async function run(): Promise<void> {
     err.hidden = false;
     err.textContent = `The engine rejected this input: ${e instanceof Error ? e.message : String(e)}`;
     status.textContent = 'Error';
-    byId('status').dataset.busy = '0';
-    byId('pipeline').setAttribute('aria-busy', 'false');
   }
 }
 
 // ---------- progress of a run ----------
 
+// A run is shown as in progress (status line, progress bar, step line, time
+// elapsed) only once it has taken this long. Quicker runs, such as a token edit
+// at T ≤ 64, go straight to their result: no "Computing…" flashes by, and the
+// page draws no frame of its own for it while the worker computes, so the
+// result is drawn sooner.
+const kShowProgressAfter = 100; // ms
 let stepTicker = 0;
-/**
- * "Step 2 of 3: transformer block…" (announced when a step starts) and the time
- * since the run started (updated four times a second, not announced).
- */
-function startSteps(id: number) {
+let progressTimer = 0;
+
+/** Takes down the progress display of the run before. */
+function stopProgress(): void {
   clearInterval(stepTicker);
+  clearTimeout(progressTimer);
+  const status = byId('status');
+  status.dataset.busy = '0';
+  status.dataset.checking = '0';
+  byId('steps').dataset.running = '0';
+  byId('pipeline').setAttribute('aria-busy', 'false');
+}
+
+/**
+ * The steps of run `id`: "Step 2 of 3: transformer block…" (announced when a
+ * step starts) and the time since the run started (updated four times a second,
+ * not announced), shown once the run has taken kShowProgressAfter.
+ */
+function startProgress(id: number, computing: string) {
+  clearInterval(stepTicker);
+  clearTimeout(progressTimer);
   const text = byId('step-text');
   const elapsed = byId('step-elapsed');
+  const bar = byId<HTMLProgressElement>('progress');
   const started = performance.now();
-  const box = byId('steps');
   const seconds = () => `${((performance.now() - started) / 1000).toFixed(1)} s`;
-  const tick = () => {
-    if (id === runId) elapsed.textContent = seconds();
+  let shown = false;
+  let engineDone = false;
+  let current = { done: 0, total: 1, label: '' };
+  const draw = () => {
+    bar.max = current.total;
+    bar.value = current.done;
+    text.textContent = current.label ? `Step ${current.done + 1} of ${current.total}: ${current.label}…` : '';
+    elapsed.textContent = seconds();
   };
-  stepTicker = window.setInterval(tick, 250); // the page stays live: the engine works in a worker
-  box.dataset.running = '1';
-  byId('status').dataset.checking = '1'; // keeps the progress bar up until the check is done
-  text.textContent = '';
-  tick();
+  progressTimer = window.setTimeout(() => {
+    if (id !== runId) return;
+    shown = true;
+    const status = byId('status');
+    status.dataset.checking = '1'; // keeps the progress bar up until the check is done
+    byId('steps').dataset.running = '1';
+    if (!engineDone) {
+      status.dataset.busy = '1';
+      byId('pipeline').setAttribute('aria-busy', 'true');
+      byId('status-text').textContent = computing;
+    }
+    draw();
+    stepTicker = window.setInterval(() => {
+      if (id === runId) elapsed.textContent = seconds();
+    }, 250); // the page stays live: the engine works in a worker
+  }, kShowProgressAfter);
   return {
-    show(step: number, total: number, label: string): void {
-      if (id !== runId) return;
-      text.textContent = `Step ${step} of ${total}: ${label}…`;
-      tick();
+    get total(): number {
+      return current.total;
     },
+    /** Step `done + 1` of `total` starts. */
+    show(done: number, total: number, label: string): void {
+      if (id !== runId) return;
+      current = { done, total, label };
+      if (shown) draw();
+    },
+    /** The engine's steps are done; the last step, `label`, starts. */
+    computed(label: string): void {
+      engineDone = true;
+      current = { done: current.total - 1, total: current.total, label };
+      byId('status').dataset.busy = '0';
+      byId('pipeline').setAttribute('aria-busy', 'false');
+      if (shown) draw();
+    },
+    /** Every step has ended: `summary` replaces the step line. */
     finish(summary: string, word = 'in'): void {
       if (id !== runId) return;
-      clearInterval(stepTicker);
+      stopProgress();
       text.textContent = `${summary} ${word} ${seconds()}.`;
       elapsed.textContent = '';
-      box.dataset.running = '0';
-      byId('status').dataset.checking = '0';
+      bar.value = bar.max;
     },
   };
 }
