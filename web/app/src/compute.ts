@@ -16,17 +16,18 @@ export interface RunResult {
 /** Called as each engine call starts: `done` calls of `total` are finished, `label` is starting. */
 export type Progress = (done: number, total: number, label: string) => void;
 
-type Worker = Awaited<ReturnType<typeof createAttnScopeWorker>>;
-let workerPromise: Promise<Worker> | null = null;
+type Worker = ReturnType<typeof createAttnScopeWorker>;
+let worker: Worker | null = null;
 
-export function engineWorker(): Promise<Worker> {
-  workerPromise ??= Promise.resolve(createAttnScopeWorker());
-  return workerPromise;
+/** The engine's worker, started on first use. Synchronous, so that a run posts its first call at once. */
+export function engineWorker(): Worker {
+  worker ??= createAttnScopeWorker();
+  return worker;
 }
 
 /** "0.1.0 (SIMD: sse2)": the engine's version and the instruction set of its kernels. */
 export async function engineVersion(): Promise<string> {
-  const w = await engineWorker();
+  const w = engineWorker();
   const info = w as unknown as { version?: unknown; simdArch?: unknown };
   const version = String(await Promise.resolve(info.version ?? ''));
   const arch = String(await Promise.resolve(info.simdArch ?? ''));
@@ -35,7 +36,9 @@ export async function engineVersion(): Promise<string> {
 
 export async function runModel(model: Model, positional: boolean, block: boolean, progress: Progress): Promise<RunResult> {
   const start = performance.now();
-  const worker = await engineWorker();
+  // No await before the first call: it is posted before the caller goes on
+  // (to redraw the controls while the worker computes).
+  const worker = engineWorker();
   const { B, T, C, H } = model;
   const shape = [B, T, C];
   const total = (positional ? 2 : 0) + 1;

@@ -75,7 +75,13 @@ function update(patch: Partial<AppState>, recompute = true, runDelay = kRunDelay
   // The visitor's own text is kept whole: only what is computed is limited.
   const text = typeof patch.text === 'string' ? patch.text : state.text;
   state = { ...sanitizeState({ ...state, ...patch }), text };
-  if (recompute) {
+  if (recompute && runDelay <= 0) {
+    // The run goes to the worker first and the controls are redrawn while it
+    // computes. Its update measure starts here, with the edit.
+    editStart = performance.now();
+    scheduleRun(0);
+    syncControls(true);
+  } else if (recompute) {
     syncControls();
     scheduleRun(runDelay);
   } else {
@@ -108,6 +114,7 @@ async function writeUrl(): Promise<void> {
 const kRunDelay = 120; // ms: the one debounce between an input and its run
 let runTimer = 0;
 let runPending = false; // a run is scheduled or in flight
+let editStart: number | null = null; // when the edit that starts the next run was applied
 function scheduleRun(delay = kRunDelay): void {
   clearTimeout(runTimer);
   runPending = true;
@@ -130,12 +137,15 @@ function afterPaint(work: (frameStart: number) => unknown): void {
 async function run(): Promise<void> {
   clearTimeout(runTimer);
   const id = ++runId;
+  const started = editStart ?? performance.now();
+  editStart = null;
   const model = buildModel(state);
   const entries = model.B * model.H * model.T * model.T;
   if (entries > kMaxScoreEntries) {
     const err = byId('error');
     err.hidden = false;
     stopProgress();
+    redrawStaleControls();
     byId('step-text').textContent = '';
     byId('step-elapsed').textContent = '';
     runPending = false;
@@ -145,9 +155,10 @@ async function run(): Promise<void> {
   const status = byId('status-text');
   // The steps: the engine calls, then the double-precision check of their result.
   const steps = startProgress(id, `Computing ${model.B}×${model.T} tokens, ${model.H} head${model.H > 1 ? 's' : ''}…`);
-  // Marks for web/bench/site-bench.mjs: an update is the engine's compute plus
-  // the redraw of the views (the reference check runs after, off the page).
-  performance.mark('attnscope:update:start');
+  // Marks for web/bench/site-bench.mjs: an update is the edit applied, the
+  // engine's compute and the redraw of the views (the reference check runs
+  // after, off the page).
+  performance.mark('attnscope:update:start', { startTime: started });
   try {
     const r = await runModel(model, state.positional, state.block, (done, total, step) => {
       if (id === runId && done < total) steps.show(done, total + 1, step); // the last step, the check, follows
@@ -160,6 +171,7 @@ async function run(): Promise<void> {
     status.textContent = `Computed by the engine in ${r.millis.toFixed(1)} ms: B=${model.B}, T=${model.T}, d_model=${model.C}, heads=${model.H}, d_k=${model.dK}, d_v=${model.dV}.${fully}`;
     steps.computed('checking against the double-precision reference');
     performance.mark('attnscope:compute:end');
+    redrawStaleControls();
     renderResult();
     performance.mark('attnscope:update:end');
     performance.measure('attnscope:update', 'attnscope:update:start', 'attnscope:update:end');
@@ -183,6 +195,7 @@ async function run(): Promise<void> {
     if (id !== runId) return;
     runPending = false;
     scheduleUrl();
+    redrawStaleControls();
     steps.finish('Stopped: the engine rejected this input', 'after');
     const err = byId('error');
     err.hidden = false;
@@ -238,6 +251,7 @@ function startProgress(id: number, computing: string) {
   progressTimer = window.setTimeout(() => {
     if (id !== runId) return;
     shown = true;
+    redrawStaleControls();
     const status = byId('status');
     status.dataset.checking = '1'; // keeps the progress bar up until the check is done
     byId('steps').dataset.running = '1';
@@ -293,7 +307,20 @@ function showClamp(f: NumberField, asked: unknown): void {
   note.hidden = !text;
 }
 
-function syncControls(): void {
+// The chips and the matrix editor after an edit that runs at once are drawn with
+// its result, or when its progress shows if it takes longer: drawn at once, they
+// cost a frame of their own, which the result, back from the worker meanwhile,
+// then waits for.
+let controlsStale = false;
+function redrawStaleControls(): void {
+  if (!controlsStale) return;
+  controlsStale = false;
+  renderChips();
+  renderEditor();
+}
+
+/** Sets the controls from the state; `later`: the chips and the editor wait for redrawStaleControls. */
+function syncControls(later = false): void {
   byId<HTMLTextAreaElement>('text').value !== state.text && (byId<HTMLTextAreaElement>('text').value = state.text);
   for (const f of numberFields) byId<HTMLInputElement>(f).value = String(state[f]);
   byId<HTMLSelectElement>('scaleMode').value = state.scaleMode;
@@ -305,8 +332,8 @@ function syncControls(): void {
   byId<HTMLSelectElement>('preset').value = state.preset ?? '';
   const preset = kPresets.find((p) => p.id === state.preset);
   byId('preset-about').textContent = preset?.about ?? '';
-  renderChips();
-  renderEditor();
+  controlsStale = true;
+  if (!later) redrawStaleControls();
 }
 
 let chipsText = '';
@@ -590,8 +617,16 @@ function fillSelect(sel: HTMLSelectElement, n: number, value: number, label: (k:
     const text = label(k);
     if (sel.options[k].text !== text) sel.options[k].text = text;
   }
-  sel.value = String(value);
-  sel.disabled = n <= 1;
+  setSelectValue(sel, value);
+  if (sel.disabled !== n <= 1) sel.disabled = n <= 1;
+}
+
+/**
+ * Only when it changes: writing a form control, even with the value it has, makes
+ * Chromium's form tracking lay out the page again, panels off screen included.
+ */
+function setSelectValue(sel: HTMLSelectElement, value: number): void {
+  if (sel.value !== String(value)) sel.value = String(value);
 }
 
 function exportBar(name: string, svg: () => SVGSVGElement, png: () => Promise<Blob>, csv?: () => string): HTMLElement {
@@ -719,7 +754,7 @@ function renderWalk(withView = true): void {
   const hd = Math.min(state.sel.head, r.model.H - 1);
   const query = Math.min(r.model.T - 1, Math.floor(walkPlayer.position / kWalkSteps.length));
   const step = walkPlayer.position % kWalkSteps.length;
-  byId<HTMLSelectElement>('walk-query').value = String(query);
+  setSelectValue(byId<HTMLSelectElement>('walk-query'), query);
   byId('walk-body').replaceChildren(walkthrough(r, b, hd, query, step));
   if (withView && (state.tab === 'heatmap' || state.tab === 'lines' || state.tab === 'bars')) renderView(r, b, hd);
 }
