@@ -1,7 +1,7 @@
 // Wires the page: state ⇄ controls, state → engine (worker) → result → views.
 import './styles.css';
 import { engineVersion, runModel, type RunResult } from './compute';
-import { announce, byId, clear, h } from './dom';
+import { announce, byId, clear, h, setChecked, setText, setValue } from './dom';
 import { canvasToPng, download, matrixCsv, safeJson, stateJsonBlob, svgText, svgToPng } from './export';
 import { buildModel as buildModelUncached, kPad, type Model } from './model';
 import { Player } from './player';
@@ -303,7 +303,7 @@ type NumberField = (typeof numberFields)[number];
 function showClamp(f: NumberField, asked: unknown): void {
   const note = byId(`${f}-note`);
   const text = clampNote(f, asked, state[f]);
-  if (note.textContent !== text) note.textContent = text;
+  setText(note, text);
   note.hidden = !text;
 }
 
@@ -321,17 +321,18 @@ function redrawStaleControls(): void {
 
 /** Sets the controls from the state; `later`: the chips and the editor wait for redrawStaleControls. */
 function syncControls(later = false): void {
-  byId<HTMLTextAreaElement>('text').value !== state.text && (byId<HTMLTextAreaElement>('text').value = state.text);
-  for (const f of numberFields) byId<HTMLInputElement>(f).value = String(state[f]);
-  byId<HTMLSelectElement>('scaleMode').value = state.scaleMode;
-  byId<HTMLSelectElement>('mask').value = state.mask;
-  byId<HTMLSelectElement>('activation').value = state.activation;
-  byId<HTMLInputElement>('positional').checked = state.positional;
-  byId<HTMLInputElement>('block').checked = state.block;
-  byId('temperature-label').hidden = state.scaleMode !== 'temperature';
-  byId<HTMLSelectElement>('preset').value = state.preset ?? '';
+  setValue(byId<HTMLTextAreaElement>('text'), state.text);
+  for (const f of numberFields) setValue(byId<HTMLInputElement>(f), String(state[f]));
+  setValue(byId<HTMLSelectElement>('scaleMode'), state.scaleMode);
+  setValue(byId<HTMLSelectElement>('mask'), state.mask);
+  setValue(byId<HTMLSelectElement>('activation'), state.activation);
+  setChecked(byId<HTMLInputElement>('positional'), state.positional);
+  setChecked(byId<HTMLInputElement>('block'), state.block);
+  const temperature = byId('temperature-label');
+  if (temperature.hidden !== (state.scaleMode !== 'temperature')) temperature.hidden = state.scaleMode !== 'temperature';
+  setValue(byId<HTMLSelectElement>('preset'), state.preset ?? '');
   const preset = kPresets.find((p) => p.id === state.preset);
-  byId('preset-about').textContent = preset?.about ?? '';
+  setText(byId('preset-about'), preset?.about ?? '');
   controlsStale = true;
   if (!later) redrawStaleControls();
 }
@@ -359,7 +360,7 @@ function renderChips(): void {
       else box.append(made);
       el = made;
     }
-    if (el.textContent !== text) el.textContent = text;
+    setText(el, text);
     for (const [k, v] of Object.entries(attrs)) if (el.getAttribute(k) !== v) el.setAttribute(k, v);
     at++;
   };
@@ -373,7 +374,7 @@ function renderChips(): void {
     });
   });
   while (old.length > at) old[old.length - 1].remove();
-  byId('token-count').textContent = `${count} tokens${lines.length > 1 ? ` in ${lines.length} sentences (padded to the longest)` : ''}. Edit a token below; empty it to remove it.${textLimitNote(part)}`;
+  setText(byId('token-count'), `${count} tokens${lines.length > 1 ? ` in ${lines.length} sentences (padded to the longest)` : ''}. Edit a token below; empty it to remove it.${textLimitNote(part)}`);
 }
 
 function editChip(chip: HTMLElement): void {
@@ -530,6 +531,23 @@ async function importWeights(e: Event): Promise<void> {
   }
 }
 
+// The editor's row (the selected cell and its value field) and the box of its
+// heatmap, made once: rebuilt on every edit, they were laid out afresh each time.
+// The field's listener reads what the editor shows now.
+let editor: { row: HTMLElement; where: HTMLElement; field: HTMLInputElement; box: HTMLElement; key: (i: number, j: number) => string } | null = null;
+
+/** The value field of the editor, holding `value`. */
+function editorField(value: string): HTMLInputElement {
+  const field = h('input', { type: 'number', step: 'any', id: 'edit-value', 'aria-label': 'value of the selected cell', value });
+  field.addEventListener('change', () => {
+    // An emptied or unparsable field reads as '' (Number('') is 0): ignore it.
+    const v = field.value.trim() === '' ? Number.NaN : Number(field.value);
+    if (!Number.isFinite(v) || !editor) return;
+    update({ edits: { ...state.edits, [editor.key(editCell[0], editCell[1])]: v }, preset: null });
+  });
+  return field;
+}
+
 function renderEditor(): void {
   const name = byId<HTMLSelectElement>('edit-matrix').value as MatrixName;
   const model = buildModel(state);
@@ -541,24 +559,33 @@ function renderEditor(): void {
     colLabels: Array.from({ length: m.cols }, (_, j) => `${j + 1}`), rowAxis: name === 'x' ? 'token (row)' : 'input (row)', colAxis: 'feature (column)', kind: 'signed',
   };
   editCell = [Math.min(editCell[0], m.rows - 1), Math.min(editCell[1], m.cols - 1)];
-  const field = h('input', { type: 'number', step: 'any', id: 'edit-value', 'aria-label': 'value of the selected cell' });
-  const where = h('span', {});
+  const key = (i: number, j: number) => (name === 'x' ? `x:${m.b},${i},${j}` : `${name}:${i},${j}`);
+  if (!editor) {
+    const where = h('span', {});
+    const field = editorField('');
+    editor = { row: h('p', { class: 'edit-row' }, where, field), where, field, box: h('div', { class: 'scroll' }), key };
+  }
+  const parts = editor;
+  parts.key = key;
   const setField = () => {
     const [i, j] = editCell;
-    where.textContent = `${view.title} [${i + 1}, ${j + 1}] (${view.rowLabels[i]}) = `;
-    field.value = String(view.get(i, j));
+    const where = `${view.title} [${i + 1}, ${j + 1}] (${view.rowLabels[i]}) = `;
+    setText(parts.where, where);
+    // A new field for a new value: a write to the field on the page would cost a
+    // layout of the whole page (see setValue), a new field a small one.
+    const value = String(view.get(i, j));
+    if (parts.field.value !== value) {
+      const field = editorField(value);
+      parts.field.replaceWith(field);
+      parts.field = field;
+    }
   };
-  field.addEventListener('change', () => {
-    // An emptied or unparsable field reads as '' (Number('') is 0): ignore it.
-    const v = field.value.trim() === '' ? Number.NaN : Number(field.value);
-    if (!Number.isFinite(v)) return;
-    const key = name === 'x' ? `x:${m.b},${editCell[0]},${editCell[1]}` : `${name}:${editCell[0]},${editCell[1]}`;
-    update({ edits: { ...state.edits, [key]: v }, preset: null });
-  });
   const hm = heatmapElement(view, { selected: editCell, maxWidth: Math.min(420, widthOf('editor') || 420), onSelect: (i, j) => { editCell = [i, j]; setField(); } }, canvases.get('editor'));
   canvases.set('editor', hm);
   setField();
-  byId('editor').replaceChildren(h('p', { class: 'edit-row' }, where, field), h('div', { class: 'scroll' }, hm));
+  if (hm.parentElement !== parts.box) parts.box.replaceChildren(hm);
+  const box = byId('editor');
+  if (box.firstElementChild !== parts.row || box.lastElementChild !== parts.box) box.replaceChildren(parts.row, parts.box);
 }
 
 // ---------- rendering results ----------
@@ -596,7 +623,7 @@ function renderResult(): void {
   });
   if (state.stage >= stages.length) state.stage = stages.length - 1;
   stagePlayer.setFrames(stages.length, state.stage);
-  byId('stage-explain').textContent = stages[state.stage].explain(r);
+  setText(byId('stage-explain'), stages[state.stage].explain(r));
   walkPlayer.setFrames(r.model.T * kWalkSteps.length, walkPlayer.position);
   renderWalk(false);
   renderView(r, b, hd);
@@ -617,16 +644,8 @@ function fillSelect(sel: HTMLSelectElement, n: number, value: number, label: (k:
     const text = label(k);
     if (sel.options[k].text !== text) sel.options[k].text = text;
   }
-  setSelectValue(sel, value);
+  setValue(sel, String(value));
   if (sel.disabled !== n <= 1) sel.disabled = n <= 1;
-}
-
-/**
- * Only when it changes: writing a form control, even with the value it has, makes
- * Chromium's form tracking lay out the page again, panels off screen included.
- */
-function setSelectValue(sel: HTMLSelectElement, value: number): void {
-  if (sel.value !== String(value)) sel.value = String(value);
 }
 
 function exportBar(name: string, svg: () => SVGSVGElement, png: () => Promise<Blob>, csv?: () => string): HTMLElement {
@@ -642,6 +661,19 @@ function exportBar(name: string, svg: () => SVGSVGElement, png: () => Promise<Bl
     csv ? mk('CSV', () => download(new Blob([csv()], { type: 'text/csv' }), `${file}.csv`)) : null);
 }
 
+// The heatmap tab's figures, kept by slot from one update to the next. Rebuilt,
+// a figure was laid out afresh on every edit (about 1.5 ms of layout at T = 64);
+// kept, only its caption text and canvas change. Its export buttons read the
+// matrix it shows now.
+interface KeptFigure {
+  element: HTMLElement;
+  caption: HTMLElement;
+  table: HTMLElement;
+  m: MatrixView;
+  title: string;
+}
+const keptFigures = new Map<string, KeptFigure>();
+
 function matrixFigure(m: MatrixView, r: RunResult, b: number, hd: number, maxWidth: number, highlightRow: number | null, slot: string): HTMLElement {
   const selected: [number, number] | null = inspected && inspected.matrix.id === m.id ? [inspected.i, inspected.j] : null;
   const canvas = canvasSlot(slot, (reuse) => heatmapElement(m, {
@@ -649,13 +681,29 @@ function matrixFigure(m: MatrixView, r: RunResult, b: number, hd: number, maxWid
     onSelect: (i, j) => showInspector(r, m, b, hd, i, j),
   }, reuse));
   const labels = (list: string[]) => list.slice(0, 64).join(', ') + (list.length > 64 ? ', …' : '');
-  return h('figure', { class: 'matrix' },
-    h('figcaption', {}, h('strong', {}, m.title), ` (${m.rows} × ${m.cols}) · rows: ${m.rowAxis}, columns: ${m.colAxis}`,
-      // The canvas draws its labels; screen readers get them here.
-      h('span', { class: 'sr-only' }, `. Rows: ${labels(m.rowLabels)}. Columns: ${labels(m.colLabels)}.`)),
-    h('div', { class: 'scroll' }, canvas),
-    exportBar(m.title, () => heatmapSvg(m, canvas), () => canvasToPng(canvas), () => matrixCsv(m)),
-    dataTable(m));
+  const axes = ` (${m.rows} × ${m.cols}) · rows: ${m.rowAxis}, columns: ${m.colAxis}`;
+  // The canvas draws its labels; screen readers get them here.
+  const hidden = `. Rows: ${labels(m.rowLabels)}. Columns: ${labels(m.colLabels)}.`;
+  let kept = keptFigures.get(slot);
+  if (!kept || kept.title !== m.title) {
+    // A new title names new export files: the buttons are made for it.
+    const caption = h('figcaption', {});
+    const table = dataTable(m);
+    const fig: KeptFigure = { element: h('figure', { class: 'matrix' }), caption, table, m, title: m.title };
+    fig.element.append(caption, h('div', { class: 'scroll' }, canvas),
+      exportBar(m.title, () => heatmapSvg(fig.m, canvas), () => canvasToPng(canvas), () => matrixCsv(fig.m)), table);
+    keptFigures.set(slot, (kept = fig));
+  } else if (kept.m !== m) {
+    // The data table is built from its matrix when opened: a fresh one, open if it was.
+    const table = dataTable(m);
+    if ((kept.table as HTMLDetailsElement).open) (table as HTMLDetailsElement).open = true;
+    kept.table.replaceWith(table);
+    kept.table = table;
+  }
+  kept.m = m;
+  if (kept.caption.textContent !== m.title + axes + hidden)
+    kept.caption.replaceChildren(h('strong', {}, m.title), axes, h('span', { class: 'sr-only' }, hidden));
+  return kept.element;
 }
 
 function showInspector(r: RunResult, m: MatrixView, b: number, hd: number, i: number, j: number): void {
@@ -680,11 +728,15 @@ function renderView(r: RunResult, b: number, hd: number): void {
   const width = Math.max(320, Math.min(900, widthOf('view') || 720));
   const query = Math.floor(walkPlayer.position / kWalkSteps.length);
   const T = r.model.T;
-  view.dataset.tab = state.tab;
+  if (view.dataset.tab !== state.tab) view.dataset.tab = state.tab;
   if (state.tab === 'heatmap') {
     const mats = stages[state.stage].matrices(r, b, hd);
     const w = mats.length > 1 ? Math.max(300, Math.floor(width / Math.min(3, mats.length)) - 12) : width;
-    view.replaceChildren(h('div', { class: 'figures' }, ...mats.map((m, k) => matrixFigure(m, r, b, hd, w, m.rows === T ? query : null, `heatmap:${k}`))));
+    const figures = mats.map((m, k) => matrixFigure(m, r, b, hd, w, m.rows === T ? query : null, `heatmap:${k}`));
+    // The same figures as shown already stay where they are (moved, they would be laid out again).
+    const box = view.firstElementChild;
+    const shown = box?.className === 'figures' && box.children.length === figures.length && figures.every((f, k) => box.children[k] === f);
+    if (!shown) view.replaceChildren(h('div', { class: 'figures' }, ...figures));
   } else if (state.tab === 'lines') {
     const t = r.attention.trace!;
     const base = (b * r.model.H + hd) * T * T;
@@ -754,7 +806,7 @@ function renderWalk(withView = true): void {
   const hd = Math.min(state.sel.head, r.model.H - 1);
   const query = Math.min(r.model.T - 1, Math.floor(walkPlayer.position / kWalkSteps.length));
   const step = walkPlayer.position % kWalkSteps.length;
-  setSelectValue(byId<HTMLSelectElement>('walk-query'), query);
+  setValue(byId<HTMLSelectElement>('walk-query'), String(query));
   byId('walk-body').replaceChildren(walkthrough(r, b, hd, query, step));
   if (withView && (state.tab === 'heatmap' || state.tab === 'lines' || state.tab === 'bars')) renderView(r, b, hd);
 }

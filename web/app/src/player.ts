@@ -1,7 +1,7 @@
 // Play / pause / step / speed / scrub over a number of frames. Used for the pipeline
 // stages and for the per-query walkthrough. With reduced motion, playing still steps
 // but nothing is animated between frames.
-import { h } from './dom';
+import { h, setText, setValue } from './dom';
 
 export class Player {
   readonly element: HTMLElement;
@@ -36,7 +36,7 @@ export class Player {
 
   setFrames(frames: number, index = this.index): void {
     this.frames = Math.max(1, frames);
-    this.range.max = String(this.frames - 1);
+    if (this.range.max !== String(this.frames - 1)) this.range.max = String(this.frames - 1);
     this.go(Math.min(index, this.frames - 1), false);
   }
 
@@ -46,8 +46,8 @@ export class Player {
 
   go(i: number, notify = true): void {
     this.index = Math.max(0, Math.min(this.frames - 1, i));
-    this.range.value = String(this.index);
-    this.status.textContent = this.describe(this.index);
+    setValue(this.range, String(this.index));
+    setText(this.status, this.describe(this.index));
     if (notify) this.onChange(this.index);
   }
 

@@ -20,9 +20,11 @@ export const kMaskedColor = '#8a8a8a';
 
 /** Dark or light text, whichever reads better on a background colour. */
 export function textOn(color: string): string {
-  const m = color.match(/\d+/g);
-  if (!m) return '#000';
-  const [r, g, b] = m.map(Number);
+  return textOnRgb(parseColor(color));
+}
+
+/** textOn for a background given as [r, g, b]. */
+export function textOnRgb([r, g, b]: readonly [number, number, number]): string {
   return 0.299 * r + 0.587 * g + 0.114 * b > 140 ? '#111' : '#fff';
 }
 

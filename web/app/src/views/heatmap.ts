@@ -2,7 +2,7 @@
 // 512×512 draws in a few milliseconds; values are written in cells only when they fit.
 import { announce, h, s } from '../dom';
 import { fmt, full } from '../format';
-import { colorScale, colorTable, kMaskedColor, legendRange, parseColor, textOn } from './colors';
+import { colorScale, colorTable, kMaskedColor, legendRange, parseColor, textOn, textOnRgb } from './colors';
 import { maxAbs, type MatrixView } from './matrix';
 
 const kMaxCell = 60;
@@ -78,6 +78,9 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
   const lut = colorTable(m.kind, largest);
   const masked = parseColor(kMaskedColor);
   const img = new ImageData(m.cols, m.rows);
+  const writeNumbers = L.cell >= kTextCell && m.rows * m.cols <= 64 * 64;
+  // The colour of each cell's number, found from the cell's colour on the way.
+  const textColors: string[] = [];
   for (let i = 0; i < m.rows; i++)
     for (let j = 0; j < m.cols; j++) {
       const v = m.get(i, j);
@@ -87,6 +90,7 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
       img.data[o + 1] = c[1];
       img.data[o + 2] = c[2];
       img.data[o + 3] = 255;
+      if (writeNumbers) textColors.push(Number.isFinite(v) ? textOnRgb(c) : '#fff');
     }
   const off = (offscreen ??= document.createElement('canvas'));
   if (off.width !== m.cols) off.width = m.cols;
@@ -99,28 +103,30 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
   if (L.cell >= 6) {
     ctx.strokeStyle = 'rgba(255,255,255,0.55)';
     ctx.lineWidth = 1;
+    ctx.beginPath(); // one path for all hatches: a causal 64 × 64 matrix has 2016
     for (let i = 0; i < m.rows; i++)
       for (let j = 0; j < m.cols; j++)
         if (m.get(i, j) === -Infinity) {
           const x = L.left + j * L.cell;
           const y = L.top + i * L.cell;
-          ctx.beginPath();
           ctx.moveTo(x, y + L.cell);
           ctx.lineTo(x + L.cell, y);
-          ctx.stroke();
         }
+    ctx.stroke();
   }
 
   ctx.font = '11px system-ui, sans-serif';
   ctx.textBaseline = 'middle';
-  if (L.cell >= kTextCell && m.rows * m.cols <= 64 * 64) {
+  if (writeNumbers) {
     ctx.textAlign = 'center';
-    for (let i = 0; i < m.rows; i++)
-      for (let j = 0; j < m.cols; j++) {
-        const v = m.get(i, j);
-        ctx.fillStyle = Number.isFinite(v) ? textOn(color(v)) : '#fff';
-        ctx.fillText(fmt(v, L.cell >= 40 ? 3 : 2), L.left + (j + 0.5) * L.cell, L.top + (i + 0.5) * L.cell);
-      }
+    // One pass per text colour: setting fillStyle parses a colour each time.
+    for (const textColor of new Set(textColors)) {
+      ctx.fillStyle = textColor;
+      for (let i = 0; i < m.rows; i++)
+        for (let j = 0; j < m.cols; j++)
+          if (textColors[i * m.cols + j] === textColor)
+            ctx.fillText(fmt(m.get(i, j), L.cell >= 40 ? 3 : 2), L.left + (j + 0.5) * L.cell, L.top + (i + 0.5) * L.cell);
+    }
   }
 
   if (!opts.compact) drawLabels(ctx, m, L, fg, color, largest);
