@@ -90,6 +90,8 @@ const words = (n) =>
 const cases = [
   { label: 'T = 8', tokens: words(8) },
   { label: 'T = 64', tokens: words(64) },
+  // The longest pipeline: positional encoding (two engine calls more) and the transformer block.
+  { label: 'T = 64, positional encoding + block', tokens: words(64), full: true },
 ];
 
 const stats = (xs) => {
@@ -152,6 +154,17 @@ try {
     );
   } else {
     for (const c of cases) {
+      if (c.full) {
+        for (const box of ['#positional', '#block']) {
+          const settled = page.evaluate(() => new Promise((ok) => {
+            const n = performance.getEntriesByName('attnscope:update', 'measure').length;
+            const poll = () => (performance.getEntriesByName('attnscope:update', 'measure').length > n ? ok() : setTimeout(poll, 5));
+            poll();
+          }));
+          await page.check(box);
+          await settled;
+        }
+      }
       await applyText(c.tokens.join(' ')); // settle on this length first
       const samples = [];
       for (let i = 0; i < edits; ++i) {
@@ -169,14 +182,16 @@ try {
       results.push(row);
     }
     console.log(`site: ${url} (headless Chromium), ${edits} one-token edits per case; milliseconds, median / p90`);
-    console.log('case      update (compute + render)   compute       render        to screen     painted       edit→update end   edit→painted');
+    const width = Math.max(...results.map((r) => r.case.length)) + 1;
+    console.log(`${'case'.padEnd(width)} update (compute + render)   compute       render        to screen     painted       edit→update end   edit→painted`);
     for (const r of results) {
       const cell = (s) => (s ? `${fmt(s.median)} / ${fmt(s.p90)}` : '—').padEnd(14);
       console.log(
-        `${r.case.padEnd(9)} ${cell(r.update).padEnd(27)} ${cell(r.compute)}${cell(r.render)}${cell(r.toScreen)}${cell(r.painted)}${cell(r.editToUpdateEnd).padEnd(18)}${cell(r.editToPaint)}`,
+        `${r.case.padEnd(width)} ${cell(r.update).padEnd(27)} ${cell(r.compute)}${cell(r.render)}${cell(r.toScreen)}${cell(r.painted)}${cell(r.editToUpdateEnd).padEnd(18)}${cell(r.editToPaint)}`,
       );
     }
-    console.log('(edit→… includes the input debounce of the site)');
+    console.log('update: the edit applied → the views drawn; to screen: update + the frame that shows them (style, layout, paint);');
+    console.log('painted: also the wait for that frame; edit→…: also the input debounce of the site');
     mkdirSync(outDir, { recursive: true });
     const file = resolve(outDir, 'site.json');
     writeFileSync(

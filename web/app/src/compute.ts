@@ -34,6 +34,19 @@ export async function engineVersion(): Promise<string> {
   return arch ? `${version} (SIMD: ${arch})` : version;
 }
 
+// The encoding depends on the length and width only: a token edit reuses it.
+let lastEncoding: { T: number; C: number; pe: Promise<TensorOut> } | null = null;
+function positionalEncoding(worker: Worker, T: number, C: number): Promise<TensorOut> {
+  if (lastEncoding?.T !== T || lastEncoding.C !== C) {
+    const pe = worker.positionalEncoding({ length: T, dim: C });
+    pe.catch(() => {
+      if (lastEncoding?.pe === pe) lastEncoding = null; // a failed call is not kept
+    });
+    lastEncoding = { T, C, pe };
+  }
+  return lastEncoding.pe;
+}
+
 export async function runModel(model: Model, positional: boolean, block: boolean, progress: Progress): Promise<RunResult> {
   const start = performance.now();
   // No await before the first call: it is posted before the caller goes on
@@ -47,7 +60,7 @@ export async function runModel(model: Model, positional: boolean, block: boolean
   let x: TensorOut = { data: model.embeddings.slice(), shape };
   if (positional) {
     progress(done, total, 'positional encoding');
-    pe = await worker.positionalEncoding({ length: T, dim: C });
+    pe = await positionalEncoding(worker, T, C);
     progress(++done, total, 'adding position to the embeddings');
     const tiled = new Float32Array(B * T * C);
     for (let b = 0; b < B; b++) tiled.set(pe.data, b * T * C); // same encoding for every sequence
