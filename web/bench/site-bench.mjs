@@ -2,7 +2,7 @@
 // one word of the text is changed, the site recomputes through its worker and
 // redraws, and the site's own performance measure reports how long that took.
 //
-//   node web/bench/site-bench.mjs [--edits=15] [--out=dir] [--site=web/app/dist]
+//   node web/bench/site-bench.mjs [--edits=60] [--out=dir] [--site=web/app/dist]
 //
 // Needs the built site (npm run build && npm run build:site → web/app/dist/)
 // and Chromium (/usr/bin/chromium, or CHROMIUM=path). The site emits, per
@@ -30,7 +30,7 @@ const args = Object.fromEntries(
 );
 const siteDir = resolve(args.site ?? new URL('../app/dist', import.meta.url).pathname);
 const outDir = resolve(args.out ?? new URL('./results', import.meta.url).pathname);
-const edits = Number(args.edits ?? 15);
+const edits = Number(args.edits ?? 60);
 const chromium = process.env.CHROMIUM ?? '/usr/bin/chromium';
 
 if (!existsSync(join(siteDir, 'index.html'))) {
