@@ -59,6 +59,11 @@ export function setText(el: Element, text: string): void {
   if (el.textContent !== text) el.textContent = text;
 }
 
+/** setText for an attribute. */
+export function setAttr(el: Element, name: string, value: string): void {
+  if (el.getAttribute(name) !== value) el.setAttribute(name, value);
+}
+
 export function clear(el: Element): void {
   el.replaceChildren();
 }

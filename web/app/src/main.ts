@@ -1,7 +1,7 @@
 // Wires the page: state ⇄ controls, state → engine (worker) → result → views.
 import './styles.css';
 import { engineVersion, runModel, type RunResult } from './compute';
-import { announce, byId, clear, h, setChecked, setText, setValue } from './dom';
+import { announce, byId, clear, h, setAttr, setChecked, setText, setValue } from './dom';
 import { canvasToPng, download, matrixCsv, safeJson, stateJsonBlob, svgText, svgToPng } from './export';
 import { buildModel as buildModelUncached, kPad, type Model } from './model';
 import { Player } from './player';
@@ -219,11 +219,10 @@ let progressTimer = 0;
 function stopProgress(): void {
   clearInterval(stepTicker);
   clearTimeout(progressTimer);
-  const status = byId('status');
-  status.dataset.busy = '0';
-  status.dataset.checking = '0';
-  byId('steps').dataset.running = '0';
-  byId('pipeline').setAttribute('aria-busy', 'false');
+  setAttr(byId('status'), 'data-busy', '0');
+  setAttr(byId('status'), 'data-checking', '0');
+  setAttr(byId('steps'), 'data-running', '0');
+  setAttr(byId('pipeline'), 'aria-busy', 'false');
 }
 
 /**
@@ -279,8 +278,8 @@ function startProgress(id: number, computing: string) {
     computed(label: string): void {
       engineDone = true;
       current = { done: current.total - 1, total: current.total, label };
-      byId('status').dataset.busy = '0';
-      byId('pipeline').setAttribute('aria-busy', 'false');
+      setAttr(byId('status'), 'data-busy', '0');
+      setAttr(byId('pipeline'), 'aria-busy', 'false');
       if (shown) draw();
     },
     /** Every step has ended: `summary` replaces the step line. */
