@@ -571,9 +571,10 @@ function renderEditor(): void {
     const where = `${view.title} [${i + 1}, ${j + 1}] (${view.rowLabels[i]}) = `;
     setText(parts.where, where);
     // A new field for a new value: a write to the field on the page would cost a
-    // layout of the whole page (see setValue), a new field a small one.
+    // layout of the whole page (see setValue), a new field a small one. A field
+    // being typed in is left alone.
     const value = String(view.get(i, j));
-    if (parts.field.value !== value) {
+    if (parts.field.value !== value && document.activeElement !== parts.field) {
       const field = editorField(value);
       parts.field.replaceWith(field);
       parts.field = field;
