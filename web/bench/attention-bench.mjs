@@ -12,6 +12,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import os from 'node:os';
 import { attentionChart } from './chart.mjs';
+import { cpuMs, gaussian } from './inputs.mjs';
 import { plainAttention } from './plain-js.mjs';
 import { measureSimdPeak } from './simd-peak.mjs';
 import { createAttnScopeAttention, createAttnScopeLinear, distDir, loadAttnScope } from './attnscope-runner.mjs';
@@ -102,26 +103,6 @@ const runtimes = args.runtimes
   : allRuntimes;
 
 // ---------------------------------------------------------------- helpers
-function gaussian(n, seed) {
-  // mulberry32 + Box–Muller: deterministic inputs, so runs are comparable.
-  let s = seed >>> 0;
-  const uniform = () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const out = new Float32Array(n);
-  for (let i = 0; i < n; i += 2) {
-    const r = Math.sqrt(-2 * Math.log(1 - uniform()));
-    const a = 2 * Math.PI * uniform();
-    out[i] = r * Math.cos(a);
-    if (i + 1 < n) out[i + 1] = r * Math.sin(a);
-  }
-  return out;
-}
-
 /**
  * Max element-wise relative error of a against b, each denominator floored at
  * 1e-3·max|b| so that entries near zero do not dominate.
@@ -150,11 +131,6 @@ const firstLine = (e) =>
   String(e?.message ?? e)
     .split('\n')[0]
     .slice(0, 160);
-
-const cpuMs = () => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1000;
-};
 
 /**
  * Warm-up runs (the first one's output is kept for validation) until ~kWarmupMs
