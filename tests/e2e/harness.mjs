@@ -93,3 +93,20 @@ export function useSite() {
   });
   return site;
 }
+
+/**
+ * A screenshot of the whole page. The panels below the fold are skipped by
+ * `content-visibility: auto` until scrolled to, and a capture beyond the viewport
+ * does not scroll: they are shown for the capture as a reader scrolling down sees them.
+ */
+export async function fullPageScreenshot(page, path) {
+  const panels = ['walk', 'notes', 'checks', 'verified', 'share'];
+  await page.evaluate((ids) => {
+    for (const id of ids) document.getElementById(id)?.style.setProperty('content-visibility', 'visible');
+  }, panels);
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await page.screenshot({ path, fullPage: true });
+  await page.evaluate((ids) => {
+    for (const id of ids) document.getElementById(id)?.style.removeProperty('content-visibility');
+  }, panels);
+}

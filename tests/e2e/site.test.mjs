@@ -6,7 +6,7 @@ import { before, test } from 'node:test';
 import { join } from 'node:path';
 
 import { createAttnScope } from 'attnscope';
-import { screenshots, useSite, waitReady, watch } from './harness.mjs';
+import { fullPageScreenshot, screenshots, useSite, waitReady, watch } from './harness.mjs';
 
 const site = useSite();
 let engine;
@@ -58,7 +58,7 @@ test('presets reproduce the tutorials’ worked examples', async () => {
   let c = await checks(page);
   assert.deepEqual(parseVec(c[0]), [0.6697615, 0.3302385]);
   assert.deepEqual(parseVec(c[2]), [1.6604769, 2.6604769]);
-  await page.screenshot({ path: join(screenshots, 'seed001.png'), fullPage: true });
+  await fullPageScreenshot(page, join(screenshots, 'seed001.png'));
 
   await selectPreset(page, 'seed002');
   c = await checks(page);
@@ -73,7 +73,7 @@ test('presets reproduce the tutorials’ worked examples', async () => {
   assert.deepEqual(t.q.data, [1, 0, 2, 2, 2, 2, 2, 1, 3]);
   assert.deepEqual(t.v.data, [1, 2, 3, 2, 8, 0, 2, 6, 3]);
   await page.click('#tab-lines');
-  await page.screenshot({ path: join(screenshots, 'seed002-walkthrough.png'), fullPage: true });
+  await fullPageScreenshot(page, join(screenshots, 'seed002-walkthrough.png'));
 
   await selectPreset(page, 'seed000-softmax1');
   assert.deepEqual(parseVec((await checks(page))[0]), [0.18, 0.25, 0.07, 0.17, 0.24, 0.09]);
@@ -127,7 +127,7 @@ test('numbers in the page equal the package’s output for the same input', asyn
   shown = await page.getAttribute('#inspect-body strong[data-full]', 'data-full');
   assert.equal(Number(shown), head1[1 * T + 3]);
   assert.match(await page.textContent('#inspect-body'), /exp\(/);
-  await page.screenshot({ path: join(screenshots, 'inspect-weights.png'), fullPage: true });
+  await fullPageScreenshot(page, join(screenshots, 'inspect-weights.png'));
 
   // The verified panel compares against its double-precision reference.
   await page.waitForSelector('#verified-body [data-max-rel]');
@@ -181,7 +181,7 @@ test('masks, heads, views and exports', async () => {
   assert.equal(await page.locator('#sel-head option').count(), 4);
   await page.click('#tab-heads');
   assert.equal(await page.locator('#view figure.mini').count(), 4);
-  await page.screenshot({ path: join(screenshots, 'all-heads.png'), fullPage: true });
+  await fullPageScreenshot(page, join(screenshots, 'all-heads.png'));
   await page.click('#tab-bars');
   assert.equal(await page.locator('#view svg rect').count() > 10, true);
   await page.screenshot({ path: join(screenshots, 'vectors.png') });
@@ -209,7 +209,7 @@ test('masks, heads, views and exports', async () => {
   // Padding masks over a batch of sentences of different lengths.
   await selectPreset(page, 'seed000-batch');
   assert.equal(await page.locator('#view figure.mini').count(), 6);
-  await page.screenshot({ path: join(screenshots, 'batch-padding.png'), fullPage: true });
+  await fullPageScreenshot(page, join(screenshots, 'batch-padding.png'));
   const batch = JSON.parse((await downloadOf(page, () => page.click('#export-json'))).bytes.toString());
   assert.deepEqual(batch.inputs.shape, [6, 8, 32]);
   assert.deepEqual(batch.inputs.lengths, [7, 6, 8, 3, 5, 4]);
@@ -227,7 +227,7 @@ test('masks, heads, views and exports', async () => {
   const strongs = await page.$$eval('#inspect-body strong', (els) => els.map((e) => Number(e.textContent.replace('−', '-'))));
   const [engineValue, doubleValue] = [strongs[0], strongs[1]];
   assert.ok(Math.abs(engineValue - doubleValue) <= 1e-4 * Math.max(1, Math.abs(doubleValue)), `LayerNorm ${engineValue} vs ${doubleValue}`);
-  await page.screenshot({ path: join(screenshots, 'block-layernorm.png'), fullPage: true });
+  await fullPageScreenshot(page, join(screenshots, 'block-layernorm.png'));
   assert.deepEqual(problems, []);
   await page.close();
 });
@@ -332,7 +332,7 @@ test('dark colour scheme, narrow screens and reduced motion render without overf
   assert.ok(overflow <= 0, `page is ${overflow}px wider than the screen`);
   const animated = await page.evaluate(() => getComputedStyle(document.querySelector('.walk-steps > li:last-child')).animationName);
   assert.equal(animated, 'none');
-  await page.screenshot({ path: join(screenshots, 'dark-narrow.png'), fullPage: true });
+  await fullPageScreenshot(page, join(screenshots, 'dark-narrow.png'));
   await page.setViewportSize({ width: 1440, height: 1000 });
   await page.waitForTimeout(800); // views redraw for the new width after a short debounce
   await page.screenshot({ path: join(screenshots, 'dark-wide.png') });
