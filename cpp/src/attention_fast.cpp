@@ -36,7 +36,7 @@ std::size_t attention_fast(const float* q, const float* k, const float* v,
   using Arch = xsimd::default_arch;
   const std::size_t T = dims.seq_len, d_k = dims.d_k, d_v = dims.d_v;
   std::vector<float> packed_keys(kernels::packed_keys_size(T, d_k, kernels::kKeyTile));
-  std::vector<float> scaled_values;
+  std::vector<float> packed_values(kernels::packed_values_size(T, d_v));
   kernels::FlashWorkspace workspace;
   std::size_t count = 0;
   for (std::size_t b = 0; b < dims.batch; ++b) {
@@ -44,15 +44,15 @@ std::size_t attention_fast(const float* q, const float* k, const float* v,
       const std::size_t head = b * dims.heads + h;
       const float* values = v + head * T * d_v;
       float* head_out = out + head * T * d_v;
+      kernels::pack_value_panels(values, T, d_v, packed_values.data());
       const int shift = value_exponent_shift(values, T * d_v, T);
       if (shift) {
-        scaled_values.assign(values, values + T * d_v);
-        kernels::scale_row<Arch>(scaled_values.data(), T * d_v, std::ldexp(1.0f, -shift));
-        values = scaled_values.data();
+        kernels::scale_row<Arch>(packed_values.data(), packed_values.size(),
+                                 std::ldexp(1.0f, -shift));
       }
       kernels::pack_key_tiles(k + head * T * d_k, T, d_k, kernels::kKeyTile, packed_keys.data());
-      kernels::flash_attention_best(q + head * T * d_k, packed_keys.data(), values, T, d_k, d_v,
-                                     scale, head_mask(mask, dims, b, h), head_out,
+      kernels::flash_attention_best(q + head * T * d_k, packed_keys.data(), packed_values.data(),
+                                     T, d_k, d_v, scale, head_mask(mask, dims, b, h), head_out,
                                      fully_masked + head * T, workspace);
       if (shift) kernels::scale_row<Arch>(head_out, T * d_v, std::ldexp(1.0f, shift));
       for (std::size_t i = 0; i < T; ++i) count += fully_masked[head * T + i];

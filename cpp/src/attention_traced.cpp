@@ -21,10 +21,10 @@ std::size_t attention_traced(const float* q, const float* k, const float* v,
   using Arch = xsimd::default_arch;
   const std::size_t T = dims.seq_len, d_k = dims.d_k, d_v = dims.d_v;
   const std::size_t tt = T * T;
-  // The fast path's key tiles, micro-kernel and scaling: both paths compute
-  // the same float scores and scaled scores.
-  constexpr std::size_t kTile = kernels::kKeyTile;
-  std::vector<float> packed_keys(kernels::packed_keys_size(T, d_k, kTile));
+  // The fast path's micro-kernel and scaling: both paths compute the same
+  // float scores and scaled scores (each score the same sum in the same
+  // order, whatever the layout of the keys).
+  std::vector<float> keys_t(d_k * T);
   std::vector<std::uint8_t> has_keys(T);
   std::size_t count = 0;
 
@@ -39,10 +39,12 @@ std::size_t attention_traced(const float* q, const float* k, const float* v,
       float* masked = trace.masked + head * tt;
       float* weights = trace.weights + head * tt;
 
-      kernels::pack_key_tiles(kh, T, d_k, kTile, packed_keys.data());
-      for (std::size_t k0 = 0; k0 < T; k0 += kTile) {
-        kernels::matmul_best(qh, d_k, packed_keys.data() + (k0 / kTile) * d_k * kTile, kTile,
-                              scores + k0, T, T, d_k, std::min(kTile, T - k0));
+      kernels::transpose_keys(kh, T, d_k, keys_t.data());
+      // A key tile at a time, so that its packed copy stays in cache for
+      // every query.
+      for (std::size_t k0 = 0; k0 < T; k0 += kernels::kKeyTile) {
+        kernels::matmul_best(qh, d_k, keys_t.data() + k0, T, scores + k0, T, T, d_k,
+                             std::min(kernels::kKeyTile, T - k0));
       }
       std::copy(scores, scores + tt, scaled);
       kernels::scale_row<Arch>(scaled, tt, scale);

@@ -22,6 +22,21 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
+// flash_attention on unpacked keys (T × d_k) and values (T × d_v), packed as
+// attention_fast packs them.
+void flash_unpacked(const std::vector<float>& q, const std::vector<float>& k,
+                    const std::vector<float>& v, std::size_t T, std::size_t d_k, std::size_t d_v,
+                    float scale, const HeadMask& mask, std::vector<float>& out,
+                    std::vector<std::uint8_t>& flags) {
+  std::vector<float> keys(packed_keys_size(T, d_k, kKeyTile), kInf);
+  std::vector<float> values(packed_values_size(T, d_v), kInf);
+  pack_key_tiles(k.data(), T, d_k, kKeyTile, keys.data());
+  pack_value_panels(v.data(), T, d_v, values.data());
+  FlashWorkspace ws;
+  flash_attention(q.data(), keys.data(), values.data(), T, d_k, d_v, scale, mask, out.data(),
+                  flags.data(), ws);
+}
+
 struct FlashCase {
   std::size_t T, d_k, d_v;
   bool causal;
@@ -51,13 +66,10 @@ void check_flash(const FlashCase& fc, std::mt19937& rng) {
   mask.allowed = fc.allowed ? allowed.data() : nullptr;
   const float scale = 1.0f / std::sqrt(float(fc.d_k));
 
-  std::vector<float> packed(packed_keys_size(T, fc.d_k, kKeyTile)), out(T * fc.d_v, 123.0f);
+  std::vector<float> out(T * fc.d_v, 123.0f);
   std::vector<std::uint8_t> flags(T, 7), ref_flags(T);
   std::vector<double> ref(T * fc.d_v);
-  pack_key_tiles(k.data(), T, fc.d_k, kKeyTile, packed.data());
-  FlashWorkspace ws;
-  flash_attention(q.data(), packed.data(), v.data(), T, fc.d_k, fc.d_v, scale, mask, out.data(),
-                  flags.data(), ws);
+  flash_unpacked(q, k, v, T, fc.d_k, fc.d_v, scale, mask, out, flags);
   flash_attention_reference(q.data(), k.data(), v.data(), T, fc.d_k, fc.d_v, scale, mask,
                             ref.data(), ref_flags.data());
   INFO("T = " << T << ", d_k = " << fc.d_k << ", d_v = " << fc.d_v << ", causal = " << fc.causal
@@ -84,14 +96,10 @@ OneDimResult flash_one_dim(const std::vector<float>& k, const std::vector<float>
                            const HeadMask& mask) {
   const std::size_t T = k.size(), d = 1;
   const std::vector<float> q(T, 1.0f);
-  FlashWorkspace ws;
   std::vector<float> out(T);
   std::vector<std::uint8_t> flags(T), ref_flags(T);
   std::vector<double> ref(T);
-  std::vector<float> packed(packed_keys_size(T, d, kKeyTile));
-  pack_key_tiles(k.data(), T, d, kKeyTile, packed.data());
-  flash_attention(q.data(), packed.data(), v.data(), T, d, d, 1.0f, mask, out.data(),
-                  flags.data(), ws);
+  flash_unpacked(q, k, v, T, d, d, 1.0f, mask, out, flags);
   flash_attention_reference(q.data(), k.data(), v.data(), T, d, d, 1.0, mask, ref.data(),
                             ref_flags.data());
   return {max_scaled_error(out, ref, 1.0), flags == ref_flags};

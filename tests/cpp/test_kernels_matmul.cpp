@@ -1,7 +1,8 @@
-// matmul (plain, strided, accumulating, packed) and key packing against
-// references.
+// matmul (plain, strided, accumulating, packed, B as column panels), key and
+// value packing against references.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -22,7 +23,21 @@ enum class Form {
   packed_b,    // matmul_packed: B copied into panels first
   fixed_lda,   // matmul<Arch, kFixedLda>: A's row stride known at compile time
   row_panels,  // matmul<Arch, kPackedA> on A packed by pack_row_panels
+  b_panels,    // matmul_with on B as PanelsB<kPanelWidth> (a tile within a panel)
+  b_batch_panels,  // matmul_with on B as panels one batch wide (a panel per batch)
 };
+
+// B (k × n, row stride ldb) copied into panels of `width` columns, `stride`
+// floats apart (more than k·width, so that a stride mistaken for k·width
+// shows); everything else NaN.
+std::vector<float> pack_b_panels(const std::vector<float>& b, std::size_t ldb, std::size_t k,
+                                 std::size_t n, std::size_t width, std::size_t stride) {
+  std::vector<float> panels((n + width - 1) / width * stride, NAN);
+  for (std::size_t p = 0; p < k; ++p) {
+    for (std::size_t j = 0; j < n; ++j) panels[(j / width) * stride + p * width + j % width] = b[p * ldb + j];
+  }
+  return panels;
+}
 constexpr std::size_t kFixedLda = 24;
 
 // |c − ref| bounded by tol · Σ_p |a_ip·b_pj| per element: relative to the
@@ -42,6 +57,17 @@ void check_matmul(std::size_t m, std::size_t k, std::size_t n, std::size_t pad, 
                   accumulate);
   } else if (form == Form::fixed_lda) {
     matmul<Arch, kFixedLda>(a.data(), lda, b.data(), ldb, c.data(), ldc, m, k, n, accumulate);
+  } else if (form == Form::b_panels) {
+    const std::size_t stride = k * kPanelWidth + 5;
+    const std::vector<float> panels = pack_b_panels(b, ldb, k, n, kPanelWidth, stride);
+    matmul_with<Arch>(a.data(), lda, Panels{panels.data(), stride}, c.data(), ldc, m, k, n,
+                      accumulate);
+  } else if (form == Form::b_batch_panels) {
+    constexpr std::size_t W = xsimd::batch<float, Arch>::size;
+    const std::size_t stride = k * W + 3;
+    const std::vector<float> panels = pack_b_panels(b, ldb, k, n, W, stride);
+    matmul_with<Arch>(a.data(), lda, PanelsB<W>{panels.data(), stride}, c.data(), ldc, m, k, n,
+                      accumulate);
   } else if (form == Form::row_panels) {
     std::vector<float> panels(m * k, NAN);
     pack_row_panels(a.data(), lda, m, k, panels.data());
@@ -127,6 +153,23 @@ TEST_CASE("matmul with a compile-time row stride or packed row panels of A match
   }
 }
 
+TEST_CASE("matmul reading B as column panels matches its reference", "[kernels][matmul]") {
+  // Panels of 16 columns (two 2-batch tiles each in wasm and SSE2, one with
+  // AVX2) and panels one batch wide (each batch of a tile in its own panel,
+  // as AVX-512 reads 16-column panels); every column tail, row groups of 4,
+  // 2 and 1, plain and accumulating.
+  std::mt19937 rng(16);
+  for (Form form : {Form::b_panels, Form::b_batch_panels}) {
+    for (std::size_t n : {1u, 3u, 4u, 5u, 8u, 12u, 15u, 16u, 17u, 24u, 31u, 32u, 33u, 64u, 67u}) {
+      for (std::size_t m : {1u, 2u, 3u, 4u, 7u, 16u}) {
+        check_matmul(m, 9, n, 0, false, rng, form);
+        check_matmul(m, 9, n, 2, true, rng, form);
+      }
+    }
+    for (std::size_t k : {1u, 2u, 64u, 128u}) check_matmul(16, k, 64, 0, true, rng, form);
+  }
+}
+
 TEST_CASE("pack_row_panels stores each row group column by column", "[kernels][matmul]") {
   // 7 rows of 3: a group of 4 (rows 0-3), of 2 (rows 4-5), of 1 (row 6).
   std::vector<float> a(7 * 5);
@@ -141,11 +184,12 @@ TEST_CASE("pack_row_panels stores each row group column by column", "[kernels][m
   CHECK(panels == expected);
 }
 
-TEST_CASE("pack_key_tiles lays out transposed key tiles, zero padded", "[kernels][matmul]") {
+TEST_CASE("pack_key_tiles lays out transposed key tiles as panels, zero padded",
+          "[kernels][matmul]") {
   std::mt19937 rng(13);
   for (std::size_t T : {1u, 3u, 16u, 17u, 64u, 65u, 130u}) {
     for (std::size_t d_k : {1u, 2u, 16u, 33u}) {
-      for (std::size_t tile : {4u, 64u}) {
+      for (std::size_t tile : {16u, 64u, 128u}) {
         const std::vector<float> keys = random_floats(rng, T * d_k);
         const std::size_t tiles = (T + tile - 1) / tile;
         REQUIRE(packed_keys_size(T, d_k, tile) == tiles * d_k * tile);
@@ -153,17 +197,44 @@ TEST_CASE("pack_key_tiles lays out transposed key tiles, zero padded", "[kernels
         pack_key_tiles(keys.data(), T, d_k, tile, packed.data());
         bool same = true;
         for (std::size_t t = 0; t < tiles; ++t) {
+          // Read through the layout the flash kernel gives matmul_with.
+          const Panels block = key_tile_panels(packed.data() + t * d_k * tile, d_k);
           for (std::size_t p = 0; p < d_k; ++p) {
             for (std::size_t j = 0; j < tile; ++j) {
               const std::size_t key = t * tile + j;
               const float expected = key < T ? keys[key * d_k + p] : 0.0f;
-              same = same && packed[(t * d_k + p) * tile + j] == expected;
+              same = same && block.at(p, j) == expected;
             }
           }
         }
         INFO("T = " << T << ", d_k = " << d_k << ", tile = " << tile);
         CHECK(same);
+        CHECK(std::count(packed.begin(), packed.end(), -7.0f) == 0);  // every float written
       }
+    }
+  }
+}
+
+TEST_CASE("pack_value_panels lays out values as panels of kPanelWidth columns",
+          "[kernels][matmul]") {
+  std::mt19937 rng(17);
+  for (std::size_t T : {1u, 5u, 128u, 130u}) {
+    for (std::size_t d_v : {1u, 4u, 15u, 16u, 17u, 64u, 70u}) {
+      const std::vector<float> values = random_floats(rng, T * d_v);
+      REQUIRE(packed_values_size(T, d_v) == (d_v + 15) / 16 * 16 * T);
+      std::vector<float> packed(packed_values_size(T, d_v), -7.0f);
+      pack_value_panels(values.data(), T, d_v, packed.data());
+      bool same = true;
+      for (std::size_t t0 : {std::size_t{0}, T / 2}) {
+        const Panels rows = value_panels(packed.data(), T, t0);
+        for (std::size_t t = t0; t < T; ++t) {
+          for (std::size_t j = 0; j < d_v; ++j) same = same && rows.at(t - t0, j) == values[t * d_v + j];
+        }
+      }
+      INFO("T = " << T << ", d_v = " << d_v);
+      CHECK(same);
+      // The last panel's columns past d_v are zero, not left unwritten.
+      CHECK(std::count(packed.begin(), packed.end(), -7.0f) == 0);
     }
   }
 }

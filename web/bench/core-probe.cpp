@@ -120,7 +120,9 @@ EMSCRIPTEN_KEEPALIVE void probe_prepare_products(int heads, int T, int d) {
   const std::vector<float> queries = filled(p.T * p.d, 8);
   p.queries.resize(p.T * p.d);
   pack_row_panels(queries.data(), p.d, p.T, p.d, p.queries.data());
-  p.values = filled(p.T * p.d, 9);
+  const std::vector<float> values = filled(p.T * p.d, 9);
+  p.values.resize(packed_values_size(p.T, p.d));
+  pack_value_panels(values.data(), p.T, p.d, p.values.data());
   const std::vector<float> keys = filled(p.T * p.d, 10);
   p.packed_keys.resize(packed_keys_size(p.T, p.d, kKeyTile));
   pack_key_tiles(keys.data(), p.T, p.d, kKeyTile, p.packed_keys.data());
@@ -139,10 +141,10 @@ EMSCRIPTEN_KEEPALIVE int probe_run_products() {
       for (std::size_t k0 = 0; k0 < p.T; k0 += kKeyTile) {
         const std::size_t cols = std::min(kKeyTile, p.T - k0);
         const float* key_tile = p.packed_keys.data() + (k0 / kKeyTile) * p.d * kKeyTile;
-        matmul<Arch, kPackedA>(p.queries.data() + q0 * p.d, p.d, key_tile, kKeyTile, p.scores.data(),
-                     kKeyTile, rows, p.d, cols);
-        matmul<Arch, kKeyTile>(p.scores.data(), kKeyTile, p.values.data() + k0 * p.d, p.d,
-                     p.partial.data(), p.d, rows, cols, p.d, /*accumulate=*/true);
+        matmul_with<Arch, kPackedA>(p.queries.data() + q0 * p.d, p.d, key_tile_panels(key_tile, p.d),
+                                    p.scores.data(), kKeyTile, rows, p.d, cols);
+        matmul_with<Arch, kKeyTile>(p.scores.data(), kKeyTile, value_panels(p.values.data(), p.T, k0),
+                                    p.partial.data(), p.d, rows, cols, p.d, /*accumulate=*/true);
       }
     }
   }

@@ -15,7 +15,7 @@
 namespace attnscope::kernels {
 
 /// flash_attention for one (batch, head); see flash_attention.hpp.
-void flash_attention_best(const float* q, const float* packed_keys, const float* v,
+void flash_attention_best(const float* q, const float* packed_keys, const float* packed_values,
                           std::size_t T, std::size_t d_k, std::size_t d_v, float scale,
                           const HeadMask& mask, float* out, std::uint8_t* fully_masked,
                           FlashWorkspace& ws);
@@ -37,9 +37,10 @@ const char* best_arch_name();
 // for the chosen Arch; each kernels_<arch>.cpp defines its instantiation.
 struct FlashAttentionKernel {
   template <class Arch>
-  void operator()(Arch, const float* q, const float* packed_keys, const float* v, std::size_t T,
-                  std::size_t d_k, std::size_t d_v, float scale, const HeadMask& mask,
-                  float* out, std::uint8_t* fully_masked, FlashWorkspace& ws) const;
+  void operator()(Arch, const float* q, const float* packed_keys, const float* packed_values,
+                  std::size_t T, std::size_t d_k, std::size_t d_v, float scale,
+                  const HeadMask& mask, float* out, std::uint8_t* fully_masked,
+                  FlashWorkspace& ws) const;
 };
 struct MatmulKernel {
   template <class Arch>

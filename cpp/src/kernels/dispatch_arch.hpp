@@ -14,12 +14,12 @@ namespace attnscope::kernels {
 
 template <class Arch>
 void FlashAttentionKernel::operator()(Arch, const float* q, const float* packed_keys,
-                                      const float* v, std::size_t T, std::size_t d_k,
+                                      const float* packed_values, std::size_t T, std::size_t d_k,
                                       std::size_t d_v, float scale, const HeadMask& mask,
                                       float* out, std::uint8_t* fully_masked,
                                       FlashWorkspace& ws) const {
-  flash_attention_sized<Arch>(q, packed_keys, v, T, d_k, d_v, scale, mask, out, fully_masked,
-                              ws);
+  flash_attention_sized<Arch>(q, packed_keys, packed_values, T, d_k, d_v, scale, mask, out,
+                              fully_masked, ws);
 }
 
 template <class Arch>

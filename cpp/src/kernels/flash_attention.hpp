@@ -121,16 +121,17 @@ void softmax_row_new_max(const float* scores, float scale, float* weights, std::
 template <class Arch>
 void tile_scores(const float* queries, const float* key_tile, float* scores, std::size_t rows,
                  std::size_t d_k, std::size_t cols) {
-  matmul<Arch, kPackedA>(queries, d_k, key_tile, kKeyTile, scores, kKeyTile, rows, d_k, cols);
+  matmul_with<Arch, kPackedA>(queries, d_k, key_tile_panels(key_tile, d_k), scores, kKeyTile,
+                              rows, d_k, cols);
 }
 
 /// partial += P·V for one tile: weights (rows × cols, row stride kKeyTile)
-/// times cols value rows.
+/// times the tile's cols values (value_panels).
 template <class Arch>
-void tile_accumulate_values(const float* weights, const float* values, float* partial,
+void tile_accumulate_values(const float* weights, Panels values, float* partial,
                             std::size_t rows, std::size_t cols, std::size_t d_v) {
-  matmul<Arch, kKeyTile>(weights, kKeyTile, values, d_v, partial, d_v, rows, cols, d_v,
-                         /*accumulate=*/true);
+  matmul_with<Arch, kKeyTile>(weights, kKeyTile, values, partial, d_v, rows, cols, d_v,
+                              /*accumulate=*/true);
 }
 
 /// One query row of one key tile: turns scores[0..n)·scale into weights
@@ -212,17 +213,23 @@ bool exponents_in_range(const float* q, const float* packed_keys, std::size_t T,
   for (std::size_t i = 0; i < T; ++i) {
     query_norm2 = std::max(query_norm2, sum_of_squares<Arch>(q + i * d_k, d_k));
   }
-  // Packed tiles hold keys as columns: sum the squares down each column.
+  // Packed tiles hold keys as the columns of panels: sum the squares down
+  // each column.
   using batch = xsimd::batch<float, Arch>;
   constexpr std::size_t W = batch::size;
+  static_assert(kKeyTile % kPanelWidth == 0 && kPanelWidth % W == 0);
   float key_norm2 = 0.0f;
   for (std::size_t k0 = 0; k0 < T; k0 += kKeyTile) {
     const float* tile = packed_keys + (k0 / kKeyTile) * d_k * kKeyTile;
     std::fill(scratch, scratch + kKeyTile, 0.0f);
-    for (std::size_t p = 0; p < d_k; ++p) {
-      for (std::size_t j = 0; j < kKeyTile; j += W) {
-        const batch key = batch::load_unaligned(tile + p * kKeyTile + j);
-        xsimd::fma(key, key, batch::load_unaligned(scratch + j)).store_unaligned(scratch + j);
+    for (std::size_t j0 = 0; j0 < kKeyTile; j0 += kPanelWidth) {
+      const float* panel = tile + j0 * d_k;
+      for (std::size_t p = 0; p < d_k; ++p) {
+        for (std::size_t j = 0; j < kPanelWidth; j += W) {
+          const batch key = batch::load_unaligned(panel + p * kPanelWidth + j);
+          float* sum = scratch + j0 + j;
+          xsimd::fma(key, key, batch::load_unaligned(sum)).store_unaligned(sum);
+        }
       }
     }
     key_norm2 = std::max(key_norm2, *std::max_element(scratch, scratch + kKeyTile));
@@ -234,7 +241,7 @@ bool exponents_in_range(const float* q, const float* packed_keys, std::size_t T,
 
 /// flash_attention on a workspace already sized by size_workspace(ws, d_k, d_v).
 template <class Arch = xsimd::default_arch>
-void flash_attention_sized(const float* q, const float* packed_keys, const float* v,
+void flash_attention_sized(const float* q, const float* packed_keys, const float* packed_values,
                            std::size_t T, std::size_t d_k, std::size_t d_v, float scale,
                            const HeadMask& mask, float* out, std::uint8_t* fully_masked,
                            FlashWorkspace& ws) {
@@ -302,9 +309,8 @@ void flash_attention_sized(const float* q, const float* packed_keys, const float
                                              partial + (first + r) * d_v, d_v);
           }
         }
-        call_outlined<&detail::tile_accumulate_values<Arch>>(weights, v + k0 * d_v,
-                                                             partial + first * d_v, rows, cols,
-                                                             d_v);
+        call_outlined<&detail::tile_accumulate_values<Arch>>(
+            weights, value_panels(packed_values, T, k0), partial + first * d_v, rows, cols, d_v);
       }
     }
 
@@ -323,16 +329,18 @@ void flash_attention_sized(const float* q, const float* packed_keys, const float
   }
 }
 
-/// q (T×d_k), packed_keys (pack_key_tiles with tile kKeyTile), v (T×d_v)
-/// → out (T×d_v), scores multiplied by `scale`. fully_masked[i] = 1 (and out
-/// row i = 0) when query i sees no key.
+/// q (T×d_k), packed_keys (pack_key_tiles with tile kKeyTile),
+/// packed_values (pack_value_panels of the T×d_v values) → out (T×d_v),
+/// scores multiplied by `scale`. fully_masked[i] = 1 (and out row i = 0)
+/// when query i sees no key.
 template <class Arch = xsimd::default_arch>
-void flash_attention(const float* q, const float* packed_keys, const float* v, std::size_t T,
-                     std::size_t d_k, std::size_t d_v, float scale, const HeadMask& mask,
-                     float* out, std::uint8_t* fully_masked, FlashWorkspace& ws) {
+void flash_attention(const float* q, const float* packed_keys, const float* packed_values,
+                     std::size_t T, std::size_t d_k, std::size_t d_v, float scale,
+                     const HeadMask& mask, float* out, std::uint8_t* fully_masked,
+                     FlashWorkspace& ws) {
   size_workspace(ws, d_k, d_v);
-  flash_attention_sized<Arch>(q, packed_keys, v, T, d_k, d_v, scale, mask, out, fully_masked,
-                              ws);
+  flash_attention_sized<Arch>(q, packed_keys, packed_values, T, d_k, d_v, scale, mask, out,
+                              fully_masked, ws);
 }
 
 /// Reference: scores, mask, softmax and weights·V in double precision.

@@ -8,6 +8,12 @@
 // batch is used kMatmulRows times and each broadcast A value kMatmulCols
 // times. 4 × 2 measured fastest both natively (sse2) and in wasm, against
 // 6 × 2, 4 × 3 and 8 × 1, which spill registers under V8.
+//
+// B is read through a layout: RowsB (row by row, ldb apart) or PanelsB
+// (column panels whose rows follow each other in memory). Walking down B
+// rows 512 bytes apart, as in a 128-key tile, puts every row of a tile's
+// columns in the same 8 of the L1 cache's 64 sets; panels keep the walk in
+// consecutive lines (web/bench/README.md, "B panels").
 #pragma once
 
 #include <algorithm>
@@ -37,16 +43,55 @@ inline constexpr bool kBumpPointers = true;
 inline constexpr bool kBumpPointers = false;
 #endif
 
+/// B stored row by row: B(p, j) at b[p·ldb + j].
+struct RowsB {
+  const float* b;
+  std::size_t ldb;
+  const float* column(std::size_t j) const { return b + j; }
+  std::size_t row_step() const { return ldb; }
+  /// Distance from one batch of a Cols-batch tile to the next.
+  template <std::size_t W, std::size_t Cols>
+  static constexpr std::size_t batch_step() {
+    return W;
+  }
+  float at(std::size_t p, std::size_t j) const { return b[p * ldb + j]; }
+};
+
+/// B stored as panels of kWidth columns, `stride` floats apart, each panel
+/// row after row: B(p, j) at b[(j / kWidth)·stride + p·kWidth + j % kWidth].
+/// A tile of whole batches starting at a multiple of its width lies in one
+/// panel when it is at most kWidth wide; wider tiles (AVX-512 with 16-column
+/// panels) take one panel per batch.
+template <std::size_t kWidth>
+struct PanelsB {
+  const float* b;
+  std::size_t stride;
+  const float* column(std::size_t j) const { return b + (j / kWidth) * stride + j % kWidth; }
+  static constexpr std::size_t row_step() { return kWidth; }
+  template <std::size_t W, std::size_t Cols>
+  std::size_t batch_step() const {
+    static_assert(W * Cols <= kWidth ? kWidth % (W * Cols) == 0 : W == kWidth,
+                  "a tile's batches must each lie within one panel");
+    return W * Cols <= kWidth ? W : stride;
+  }
+  float at(std::size_t p, std::size_t j) const { return column(j)[p * kWidth]; }
+};
+
 namespace detail {
 
-template <class Arch, std::size_t Rows, std::size_t Cols, std::size_t kLda = 0>
-inline void matmul_tile(const float* a, std::size_t lda_runtime, const float* b, std::size_t ldb,
-                        float* c, std::size_t ldc, std::size_t k, bool accumulate) {
+/// One register tile: Rows rows of C from column j0, Cols batches wide.
+template <class Arch, std::size_t Rows, std::size_t Cols, std::size_t kLda, class BLayout>
+inline void matmul_tile(const float* a, std::size_t lda_runtime, const BLayout& bl,
+                        std::size_t j0, float* c, std::size_t ldc, std::size_t k,
+                        bool accumulate) {
   // A(r, p) is a_col[r * lda] with a_col advancing by a_step per p.
   const std::size_t lda = kLda == kPackedA ? 1 : kLda ? kLda : lda_runtime;
   constexpr std::size_t a_step = kLda == kPackedA ? Rows : 1;
   using batch = xsimd::batch<float, Arch>;
   constexpr std::size_t W = batch::size;
+  const float* b = bl.column(j0);
+  const std::size_t ldb = bl.row_step();
+  const std::size_t b_step = bl.template batch_step<W, Cols>();
   batch acc[Rows][Cols];
   for (std::size_t r = 0; r < Rows; ++r) {
     for (std::size_t j = 0; j < Cols; ++j) {
@@ -65,7 +110,7 @@ inline void matmul_tile(const float* a, std::size_t lda_runtime, const float* b,
       b_row = b + p * ldb;
     }
     batch bv[Cols];
-    for (std::size_t j = 0; j < Cols; ++j) bv[j] = batch::load_unaligned(b_row + j * W);
+    for (std::size_t j = 0; j < Cols; ++j) bv[j] = batch::load_unaligned(b_row + j * b_step);
     for (std::size_t r = 0; r < Rows; ++r) {
       const batch av(a_col[r * lda]);
       for (std::size_t j = 0; j < Cols; ++j) acc[r][j] = xsimd::fma(av, bv[j], acc[r][j]);
@@ -81,17 +126,16 @@ inline void matmul_tile(const float* a, std::size_t lda_runtime, const float* b,
 }
 
 // All columns of `Rows` rows: wide tiles, then single batches, then scalars.
-template <class Arch, std::size_t Rows, std::size_t kLda = 0>
-inline void matmul_rows(const float* a, std::size_t lda, const float* b, std::size_t ldb,
-                        float* c, std::size_t ldc, std::size_t k, std::size_t n,
-                        bool accumulate) {
+template <class Arch, std::size_t Rows, std::size_t kLda, class BLayout>
+inline void matmul_rows(const float* a, std::size_t lda, const BLayout& b, float* c,
+                        std::size_t ldc, std::size_t k, std::size_t n, bool accumulate) {
   constexpr std::size_t W = xsimd::batch<float, Arch>::size;
   std::size_t j = 0;
   for (; j + kMatmulCols * W <= n; j += kMatmulCols * W) {
-    matmul_tile<Arch, Rows, kMatmulCols, kLda>(a, lda, b + j, ldb, c + j, ldc, k, accumulate);
+    matmul_tile<Arch, Rows, kMatmulCols, kLda>(a, lda, b, j, c + j, ldc, k, accumulate);
   }
   for (; j + W <= n; j += W) {
-    matmul_tile<Arch, Rows, 1, kLda>(a, lda, b + j, ldb, c + j, ldc, k, accumulate);
+    matmul_tile<Arch, Rows, 1, kLda>(a, lda, b, j, c + j, ldc, k, accumulate);
   }
   // Scalar tail. Gathering it into padded batches, or accumulating it with
   // the shared dimension outermost, both measured slower under V8.
@@ -99,7 +143,7 @@ inline void matmul_rows(const float* a, std::size_t lda, const float* b, std::si
     for (std::size_t r = 0; r < Rows; ++r) {
       float sum = accumulate ? c[r * ldc + j] : 0.0f;
       for (std::size_t p = 0; p < k; ++p) {
-        sum += (kLda == kPackedA ? a[p * Rows + r] : a[r * lda + p]) * b[p * ldb + j];
+        sum += (kLda == kPackedA ? a[p * Rows + r] : a[r * lda + p]) * b.at(p, j);
       }
       c[r * ldc + j] = sum;
     }
@@ -108,31 +152,38 @@ inline void matmul_rows(const float* a, std::size_t lda, const float* b, std::si
 
 }  // namespace detail
 
-/// c (m×n, row stride ldc) = a (m×k, lda) · b (k×n, ldb); with `accumulate`
-/// the product is added to c instead. kLda, when not 0, is A's row stride
-/// known at compile time (equal to lda), or kPackedA for A packed by
-/// pack_row_panels.
-template <class Arch = xsimd::default_arch, std::size_t kLda = 0>
-void matmul(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
-            std::size_t ldc, std::size_t m, std::size_t k, std::size_t n,
-            bool accumulate = false) {
+/// c (m×n, row stride ldc) = a (m×k, lda) · b (k×n, read through a layout:
+/// RowsB or PanelsB); with `accumulate` the product is added to c instead.
+/// kLda, when not 0, is A's row stride known at compile time (equal to lda),
+/// or kPackedA for A packed by pack_row_panels.
+template <class Arch = xsimd::default_arch, std::size_t kLda = 0, class BLayout>
+void matmul_with(const float* a, std::size_t lda, const BLayout& b, float* c, std::size_t ldc,
+                 std::size_t m, std::size_t k, std::size_t n, bool accumulate = false) {
   // Packed panels of rows i.. start at a + i·k.
   const std::size_t row_step = kLda == kPackedA ? k : lda;
   std::size_t i = 0;
   for (; i + kMatmulRows <= m; i += kMatmulRows) {
-    detail::matmul_rows<Arch, kMatmulRows, kLda>(a + i * row_step, lda, b, ldb, c + i * ldc, ldc,
-                                                 k, n, accumulate);
+    detail::matmul_rows<Arch, kMatmulRows, kLda>(a + i * row_step, lda, b, c + i * ldc, ldc, k, n,
+                                                 accumulate);
   }
   // Leftover rows in blocks of 2 then 1, so a short tail still reuses each
   // loaded B batch.
   for (; i + 2 <= m; i += 2) {
-    detail::matmul_rows<Arch, 2, kLda>(a + i * row_step, lda, b, ldb, c + i * ldc, ldc, k, n,
+    detail::matmul_rows<Arch, 2, kLda>(a + i * row_step, lda, b, c + i * ldc, ldc, k, n,
                                        accumulate);
   }
   for (; i < m; ++i) {
-    detail::matmul_rows<Arch, 1, kLda>(a + i * row_step, lda, b, ldb, c + i * ldc, ldc, k, n,
+    detail::matmul_rows<Arch, 1, kLda>(a + i * row_step, lda, b, c + i * ldc, ldc, k, n,
                                        accumulate);
   }
+}
+
+/// matmul_with on b (k×n) stored row by row, ldb apart.
+template <class Arch = xsimd::default_arch, std::size_t kLda = 0>
+void matmul(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
+            std::size_t ldc, std::size_t m, std::size_t k, std::size_t n,
+            bool accumulate = false) {
+  matmul_with<Arch, kLda>(a, lda, RowsB{b, ldb}, c, ldc, m, k, n, accumulate);
 }
 
 /// Copies the m × k matrix a (row stride lda) into out (m·k floats) as the
@@ -180,21 +231,12 @@ void matmul_packed(const float* a, std::size_t lda, const float* b, std::size_t 
       std::copy(b + p * ldb + j0, b + p * ldb + j0 + P, panel + p * P);
     }
   }
-  const auto rows = [&](auto row_count, std::size_t i) {
-    constexpr std::size_t R = decltype(row_count)::value;
-    for (std::size_t j0 = 0; j0 < full; j0 += P) {
-      detail::matmul_tile<Arch, R, kMatmulCols>(a + i * lda, lda, scratch + j0 * k, P,
-                                                c + i * ldc + j0, ldc, k, accumulate);
-    }
-    if (full < n) {
-      detail::matmul_rows<Arch, R>(a + i * lda, lda, b + full, ldb, c + i * ldc + full, ldc, k,
-                                   n - full, accumulate);
-    }
-  };
-  std::size_t i = 0;
-  for (; i + kMatmulRows <= m; i += kMatmulRows) rows(std::integral_constant<std::size_t, kMatmulRows>{}, i);
-  for (; i + 2 <= m; i += 2) rows(std::integral_constant<std::size_t, 2>{}, i);
-  for (; i < m; ++i) rows(std::integral_constant<std::size_t, 1>{}, i);
+  // The packed panels, then the leftover columns in place.
+  const PanelsB<P> panels{scratch, k * P};
+  matmul_with<Arch>(a, lda, panels, c, ldc, m, k, full, accumulate);
+  if (full < n) {
+    matmul_with<Arch>(a, lda, RowsB{b + full, ldb}, c + full, ldc, m, k, n - full, accumulate);
+  }
 }
 
 /// Reference: double accumulation, same layout and semantics.
