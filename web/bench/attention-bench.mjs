@@ -12,7 +12,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import os from 'node:os';
 import { attentionChart } from './chart.mjs';
-import { cpuMs, gaussian } from './inputs.mjs';
+import { cpuMs, cpuName, gaussian } from './inputs.mjs';
 import { plainAttention } from './plain-js.mjs';
 import { measureSimdPeak } from './simd-peak.mjs';
 import { createAttnScopeAttention, createAttnScopeLinear, distDir, loadAttnScope } from './attnscope-runner.mjs';
@@ -218,7 +218,7 @@ console.log(
   `attnscope ${engine.version} (${engine.simdArch}) · onnxruntime-web ${ortVersion()} · tfjs ${tfjsVersion()}`,
 );
 console.log(
-  `Node ${process.version} (V8 ${process.versions.v8}) · ${os.cpus()[0]?.model} × ${os.cpus().length} · load ${loadBefore.map((x) => x.toFixed(2)).join(' ')}`,
+  `Node ${process.version} (V8 ${process.versions.v8}) · ${cpuName()} × ${os.cpus().length} · load ${loadBefore.map((x) => x.toFixed(2)).join(' ')}`,
 );
 console.log(
   `H = ${kHeads}, d = ${kHeadDim}, single thread; GFLOP/s = 4·H·T²·d / median time (causal too); ` +
@@ -507,7 +507,7 @@ const result = {
   date: new Date().toISOString(),
   seconds: Math.round((Date.now() - t0) / 1000),
   machine: {
-    cpu: os.cpus()[0]?.model,
+    cpu: cpuName(),
     cores: os.cpus().length,
     node: process.version,
     v8: process.versions.v8,
@@ -532,7 +532,7 @@ writeFileSync(
     rows.filter((r) => r.gflops).map((r) => ({ ...r, runtime: runtimes.find((x) => x.id === r.runtime).label })),
     {
       peak: peak.gflops,
-      subtitle: `Scaled dot-product attention, H=${kHeads}, d=${kHeadDim}, one thread, ${clock === 'cpu' ? 'CPU' : 'wall'} time, Node ${process.version}, ${os.cpus()[0]?.model}`,
+      subtitle: `Scaled dot-product attention, H=${kHeads}, d=${kHeadDim}, one thread, ${clock === 'cpu' ? 'CPU' : 'wall'} time, Node ${process.version}, ${cpuName()}`,
     },
   ),
 );

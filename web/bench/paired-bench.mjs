@@ -10,7 +10,7 @@
 //
 // Same inputs as attention-bench.mjs's cell for that T (H = 8, d = 64), process CPU time.
 import { createAttnScopeAttention } from './attnscope-runner.mjs';
-import { cpuMs, gaussian } from './inputs.mjs';
+import { cpuMs, cpuName, gaussian } from './inputs.mjs';
 import { createOrtAttention } from './ort-runner.mjs';
 import { createTfjsAttention } from './tfjs-runner.mjs';
 
@@ -53,7 +53,12 @@ const timeOne = async (runner) => {
   await runner.run();
   return cpuMs() - start;
 };
-for (let i = 0; i < 2; i++) for (const r of Object.values(runtimes)) await r.run(); // warm
+// Warm-up: two runs each, and at least 0.5 s each, so that V8's optimising tier has
+// replaced the first compilation of hot functions before anything is timed.
+for (const r of Object.values(runtimes)) {
+  const start = performance.now();
+  for (let i = 0; i < 2 || performance.now() - start < 500; i++) await r.run();
+}
 
 const ms = { attnscope: [], [peer]: [] };
 const ratios = [];
@@ -68,7 +73,7 @@ for (let i = 0; i < pairs; i++) {
 
 const quantile = (xs, f) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(f * xs.length))];
 const f = (x, digits = 0) => x.toFixed(digits);
-console.log(`T = ${T}, ${causal ? 'causal' : 'no mask'}, H = ${H}, d = ${d}, ${pairs} pairs (process CPU time)`);
+console.log(`T = ${T}, ${causal ? 'causal' : 'no mask'}, H = ${H}, d = ${d}, ${pairs} pairs (process CPU time), ${cpuName()}`);
 console.log(`attnscope: median ${f(quantile(ms.attnscope, 0.5), 1)} ms; ${peer}: median ${f(quantile(ms[peer], 0.5), 1)} ms`);
 console.log(
   `${peer} / attnscope per pair: p10 ${f(quantile(ratios, 0.1), 3)}, median ${f(quantile(ratios, 0.5), 3)}, ` +
