@@ -182,6 +182,31 @@ TEST_CASE("pack_row_panels stores each row group column by column", "[kernels][m
                                        40, 50, 41, 51, 42, 52,                        // rows 4-5
                                        60, 61, 62};                                   // row 6
   CHECK(panels == expected);
+
+  // Groups of 4 rows go through 4 × 4 blocks, then the columns past the
+  // last block one by one: every m and k around them.
+  for (std::size_t m : {1u, 4u, 5u, 8u, 11u}) {
+    for (std::size_t k : {1u, 3u, 4u, 5u, 8u, 9u, 64u}) {
+      const std::size_t lda = k + 3;
+      std::vector<float> rows(m * lda);
+      for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = float(i);
+      std::vector<float> packed(m * k, NAN);
+      pack_row_panels(rows.data(), lda, m, k, packed.data());
+      bool same = true;
+      std::size_t i = 0;
+      for (std::size_t group : {4u, 2u, 1u}) {
+        for (; i + group <= m; i += group) {
+          for (std::size_t p = 0; p < k; ++p) {
+            for (std::size_t r = 0; r < group; ++r) {
+              same = same && packed[i * k + p * group + r] == rows[(i + r) * lda + p];
+            }
+          }
+        }
+      }
+      INFO("m = " << m << ", k = " << k);
+      CHECK(same);
+    }
+  }
 }
 
 TEST_CASE("pack_key_tiles lays out transposed key tiles as panels, zero padded",

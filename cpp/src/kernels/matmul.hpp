@@ -22,6 +22,8 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "kernels/transpose.hpp"
+
 namespace attnscope::kernels {
 
 /// Register tile: kMatmulRows rows of C × kMatmulCols batches of columns.
@@ -193,9 +195,14 @@ void matmul(const float* a, std::size_t lda, const float* b, std::size_t ldb, fl
 /// of R values, so a micro-kernel finds its A values at fixed offsets.
 inline void pack_row_panels(const float* a, std::size_t lda, std::size_t m, std::size_t k,
                             float* out) {
+  static_assert(kMatmulRows == 4, "groups of 4 rows are transposed in 4 × 4 blocks");
   std::size_t i = 0;
   const auto group = [&](std::size_t rows) {
-    for (std::size_t p = 0; p < k; ++p) {
+    std::size_t p = 0;
+    if (rows == 4) {
+      for (; p + 4 <= k; p += 4) transpose_4x4(a + i * lda + p, lda, out + i * k + p * 4, 4);
+    }
+    for (; p < k; ++p) {
       for (std::size_t r = 0; r < rows; ++r) out[i * k + p * rows + r] = a[(i + r) * lda + p];
     }
     i += rows;

@@ -41,11 +41,22 @@ inline void pack_key_tiles(const float* keys, std::size_t T, std::size_t d_k, st
   const std::size_t panel_size = d_k * kPanelWidth;
   for (std::size_t k0 = 0; k0 < T; k0 += tile) {
     float* block = dst + (k0 / tile) * d_k * tile;
-    for (std::size_t j = 0; j < tile; ++j) {
-      float* column = block + (j / kPanelWidth) * panel_size + j % kPanelWidth;
-      const float* key = keys + (k0 + j) * d_k;
-      const bool present = k0 + j < T;
-      for (std::size_t p = 0; p < d_k; ++p) column[p * kPanelWidth] = present ? key[p] : 0.0f;
+    // Four keys at a time: 4 × 4 blocks of keys and components, then the
+    // components past the last block, and keys past T as zeros.
+    for (std::size_t j = 0; j < tile; j += 4) {
+      float* columns = block + (j / kPanelWidth) * panel_size + j % kPanelWidth;
+      const std::size_t first = k0 + j;  // the first of the four keys
+      std::size_t p = 0;
+      if (first + 4 <= T) {
+        for (; p + 4 <= d_k; p += 4) {
+          transpose_4x4(keys + first * d_k + p, d_k, columns + p * kPanelWidth, kPanelWidth);
+        }
+      }
+      for (; p < d_k; ++p) {
+        for (std::size_t r = 0; r < 4; ++r) {
+          columns[p * kPanelWidth + r] = first + r < T ? keys[(first + r) * d_k + p] : 0.0f;
+        }
+      }
     }
   }
 }
