@@ -14,6 +14,8 @@
 #include <cassert>
 #include <cstddef>
 
+#include <xsimd/xsimd.hpp>
+
 #include "kernels/matmul.hpp"
 
 namespace attnscope::kernels {
@@ -91,8 +93,16 @@ inline void pack_value_panels(const float* values, std::size_t T, std::size_t d_
     for (std::size_t t = 0; t < T; ++t) {
       const float* row = values + t * d_v + j0;
       float* out = panel + t * kPanelWidth;
-      std::copy(row, row + width, out);
-      std::fill(out + width, out + kPanelWidth, 0.0f);
+      if (width == kPanelWidth) {
+        // In batches: std::copy of 16 floats is a call to memcpy in wasm.
+        using batch = xsimd::batch<float>;
+        for (std::size_t j = 0; j < kPanelWidth; j += batch::size) {
+          batch::load_unaligned(row + j).store_unaligned(out + j);
+        }
+      } else {
+        std::copy(row, row + width, out);
+        std::fill(out + width, out + kPanelWidth, 0.0f);
+      }
     }
   }
 }
