@@ -222,8 +222,9 @@ bool exponents_in_range(const float* q, const float* packed_keys, std::size_t T,
   for (std::size_t k0 = 0; k0 < T; k0 += kKeyTile) {
     const float* tile = packed_keys + (k0 / kKeyTile) * d_k * kKeyTile;
     std::fill(scratch, scratch + kKeyTile, 0.0f);
+    const Panels keys = key_tile_panels(tile, d_k);
     for (std::size_t j0 = 0; j0 < kKeyTile; j0 += kPanelWidth) {
-      const float* panel = tile + j0 * d_k;
+      const float* panel = keys.column(j0);
       for (std::size_t p = 0; p < d_k; ++p) {
         for (std::size_t j = 0; j < kPanelWidth; j += W) {
           const batch key = batch::load_unaligned(panel + p * kPanelWidth + j);
