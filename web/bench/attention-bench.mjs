@@ -17,8 +17,9 @@ import { plainAttention } from './plain-js.mjs';
 import { measureSimdPeak } from './simd-peak.mjs';
 import { createAttnScopeAttention, createAttnScopeLinear, distDir, loadAttnScope } from './attnscope-runner.mjs';
 import { createCoreAttention, createCoreLinear, createCoreMatmulKernel, createCoreProducts, loadCoreProbe } from './core-probe.mjs';
-import { createOrtAttention, createOrtMatMul, ortVersion } from './ort-runner.mjs';
-import { createTfjsAttention, createTfjsMatMul, tfjsVersion } from './tfjs-runner.mjs';
+import { createOrtMatMul, ortVersion } from './ort-runner.mjs';
+import { attentionPeers } from './peers.mjs';
+import { createTfjsMatMul, tfjsVersion } from './tfjs-runner.mjs';
 
 const args = Object.fromEntries(
   process.argv.slice(2).map((a) => {
@@ -67,22 +68,7 @@ const allRuntimes = [
   ...(coreProbe
     ? [{ id: 'attnscope-core', label: 'attnscope core alone (no JS bindings)', create: (p) => createCoreAttention(p) }]
     : []),
-  {
-    id: 'ort-graph',
-    label: 'onnxruntime-web: MatMul→Mul→Add→Softmax→MatMul',
-    create: (p) => createOrtAttention('unfused', p),
-  },
-  {
-    id: 'ort-attention',
-    label: 'onnxruntime-web: ONNX Attention op (opset 23)',
-    create: (p) => createOrtAttention('attention', p),
-  },
-  {
-    id: 'ort-mha',
-    label: 'onnxruntime-web: com.microsoft MultiHeadAttention',
-    create: (p) => createOrtAttention('mha', p),
-  },
-  { id: 'tfjs', label: 'tfjs-backend-wasm: matMul per head', create: (p) => createTfjsAttention('per-head', p) },
+  ...attentionPeers,
   {
     id: 'plain-js',
     label: `plain JS loop (T ≤ ${kPlainJsMaxT})`,

@@ -11,15 +11,7 @@
 // Same inputs as attention-bench.mjs's cell for that T (H = 8, d = 64), process CPU time.
 import { createAttnScopeAttention } from './attnscope-runner.mjs';
 import { cpuMs, cpuName, gaussian } from './inputs.mjs';
-import { createOrtAttention } from './ort-runner.mjs';
-import { createTfjsAttention } from './tfjs-runner.mjs';
-
-const peers = {
-  tfjs: (p) => createTfjsAttention('per-head', p),
-  'ort-graph': (p) => createOrtAttention('unfused', p),
-  'ort-attention': (p) => createOrtAttention('attention', p),
-  'ort-mha': (p) => createOrtAttention('mha', p),
-};
+import { attentionPeers } from './peers.mjs';
 
 const args = Object.fromEntries(
   process.argv.slice(2).map((a) => {
@@ -37,8 +29,9 @@ if (!(Number.isInteger(T) && T > 0 && Number.isInteger(pairs) && pairs > 0)) {
   console.error('paired-bench: --T and --pairs must be positive integers');
   process.exit(2);
 }
-if (!Object.hasOwn(peers, peer)) {
-  console.error(`paired-bench: --peer must be one of ${Object.keys(peers).join(', ')}`);
+const peerEntry = attentionPeers.find((x) => x.id === peer);
+if (!peerEntry) {
+  console.error(`paired-bench: --peer must be one of ${attentionPeers.map((x) => x.id).join(', ')}`);
   process.exit(2);
 }
 
@@ -46,7 +39,7 @@ const n = H * T * d;
 const problem = { q: gaussian(n, 1000 + T), k: gaussian(n, 2000 + T), v: gaussian(n, 3000 + T), H, T, d, causal };
 const runtimes = {
   attnscope: await createAttnScopeAttention(problem),
-  [peer]: await peers[peer](problem),
+  [peer]: await peerEntry.create(problem),
 };
 const timeOne = async (runner) => {
   const start = cpuMs();
