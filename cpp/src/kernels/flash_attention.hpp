@@ -264,8 +264,8 @@ void flash_attention_sized(const float* q, const float* packed_keys, const float
     std::fill(ws.running_sum.begin(), ws.running_sum.end(), 0.0f);
     std::fill(partial, partial + block_rows * d_v, 0.0f);
     for (std::size_t q0 = b0; q0 < b0 + block_rows; q0 += kQueryTile) {
-      pack_row_panels(q + q0 * d_k, d_k, std::min(kQueryTile, b0 + block_rows - q0), d_k,
-                      ws.queries.data() + (q0 - b0) * d_k);
+      pack_row_panels<Arch>(q + q0 * d_k, d_k, std::min(kQueryTile, b0 + block_rows - q0), d_k,
+                            ws.queries.data() + (q0 - b0) * d_k);
     }
 
     // Key tiles outermost: each is used by every query tile of the block

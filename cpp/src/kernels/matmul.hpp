@@ -193,14 +193,15 @@ void matmul(const float* a, std::size_t lda, const float* b, std::size_t ldb, fl
 /// row panels matmul<Arch, kPackedA> reads: rows grouped as matmul groups
 /// them (kMatmulRows, then 2, then 1), each group of R rows stored k columns
 /// of R values, so a micro-kernel finds its A values at fixed offsets.
-inline void pack_row_panels(const float* a, std::size_t lda, std::size_t m, std::size_t k,
-                            float* out) {
+/// A template on Arch for the reason transpose_4x4 is.
+template <class Arch = xsimd::default_arch>
+void pack_row_panels(const float* a, std::size_t lda, std::size_t m, std::size_t k, float* out) {
   static_assert(kMatmulRows == 4, "groups of 4 rows are transposed in 4 × 4 blocks");
   std::size_t i = 0;
   const auto group = [&](std::size_t rows) {
     std::size_t p = 0;
     if (rows == 4) {
-      for (; p + 4 <= k; p += 4) transpose_4x4(a + i * lda + p, lda, out + i * k + p * 4, 4);
+      for (; p + 4 <= k; p += 4) transpose_4x4<Arch>(a + i * lda + p, lda, out + i * k + p * 4, 4);
     }
     for (; p < k; ++p) {
       for (std::size_t r = 0; r < rows; ++r) out[i * k + p * rows + r] = a[(i + r) * lda + p];

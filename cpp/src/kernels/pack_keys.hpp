@@ -9,6 +9,11 @@
 // reads follow each other in memory: on a Zen 3 core in wasm, standalone
 // tile products ran 9–14 % faster so, the flash kernel's products 5–7 %
 // (web/bench/README.md, "B panels").
+//
+// The packing runs in attention_fast.cpp, compiled for the baseline
+// instruction set only, before the dispatched kernel: hence plain inline
+// functions on xsimd's default arch here (see transpose_4x4 for why code
+// that the dispatched kernels share takes their Arch instead).
 #pragma once
 
 #include <algorithm>
@@ -52,7 +57,7 @@ inline void pack_key_tiles(const float* keys, std::size_t T, std::size_t d_k, st
       std::size_t p = 0;
       if (first + 4 <= T) {
         for (; p + 4 <= d_k; p += 4) {
-          transpose_4x4(keys + first * d_k + p, d_k, columns + p * kPanelWidth, kPanelWidth);
+          transpose_4x4<xsimd::default_arch>(keys + first * d_k + p, d_k, columns + p * kPanelWidth, kPanelWidth);
         }
       }
       for (; p < d_k; ++p) {

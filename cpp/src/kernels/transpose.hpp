@@ -12,7 +12,13 @@
 namespace attnscope::kernels {
 
 /// dst[c·dst_stride + r] = src[r·src_stride + c] for r, c < 4.
-inline void transpose_4x4(const float* src, std::size_t src_stride, float* dst,
+/// Arch is the caller's instruction set. It is not needed for the 4-float
+/// batches, but it gives each dispatched translation unit (compiled with its
+/// own -mavx2 or -mavx512f) a copy of its own: a plain inline function would
+/// have one name in all of them, and the linker may keep the AVX-512 copy for
+/// every caller, including those on CPUs without it.
+template <class Arch>
+void transpose_4x4(const float* src, std::size_t src_stride, float* dst,
                           std::size_t dst_stride) {
   using Floats = xsimd::make_sized_batch_t<float, 4>;
   using Pairs = xsimd::make_sized_batch_t<double, 2>;  // two floats per lane, moved together
