@@ -40,14 +40,24 @@ ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build/sanitize --output-on-failure 
 step "core compiled to wasm: Catch2 suite under Node (ctest)"
 # emcmake's default emulator flag (--experimental-wasm-threads) is rejected by
 # Node 20, which would leave ctest with no tests; hence the explicit emulator.
-emcmake cmake -S . -B build/wasm-tests -DCMAKE_BUILD_TYPE=Release -DATTN_BUILD_BENCH=OFF \
-  "-DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/node;--no-experimental-fetch" >/dev/null
-cmake --build build/wasm-tests --target attnscope_tests -j"$jobs"
-ctest --test-dir build/wasm-tests --output-on-failure --no-tests=error -j"$jobs"
+# The relaxed-SIMD flavour (fused multiply-add) runs the same suite; its
+# CMake adds Node's relaxed-SIMD flag to the emulator where Node needs one.
+for flavour in wasm-tests:OFF wasm-tests-relaxed:ON; do
+  emcmake cmake -S . -B "build/${flavour%:*}" -DCMAKE_BUILD_TYPE=Release -DATTN_BUILD_BENCH=OFF \
+    "-DATTN_WASM_RELAXED_SIMD=${flavour#*:}" \
+    "-DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/node;--no-experimental-fetch" >/dev/null
+  cmake --build "build/${flavour%:*}" --target attnscope_tests -j"$jobs"
+  ctest --test-dir "build/${flavour%:*}" --output-on-failure --no-tests=error -j"$jobs"
+done
 
 step "npm package: build dist/ + JS tests"
 npm run build
 node --test tests/js/
+# Node 20 runs relaxed SIMD only behind a flag: run the suite again with it,
+# so the package's relaxed build is loaded and checked too. (Where relaxed
+# SIMD is on by default, the run above already used the relaxed build.)
+relaxed_flag=$(node --v8-options | grep -o -m1 -- '--experimental-wasm-relaxed-simd' || true)
+if [[ -n $relaxed_flag ]]; then node "$relaxed_flag" --test tests/js/; fi
 
 step "npm package: packed tarball in Node, strict TypeScript, Vite + Chromium"
 bash tests/package/run.sh

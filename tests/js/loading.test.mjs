@@ -6,10 +6,16 @@ import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-import { AttnScopeError, createAttnScope } from 'attnscope';
+import { AttnScopeError, createAttnScope, hasRelaxedSimd } from 'attnscope';
+
+import { rewriteRelaxedMadd } from '../../scripts/relaxed-simd-opcodes.mjs';
 
 const require = createRequire(import.meta.url);
 const wasmPath = fileURLToPath(import.meta.resolve('attnscope/attnscope.wasm'));
+const relaxedWasmPath = fileURLToPath(import.meta.resolve('attnscope/attnscope-relaxed.wasm'));
+// scripts/test.sh runs this suite twice: as is (Node 20: no relaxed SIMD) and
+// with --experimental-wasm-relaxed-simd, so both branches below run.
+const relaxed = hasRelaxedSimd();
 const I2 = [[1, 0], [0, 1]];
 const seed001 = { x: I2, wq: I2, wk: I2, wv: [[1, 2], [3, 4]] };
 
@@ -66,7 +72,42 @@ test('locateFile: called with the file name', async () => {
     },
   });
   seedWorks(engine);
-  assert.equal(asked[0][0], 'attnscope.wasm');
+  assert.equal(asked[0][0], relaxed ? 'attnscope-relaxed.wasm' : 'attnscope.wasm');
+  assert.equal(engine.simdArch, 'sse2', 'the file locateFile returned is the one loaded');
+});
+
+test('hasRelaxedSimd agrees with WebAssembly.validate of the relaxed build', async () => {
+  assert.equal(relaxed, WebAssembly.validate(await readFile(relaxedWasmPath)));
+  assert.ok(WebAssembly.validate(await readFile(wasmPath)), 'the plain build validates everywhere');
+});
+
+test('the relaxed build holds f32x4.relaxed_madd in its final encoding, no prototype opcode', async () => {
+  const { rewritten, final } = rewriteRelaxedMadd(await readFile(relaxedWasmPath), { dryRun: true });
+  assert.equal(rewritten, 0, 'prototype (0xfd 0xaf 0x01) madds left');
+  assert.ok(final >= 50, `only ${final} relaxed madds`);
+  const plain = rewriteRelaxedMadd(await readFile(wasmPath), { dryRun: true });
+  assert.deepEqual([plain.rewritten, plain.final], [0, 0], 'the plain build has no relaxed SIMD');
+});
+
+test('simd option: "auto" picks the relaxed build exactly where the engine has relaxed SIMD', async () => {
+  const expected = relaxed ? 'sse2+relaxed_madd' : 'sse2';
+  assert.equal((await createAttnScope()).simdArch, expected);
+  assert.equal((await createAttnScope({ simd: 'auto' })).simdArch, expected);
+  const plain = await createAttnScope({ simd: 'simd128' });
+  assert.equal(plain.simdArch, 'sse2');
+  seedWorks(plain);
+  if (relaxed) {
+    const engine = await createAttnScope({ simd: 'relaxed' });
+    assert.equal(engine.simdArch, 'sse2+relaxed_madd');
+    seedWorks(engine);
+  } else {
+    await assert.rejects(createAttnScope({ simd: 'relaxed' }), (e) => {
+      assert.ok(e instanceof AttnScopeError);
+      assert.match(e.message, /simd "relaxed" needs relaxed SIMD, which this WebAssembly engine lacks/);
+      return true;
+    });
+  }
+  await assert.rejects(createAttnScope({ simd: 'avx' }), /simd must be "auto", "simd128" or "relaxed", got "avx"/);
 });
 
 test('a missing or corrupt wasm gives an AttnScopeError', async () => {

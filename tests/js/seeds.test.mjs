@@ -2,6 +2,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
+import { hasRelaxedSimd } from 'attnscope';
+
 import { engine } from './engine.mjs';
 import { assertClose } from './reference.mjs';
 
@@ -64,5 +66,5 @@ test('version and simdArch are reported', async () => {
   assert.match(engine.version, /^\d+\.\d+\.\d+$/);
   assert.equal(engine.version, version, 'core and package agree');
   assert.equal(version, pkg.version, 'package.json agrees');
-  assert.equal(engine.simdArch, 'sse2');
+  assert.equal(engine.simdArch, hasRelaxedSimd() ? 'sse2+relaxed_madd' : 'sse2');
 });

@@ -30,6 +30,11 @@ try {
   }
   // The pool ran seed 001 as two heads, one per worker.
   result.pool.forEach((v, i) => assert.ok(Math.abs(v - expected[i % 4]) < 1e-6, `pool[${i}] = ${v}`));
+  // Chromium has had relaxed SIMD since version 114: by default the page and
+  // its workers load the relaxed build.
+  assert.equal(result.relaxed, true, 'Chromium validates relaxed SIMD');
+  assert.equal(result.simdArch, 'sse2+relaxed_madd');
+  assert.equal(result.workerSimdArch, 'sse2+relaxed_madd');
   assert.deepEqual(errors, []);
   console.log(`browser: seed 001 ok on the page, in the worker and in a pool at ${url} (${result.simdArch})`);
 } finally {

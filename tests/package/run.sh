@@ -24,7 +24,9 @@ tarball=$(ls "$work"/attnscope-*.tgz)
 # Only the whitelist ships: dist/, README.md, package.json (and LICENSE if present).
 unexpected=$(tar -tzf "$tarball" | grep -vE '^package/(dist/|README\.md$|package\.json$|LICENSE)' || true)
 [[ -z $unexpected ]] || { echo "package: unexpected files in the tarball:"; echo "$unexpected"; exit 1; }
-tar -tzf "$tarball" | grep -q '^package/dist/attnscope.wasm$'
+tar -tzf "$tarball" > "$work/files"   # (grep -q on a pipe would cut tar off under pipefail)
+grep -q '^package/dist/attnscope.wasm$' "$work/files"
+grep -q '^package/dist/attnscope-relaxed.wasm$' "$work/files"
 echo "tarball: $(basename "$tarball"), $(wc -c <"$tarball") bytes, $(tar -tzf "$tarball" | wc -l) files"
 
 install_into() {  # dir: an empty project with only the tarball installed
@@ -47,7 +49,9 @@ echo "-- Vite consumer"
 cp -r tests/package/vite-app "$work/vite-app"
 install_into "$work/vite-app"
 (cd "$work/vite-app" && $vite build --logLevel warn)
-ls "$work"/vite-app/dist/assets/ | grep -q '\.wasm$' || { echo "vite build emitted no .wasm"; exit 1; }
+# Both builds are emitted: attnscope-<hash>.wasm and attnscope-relaxed-<hash>.wasm.
+[[ $(ls "$work"/vite-app/dist/assets/ | grep -c '^attnscope-.*\.wasm$') -ge 2 ]] || { echo "vite build emitted fewer than 2 wasm files"; exit 1; }
+ls "$work"/vite-app/dist/assets/ | grep -q '^attnscope-relaxed-.*\.wasm$' || { echo "vite build emitted no attnscope-relaxed.wasm"; exit 1; }
 echo "vite build: $(ls "$work"/vite-app/dist/assets/ | tr '\n' ' ')"
 
 serve_and_check() {  # mode port

@@ -6,6 +6,7 @@ import { instantiate } from './load.js';
 import type { AttnScope, CreateOptions } from './types.js';
 
 export { AttnScopeError } from './errors.js';
+export { hasRelaxedSimd } from './load.js';
 // Listed one by one (not `export type *`) so TypeScript before 5.0 reads the declarations.
 export type {
   NestedNumbers,
@@ -36,6 +37,7 @@ export type {
   MemoryUsage,
   AttnScope,
   CreateOptions,
+  SimdFlavour,
 } from './types.js';
 
 /** Version of the package (the engine reports its core's as `engine.version`). */
@@ -48,7 +50,7 @@ export const version = '0.1.0';
  * const engine = await createAttnScope();
  * const r = engine.selfAttention({ x, shape: [T, C], wq, wk, wv });
  *
- * @param options - where to find `attnscope.wasm` (default: next to this module).
+ * @param options - which build to load (`simd`) and where to find it (default: next to this module).
  * @throws AttnScopeError when the wasm cannot be fetched or instantiated.
  */
 export function createAttnScope(options: CreateOptions = {}): Promise<AttnScope> {

@@ -1,9 +1,10 @@
-// Entry for Node: reads attnscope.wasm from disk and passes the bytes, since
-// Node's fetch cannot load file:// URLs.
+// Entry for Node: reads the wasm (attnscope-relaxed.wasm or attnscope.wasm,
+// see wasmFileFor) from disk and passes the bytes, since Node's fetch cannot
+// load file:// URLs.
 import { readFile } from 'node:fs/promises';
 
 import { AttnScopeError } from './errors.js';
-import { instantiate, kWasmFileName } from './load.js';
+import { instantiate, wasmFileFor } from './load.js';
 import type { AttnScope, CreateOptions } from './types.js';
 
 export * from './index.js';
@@ -21,15 +22,21 @@ async function readWasm(location: string | URL): Promise<Uint8Array> {
 /**
  * Loads the WebAssembly module and returns a ready engine. In Node the wasm is
  * read from disk: `wasmUrl` (a file URL, path or http(s) URL), `locateFile`,
- * or by default `attnscope.wasm` next to this module.
+ * or by default the file `options.simd` picks next to this module
+ * (`attnscope-relaxed.wasm` where V8 has relaxed SIMD, else `attnscope.wasm`).
  *
  * @throws AttnScopeError when the wasm cannot be read or instantiated.
  */
 export async function createAttnScope(options: CreateOptions = {}): Promise<AttnScope> {
   if (options.wasmBinary !== undefined) return instantiate(options);
   const here = new URL('./', import.meta.url);
-  const location =
-    options.locateFile?.(kWasmFileName, here.href) ?? options.wasmUrl ?? new URL(kWasmFileName, here);
+  let location: string | URL;
+  if (options.locateFile === undefined && options.wasmUrl !== undefined) {
+    location = options.wasmUrl;
+  } else {
+    const file = wasmFileFor(options.simd);
+    location = options.locateFile?.(file, here.href) ?? new URL(file, here);
+  }
   let wasmBinary: Uint8Array;
   try {
     wasmBinary = await readWasm(location);

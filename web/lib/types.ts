@@ -349,7 +349,7 @@ export interface MemoryUsage {
 export interface AttnScope {
   /** Version of the C++ core, "MAJOR.MINOR.PATCH". */
   readonly version: string;
-  /** SIMD instruction set the kernels were compiled for (under WebAssembly: "sse2", mapped onto 128-bit wasm SIMD). */
+  /** SIMD instruction set the kernels were compiled for (under WebAssembly: "sse2", mapped onto 128-bit wasm SIMD; "sse2+relaxed_madd" in the relaxed-SIMD build). */
   readonly simdArch: string;
   /** Multi-head self-attention: project, split heads, attend, concatenate, optionally W_O. */
   selfAttention(args: SelfAttentionArgs): SelfAttentionResult;
@@ -371,12 +371,24 @@ export interface AttnScope {
   memoryUsage(): MemoryUsage;
 }
 
-/** How to find the WebAssembly binary. By default it is `attnscope.wasm` next to the loader. */
+/**
+ * Which build of the module to load. Both compute the same attention with the
+ * same API; "relaxed" uses relaxed SIMD's fused multiply-add (f32x4.relaxed_madd)
+ * in its kernels, which is faster where the CPU has FMA, and needs an engine
+ * with relaxed SIMD (Chromium 114+, Firefox 145+, Node 22+, or Node 20 with
+ * --experimental-wasm-relaxed-simd). "auto" (the default) picks "relaxed" when
+ * the engine validates it, "simd128" otherwise.
+ */
+export type SimdFlavour = 'auto' | 'simd128' | 'relaxed';
+
+/** How to find the WebAssembly binary. By default it is `attnscope-relaxed.wasm` or `attnscope.wasm` next to the loader. */
 export interface CreateOptions {
   /** Where to fetch (browser) or read (Node: a file URL, path, or http(s) URL) the wasm from. */
   wasmUrl?: string | URL;
-  /** Emscripten-style resolver: gets "attnscope.wasm" and the loader's directory, returns a URL. */
+  /** Emscripten-style resolver: gets the chosen file's name ("attnscope.wasm" or "attnscope-relaxed.wasm") and the loader's directory, returns a URL. */
   locateFile?: (path: string, scriptDirectory: string) => string;
   /** The wasm bytes themselves; nothing is fetched. */
   wasmBinary?: ArrayBuffer | Uint8Array;
+  /** Which build to load when neither wasmUrl nor wasmBinary names one; default "auto". */
+  simd?: SimdFlavour;
 }

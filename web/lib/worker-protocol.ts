@@ -16,6 +16,7 @@ import type {
   ResidualAddArgs,
   SelfAttentionArgs,
   SelfAttentionResult,
+  SimdFlavour,
   TensorOut,
   TransformerBlockArgs,
   TransformerBlockResult,
@@ -27,6 +28,8 @@ export interface WorkerCreateOptions {
   wasmUrl?: string | URL;
   /** The wasm bytes themselves (copied to the worker). */
   wasmBinary?: ArrayBuffer | Uint8Array;
+  /** Which build to load when neither wasmUrl nor wasmBinary names one (see CreateOptions.simd). */
+  simd?: SimdFlavour;
 }
 
 /** What a worker reports once its engine is loaded. */
@@ -86,7 +89,7 @@ const kMethods = [
 ] as const;
 type Method = (typeof kMethods)[number];
 
-type InitOptions = { wasmUrl?: string; wasmBinary?: ArrayBuffer | Uint8Array };
+type InitOptions = { wasmUrl?: string; wasmBinary?: ArrayBuffer | Uint8Array; simd?: SimdFlavour };
 type ToWorker =
   { type: 'init'; options: InitOptions } | { type: 'call'; id: number; method: Method; args: unknown };
 type FromWorker =
@@ -216,6 +219,7 @@ export function createClient(port: ClientPort, options: WorkerCreateOptions): At
   const init: InitOptions = {};
   if (options.wasmBinary !== undefined) init.wasmBinary = options.wasmBinary;
   else if (options.wasmUrl !== undefined) init.wasmUrl = String(options.wasmUrl);
+  if (options.simd !== undefined) init.simd = options.simd;
   port.post({ type: 'init', options: init } satisfies ToWorker, []);
 
   function call<T>(method: Method, args?: unknown, transfer: ArrayBuffer[] = []): Promise<T> {

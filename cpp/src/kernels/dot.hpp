@@ -5,6 +5,8 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "kernels/multiply_add.hpp"
+
 namespace attnscope::kernels {
 
 template <class Arch = xsimd::default_arch>
@@ -15,13 +17,13 @@ float dot(const float* a, const float* b, std::size_t n) {
   const std::size_t pair_end = n - n % (2 * batch::size);
   std::size_t i = 0;
   for (; i < pair_end; i += 2 * batch::size) {
-    acc0 = xsimd::fma(batch::load_unaligned(a + i), batch::load_unaligned(b + i), acc0);
-    acc1 = xsimd::fma(batch::load_unaligned(a + i + batch::size),
+    acc0 = multiply_add(batch::load_unaligned(a + i), batch::load_unaligned(b + i), acc0);
+    acc1 = multiply_add(batch::load_unaligned(a + i + batch::size),
                       batch::load_unaligned(b + i + batch::size), acc1);
   }
   const std::size_t vec_end = n - n % batch::size;
   for (; i < vec_end; i += batch::size) {
-    acc0 = xsimd::fma(batch::load_unaligned(a + i), batch::load_unaligned(b + i), acc0);
+    acc0 = multiply_add(batch::load_unaligned(a + i), batch::load_unaligned(b + i), acc0);
   }
   float sum = xsimd::hadd(acc0 + acc1);
   for (; i < n; ++i) sum += a[i] * b[i];

@@ -41,10 +41,11 @@
 
 #include "kernels/mask_row.hpp"
 #include "kernels/matmul.hpp"
+#include "kernels/multiply_add.hpp"
 #include "kernels/outlined.hpp"
-#include "kernels/softmax_rows.hpp"
 #include "kernels/pack_keys.hpp"
 #include "kernels/scan.hpp"
+#include "kernels/softmax_rows.hpp"
 
 namespace attnscope::kernels {
 
@@ -229,7 +230,7 @@ bool exponents_in_range(const float* q, const float* packed_keys, std::size_t T,
         for (std::size_t j = 0; j < kPanelWidth; j += W) {
           const batch key = batch::load_unaligned(panel + p * kPanelWidth + j);
           float* sum = scratch + j0 + j;
-          xsimd::fma(key, key, batch::load_unaligned(sum)).store_unaligned(sum);
+          multiply_add(key, key, batch::load_unaligned(sum)).store_unaligned(sum);
         }
       }
     }

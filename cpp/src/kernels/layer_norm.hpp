@@ -7,6 +7,8 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "kernels/multiply_add.hpp"
+
 namespace attnscope::kernels {
 
 /// x, gamma, beta, y: n floats each (n >= 1); y must not alias gamma/beta.
@@ -30,7 +32,7 @@ void layer_norm_row(const float* x, const float* gamma, const float* beta,
   batch sq_acc(0.0f);
   for (std::size_t i = 0; i < vec_end; i += batch::size) {
     const batch d = batch::load_unaligned(x + i) - mean_b;
-    sq_acc = xsimd::fma(d, d, sq_acc);
+    sq_acc = multiply_add(d, d, sq_acc);
   }
   float sq_sum = xsimd::hadd(sq_acc);
   for (std::size_t i = vec_end; i < n; ++i) {
@@ -42,7 +44,7 @@ void layer_norm_row(const float* x, const float* gamma, const float* beta,
   const batch inv_std_b(inv_std);
   for (std::size_t i = 0; i < vec_end; i += batch::size) {
     const batch normed = (batch::load_unaligned(x + i) - mean_b) * inv_std_b;
-    xsimd::fma(normed, batch::load_unaligned(gamma + i),
+    multiply_add(normed, batch::load_unaligned(gamma + i),
                batch::load_unaligned(beta + i))
         .store_unaligned(y + i);
   }

@@ -22,6 +22,7 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "kernels/multiply_add.hpp"
 #include "kernels/transpose.hpp"
 
 namespace attnscope::kernels {
@@ -112,7 +113,7 @@ inline void matmul_tile(const float* a, std::size_t lda_runtime, const BLayout& 
     for (std::size_t j = 0; j < Cols; ++j) bv[j] = batch::load_unaligned(b_row + j * b_step);
     for (std::size_t r = 0; r < Rows; ++r) {
       const batch av(a_col[r * lda]);
-      for (std::size_t j = 0; j < Cols; ++j) acc[r][j] = xsimd::fma(av, bv[j], acc[r][j]);
+      for (std::size_t j = 0; j < Cols; ++j) acc[r][j] = multiply_add(av, bv[j], acc[r][j]);
     }
   };
   if constexpr (advance) {

@@ -12,6 +12,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/fast_max.hpp"
+#include "kernels/multiply_add.hpp"
 
 namespace attnscope::kernels {
 
@@ -65,7 +66,7 @@ float sum_of_squares(const float* x, std::size_t n) {
   std::size_t i = 0;
   for (; i + W <= n; i += W) {
     const batch v = batch::load_unaligned(x + i);
-    acc = xsimd::fma(v, v, acc);
+    acc = multiply_add(v, v, acc);
   }
   float result = xsimd::hadd(acc);
   for (; i < n; ++i) result += x[i] * x[i];

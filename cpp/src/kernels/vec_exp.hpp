@@ -16,6 +16,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/fast_max.hpp"
+#include "kernels/multiply_add.hpp"
 
 namespace attnscope::kernels {
 
@@ -37,19 +38,19 @@ xsimd::batch<float, Arch> vec_exp(xsimd::batch<float, Arch> x) {
   // No clamping: outside [kExpMin, kExpMax] the lanes compute garbage that
   // the two selects at the end replace (cheaper than min/max, which wasm
   // emulates as compare + bitselect).
-  const batch shifted = xsimd::fma(x, log2e, magic);
+  const batch shifted = multiply_add(x, log2e, magic);
   const batch n = shifted - magic;
   batch r = xsimd::fnma(n, ln2_hi, x);  // x - n·ln2_hi
   r = xsimd::fnma(n, ln2_lo, r);
 
   // Cephes expf polynomial on |r| <= ln(2)/2.
   batch p(1.9875691500e-4f);
-  p = xsimd::fma(p, r, batch(1.3981999507e-3f));
-  p = xsimd::fma(p, r, batch(8.3334519073e-3f));
-  p = xsimd::fma(p, r, batch(4.1665795894e-2f));
-  p = xsimd::fma(p, r, batch(1.6666665459e-1f));
-  p = xsimd::fma(p, r, batch(5.0000001201e-1f));
-  p = xsimd::fma(p * r, r, r + batch(1.0f));
+  p = multiply_add(p, r, batch(1.3981999507e-3f));
+  p = multiply_add(p, r, batch(8.3334519073e-3f));
+  p = multiply_add(p, r, batch(4.1665795894e-2f));
+  p = multiply_add(p, r, batch(1.6666665459e-1f));
+  p = multiply_add(p, r, batch(5.0000001201e-1f));
+  p = multiply_add(p * r, r, r + batch(1.0f));
 
   // The biased exponent n+127 sits in the low 9 bits of `shifted`; moving
   // them to bit 23 gives the float 2^n.
@@ -117,12 +118,12 @@ template <class Arch>
 xsimd::batch<float, Arch> exp2_fraction(xsimd::batch<float, Arch> t) {
   using batch = xsimd::batch<float, Arch>;
   const batch t2 = t * t;
-  const batch c23 = xsimd::fma(t, batch(5.5503286421e-2f), batch(2.4022646248e-1f));
-  const batch c45 = xsimd::fma(t, batch(1.3399930904e-3f), batch(9.6184890717e-3f));
-  const batch c456 = xsimd::fma(t2, batch(1.5345806605e-4f), c45);
-  const batch r = xsimd::fma(t2, c456, c23);
-  const batch q = xsimd::fma(t, r, batch(6.9314718246e-1f));
-  return xsimd::fma(t, q, batch(1.0f));
+  const batch c23 = multiply_add(t, batch(5.5503286421e-2f), batch(2.4022646248e-1f));
+  const batch c45 = multiply_add(t, batch(1.3399930904e-3f), batch(9.6184890717e-3f));
+  const batch c456 = multiply_add(t2, batch(1.5345806605e-4f), c45);
+  const batch r = multiply_add(t2, c456, c23);
+  const batch q = multiply_add(t, r, batch(6.9314718246e-1f));
+  return multiply_add(t, q, batch(1.0f));
 }
 
 // 2^x without the clamp, for x in [-127, 127]: what vec_exp2 computes

@@ -1,5 +1,5 @@
 // The package straight from node_modules in the page, its module worker and a pool of them.
-import { createAttnScope } from 'attnscope';
+import { createAttnScope, hasRelaxedSimd } from 'attnscope';
 import { createAttnScopePool, createAttnScopeWorker } from 'attnscope/worker';
 
 const I2 = [[1, 0], [0, 1]];
@@ -18,9 +18,13 @@ try {
     const w = other.selfAttention(seed001).output.data[0];
     if (Math.abs(w - page.output.data[0]) > 1e-7) throw new Error(`override ${Object.keys(options)} gave ${w}`);
   }
-  if (located[0] !== 'attnscope.wasm') throw new Error(`locateFile was asked for ${located[0]}`);
+  const chosen = hasRelaxedSimd() ? 'attnscope-relaxed.wasm' : 'attnscope.wasm';
+  if (located[0] !== chosen) throw new Error(`locateFile was asked for ${located[0]}, not ${chosen}`);
   const worker = createAttnScopeWorker({ wasmUrl });
   const inWorker = await worker.selfAttention(seed001);
+  const defaultWorker = createAttnScopeWorker();
+  const workerSimdArch = (await defaultWorker.ready).simdArch;
+  defaultWorker.terminate();
   worker.terminate();
   // Two heads of seed 001, split across a pool of two workers.
   const pool = createAttnScopePool({ wasmUrl, workers: 2, minSplitFlops: 0 });
@@ -29,7 +33,9 @@ try {
   const pooled = await pool.attention({ q, k: q, v, shape: [2, 2, 2], trace: false });
   pool.terminate();
   out.textContent = JSON.stringify({
+    relaxed: hasRelaxedSimd(),
     simdArch: engine.simdArch,
+    workerSimdArch,
     page: Array.from(page.output.data),
     worker: Array.from(inWorker.output.data),
     pool: Array.from(pooled.output.data),

@@ -1,5 +1,5 @@
 // A minimal consumer: the package from node_modules, in the page and in its worker.
-import { createAttnScope } from 'attnscope';
+import { createAttnScope, hasRelaxedSimd } from 'attnscope';
 import { createAttnScopePool, createAttnScopeWorker } from 'attnscope/worker';
 
 const I2 = [[1, 0], [0, 1]];
@@ -11,6 +11,7 @@ async function main(): Promise<void> {
   const page = engine.selfAttention(seed001);
   const worker = createAttnScopeWorker();
   const inWorker = await worker.selfAttention(seed001);
+  const workerSimdArch = (await worker.ready).simdArch;
   worker.terminate();
   // Two heads of seed 001, split across a pool of two workers.
   const pool = createAttnScopePool({ workers: 2, minSplitFlops: 0 });
@@ -19,7 +20,9 @@ async function main(): Promise<void> {
   const pooled = await pool.attention({ q, k: q, v, shape: [2, 2, 2], trace: false });
   pool.terminate();
   out.textContent = JSON.stringify({
+    relaxed: hasRelaxedSimd(),
     simdArch: engine.simdArch,
+    workerSimdArch,
     page: Array.from(page.output.data),
     worker: Array.from(inWorker.output.data),
     pool: Array.from(pooled.output.data),
