@@ -9,6 +9,7 @@
 #   npm run bench -- --clock=cpu   time by process CPU time (on a busy, shared machine)
 #   ATTN_BENCH_NATIVE=0 npm run bench   skip the native benchmark
 #   ATTN_BENCH_POOL=0 npm run bench     skip the worker-pool benchmark (pool-bench.mjs, ~1 minute)
+#   ATTN_BENCH_RELAXED=0 npm run bench  do not turn on Node 20's relaxed SIMD (plain SIMD build only)
 # Other arguments go to attention-bench.mjs (--sizes=64,256 --no-large --out=dir).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +19,8 @@ step() { printf '\n==== %s ====\n' "$*"; }
 # dist/ is stale if any source of the package is newer than its wasm.
 stale=0
 if [[ ! -f dist/attnscope.wasm || ! -f dist/node.js ]]; then
+  stale=1
+elif [[ ! -f dist/attnscope-relaxed.wasm ]]; then
   stale=1
 elif [[ -n $(find cpp/include cpp/src cpp/bindings web/lib CMakeLists.txt -newer dist/attnscope.wasm -type f -print -quit 2>/dev/null) ]]; then
   stale=1
@@ -48,15 +51,22 @@ if [[ ${ATTN_BENCH_PROBE:-1} != 0 ]]; then
   fi
 fi
 
+# Node 20 runs relaxed SIMD only behind a flag (Node 22+ and Chromium 114+
+# have it on): with it, attnscope loads its relaxed-SIMD build, as those
+# engines do, and the plain SIMD build is timed beside it.
+node_flags=(--expose-gc)   # lets the benchmark collect garbage between runtimes
+if [[ ${ATTN_BENCH_RELAXED:-1} != 0 ]] && node --v8-options | grep -q -- '--experimental-wasm-relaxed-simd'; then
+  node_flags+=(--experimental-wasm-relaxed-simd)
+fi
+
 step "Node: attnscope vs onnxruntime-web, tfjs-backend-wasm, plain JS (single thread)"
-# --expose-gc lets the benchmark collect garbage between runtimes.
-node --expose-gc web/bench/attention-bench.mjs "$@"
+node "${node_flags[@]}" web/bench/attention-bench.mjs "$@"
 
 if [[ ${ATTN_BENCH_POOL:-1} != 0 ]]; then
   step "Node: the worker pool (attnscope/worker, every core) against one thread"
   pool_args=()
   for a in "$@"; do [[ $a == --quick || $a == --out=* ]] && pool_args+=("$a"); done
-  node web/bench/pool-bench.mjs "${pool_args[@]+"${pool_args[@]}"}"
+  node "${node_flags[@]:1}" web/bench/pool-bench.mjs "${pool_args[@]+"${pool_args[@]}"}"
 fi
 
 if [[ -f scripts/bench-native.sh && ${ATTN_BENCH_NATIVE:-1} != 0 ]]; then

@@ -65,7 +65,9 @@ bash tests/package/run.sh
 step "demo site: build + end-to-end tests in headless Chromium"
 [[ -f dist/browser.js && -f dist/attnscope.wasm ]] || npm run build
 bash scripts/build-site.sh
-node --test tests/e2e/
+# With relaxed SIMD in Node too, so that the package's numbers the tests
+# compare with the page's come from the same (relaxed) build as Chromium's.
+node $relaxed_flag --test tests/e2e/
 
 step "fuzzing: libFuzzer harnesses of the core (ASan+UBSan): corpus replay + 60 s each"
 bash scripts/fuzz.sh "${ATTN_FUZZ_SECONDS:-60}"

@@ -95,6 +95,11 @@ test('numbers in the page equal the package’s output for the same input', asyn
   const { bytes } = await downloadOf(page, () => page.click('#export-json'));
   const json = JSON.parse(bytes.toString());
   const inp = json.inputs;
+  // Bit-for-bit equality needs the same build on both sides: Chromium loads
+  // the relaxed-SIMD one, which Node 20 runs only with
+  // --experimental-wasm-relaxed-simd (scripts/test.sh passes it).
+  const pageEngine = await page.textContent('#engine-info');
+  assert.ok(pageEngine.includes(`(SIMD: ${engine.simdArch})`), `the page runs "${pageEngine}", this test's engine ${engine.simdArch}`);
   assert.deepEqual(inp.tokens[0].slice(0, 3), ['Attention', 'lets', 'every']);
   const [B, T, C] = inp.shape;
   const pe = engine.positionalEncoding({ length: T, dim: C });

@@ -56,6 +56,9 @@ const kGlobalWarmupMs = quick ? 200 : 500;
 const clock = args.clock === 'cpu' ? 'cpu' : 'wall';
 
 const coreProbe = await loadCoreProbe();
+// Where the default engine is the relaxed-SIMD build, the plain SIMD build is
+// timed beside it (not a peer): what an engine without relaxed SIMD gets.
+const relaxedDefault = (await loadAttnScope())?.simdArch.includes('relaxed') ?? false;
 const allRuntimes = [
   { id: 'attnscope', label: 'attnscope (fast path, output into a reused array)', create: (p) => createAttnScopeAttention(p) },
   // Not a peer: the same call returning a fresh output array each run.
@@ -64,9 +67,19 @@ const allRuntimes = [
     label: 'attnscope (fast path, a fresh output array per run)',
     create: (p) => createAttnScopeAttention(p, { freshOutput: true }),
   },
-  // The same core without the JS layer (not a peer): the gap to 'attnscope' is the bindings' cost.
+  ...(relaxedDefault
+    ? [
+        {
+          id: 'attnscope-simd128',
+          label: 'attnscope, plain SIMD build (no relaxed SIMD)',
+          create: (p) => createAttnScopeAttention(p, { simd: 'simd128' }),
+        },
+      ]
+    : []),
+  // The plain SIMD core without the JS layer (not a peer): the gap to
+  // 'attnscope' (or 'attnscope-simd128' where that is timed) is the bindings' cost.
   ...(coreProbe
-    ? [{ id: 'attnscope-core', label: 'attnscope core alone (no JS bindings)', create: (p) => createCoreAttention(p) }]
+    ? [{ id: 'attnscope-core', label: 'attnscope core alone (plain SIMD build, no JS bindings)', create: (p) => createCoreAttention(p) }]
     : []),
   ...attentionPeers,
   {
@@ -243,12 +256,18 @@ console.log('warm-up of every runtime ...');
 }
 
 console.log('wasm SIMD peak (f32x4 mul+add chains) ...');
-const peak = await measureSimdPeak({ seconds: quick ? 0.1 : 0.25, now: clock === 'cpu' ? cpuMs : undefined });
-console.log(
-  `  peak ${peak.gflops.toFixed(1)} GFLOP/s with ${peak.accumulators} chains  (` +
-    peak.sweep.map((s) => `${s.accumulators}: ${s.gflops.toFixed(1)}`).join(', ') +
-    ')\n',
-);
+const peakOptions = { seconds: quick ? 0.1 : 0.25, now: clock === 'cpu' ? cpuMs : undefined };
+const peak = await measureSimdPeak(peakOptions);
+const sweepText = (p) => p.sweep.map((s) => `${s.accumulators}: ${s.gflops.toFixed(1)}`).join(', ');
+console.log(`  peak ${peak.gflops.toFixed(1)} GFLOP/s with ${peak.accumulators} chains  (${sweepText(peak)})`);
+// The relaxed build's own ceiling: chains of f32x4.relaxed_madd.
+const fusedPeak = relaxedDefault ? await measureSimdPeak({ ...peakOptions, fused: true }) : null;
+if (fusedPeak) {
+  console.log(
+    `  relaxed madd peak ${fusedPeak.gflops.toFixed(1)} GFLOP/s with ${fusedPeak.accumulators} chains  (${sweepText(fusedPeak)})`,
+  );
+}
+console.log('');
 
 const rows = [];
 // The matmul parts of attention: the flash kernel's Q·Kᵀ and P·V products with
@@ -390,7 +409,8 @@ for (const mask of masks) {
     console.log([pad(T, 5), ...cells].join(' '));
   }
   console.log(`speed-up of attnscope (peer time / attnscope time)`);
-  console.log(['T'.padStart(5), ...peers.map((id) => pad(id, 14)), pad('fastest peer', 26)].join(' '));
+  const plainHeader = relaxedDefault ? [pad('simd128 build', 26)] : [];
+  console.log(['T'.padStart(5), ...peers.map((id) => pad(id, 14)), pad('fastest peer', 26), ...plainHeader].join(' '));
   for (const T of sizes) {
     const mine = get('attnscope', T, mask);
     let fastest = null;
@@ -401,6 +421,9 @@ for (const mask of masks) {
       return pad(`${fmt(r.medianMs / mine.medianMs)}×`, 14);
     });
     const speedup = fastest && mine?.medianMs ? fastest.medianMs / mine.medianMs : NaN;
+    // The same ratio for the plain SIMD build, where the relaxed one is the default.
+    const plain = get('attnscope-simd128', T, mask);
+    const plainSpeedup = fastest && plain?.medianMs ? fastest.medianMs / plain.medianMs : undefined;
     if (fastest)
       targets.speedupVsFastestPeer.push({
         T,
@@ -408,8 +431,10 @@ for (const mask of masks) {
         fastestPeer: fastest.runtime,
         speedup,
         met: T < 256 ? null : speedup >= 1.5,
+        ...(plainSpeedup === undefined ? {} : { simd128Speedup: plainSpeedup }),
       });
-    console.log([pad(T, 5), ...cells, pad(fastest ? `${fmt(speedup)}× vs ${fastest.runtime}` : '—', 26)].join(' '));
+    const plainCell = relaxedDefault ? [pad(plainSpeedup === undefined ? '—' : `${fmt(plainSpeedup)}×`, 26)] : [];
+    console.log([pad(T, 5), ...cells, pad(fastest ? `${fmt(speedup)}× vs ${fastest.runtime}` : '—', 26), ...plainCell].join(' '));
   }
 }
 
@@ -429,7 +454,10 @@ console.log(
     : '  all outputs agree within 1e-3',
 );
 
-console.log(`\nwasm SIMD peak: ${peak.gflops.toFixed(1)} GFLOP/s`);
+console.log(
+  `\nwasm SIMD peak: ${peak.gflops.toFixed(1)} GFLOP/s` +
+    (fusedPeak ? ` (mul+add); relaxed madd peak ${fusedPeak.gflops.toFixed(1)} GFLOP/s` : ''),
+);
 for (const r of matmul) {
   console.log(
     `  matmul ${r.runtime.padEnd(16)} ${r.error ? 'failed: ' + r.error : `${fmt(r.medianMs)} ms  ${fmt(r.gflops, 1)} GFLOP/s  ${fmt(100 * r.fractionOfPeak, 0)}% of peak${r.relErrVsAttnscope === undefined ? '' : `  (rel err ${r.relErrVsAttnscope.toExponential(1)})`}`}`,
@@ -460,9 +488,20 @@ for (const T of sizes.filter((T) => T >= 1024)) {
     const fraction = realFlops / r.medianMs / 1e6 / peak.gflops;
     const core = get('attnscope-core', T, mask);
     const coreFraction = core?.medianMs ? realFlops / core.medianMs / 1e6 / peak.gflops : undefined;
-    targets.attentionFractionOfPeak.push({ T, mask, fraction, coreFraction, met: fraction >= 0.75 });
+    const plain = get('attnscope-simd128', T, mask);
+    const simd128Fraction = plain?.medianMs ? realFlops / plain.medianMs / 1e6 / peak.gflops : undefined;
+    const fractionOfFusedPeak = fusedPeak ? realFlops / r.medianMs / 1e6 / fusedPeak.gflops : undefined;
+    targets.attentionFractionOfPeak.push({
+      T,
+      mask,
+      fraction,
+      coreFraction,
+      met: fraction >= 0.75,
+      ...(fusedPeak ? { simd128Fraction, fractionOfFusedPeak } : {}),
+    });
     console.log(
       `  attention T=${T} ${mask.padEnd(6)} ${fmt(100 * fraction, 0)}% of peak (real arithmetic)` +
+        (fusedPeak ? ` (${fmt(100 * fractionOfFusedPeak, 0)}% of the relaxed madd peak; simd128 build ${fmt(100 * simd128Fraction, 0)}%)` : '') +
         (coreFraction ? `; core alone ${fmt(100 * coreFraction, 0)}%` : ''),
     );
   }
@@ -518,6 +557,7 @@ const result = {
   config: { heads: kHeads, headDim: kHeadDim, sizes, threads: 1, clock, passes: kPasses, flops: '4·H·T²·d for both masks' },
   runtimes: Object.fromEntries(runtimes.map((r) => [r.id, r.label])),
   peak,
+  ...(fusedPeak ? { fusedPeak } : {}),
   peakAfter: { gflops: peakAfter.gflops, drift: peakDrift },
   attention: rows,
   matmul: { shape: [mm.rows, mm.inDim, mm.outDim], results: matmul },

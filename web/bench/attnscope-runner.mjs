@@ -7,16 +7,25 @@ import { existsSync } from 'node:fs';
 /** dist/ of the repository, or ATTNSCOPE_DIST to benchmark another build. */
 export const distDir = resolve(process.env.ATTNSCOPE_DIST ?? new URL('../../dist', import.meta.url).pathname);
 
-let enginePromise = null;
-/** Resolves to the engine, or to null when dist/ has not been built. */
-export function loadAttnScope() {
-  enginePromise ??= (async () => {
-    const entry = resolve(distDir, 'node.js');
-    if (!existsSync(entry)) return null;
-    const { createAttnScope } = await import(pathToFileURL(entry).href);
-    return createAttnScope();
-  })();
-  return enginePromise;
+const enginePromises = new Map();
+/**
+ * Resolves to the engine, or to null when dist/ has not been built. `simd`
+ * picks the build as createAttnScope's option does: by default the relaxed-SIMD
+ * one where Node runs relaxed SIMD (scripts/bench.sh passes Node 20 its flag).
+ */
+export function loadAttnScope(simd = 'auto') {
+  if (!enginePromises.has(simd)) {
+    enginePromises.set(
+      simd,
+      (async () => {
+        const entry = resolve(distDir, 'node.js');
+        if (!existsSync(entry)) return null;
+        const { createAttnScope } = await import(pathToFileURL(entry).href);
+        return createAttnScope({ simd });
+      })(),
+    );
+  }
+  return enginePromises.get(simd);
 }
 
 /**
@@ -24,8 +33,8 @@ export function loadAttnScope() {
  * array reused across runs (`out`), as the TF.js runner reuses its own; with
  * `freshOutput`, each run returns a new array (the package's default).
  */
-export async function createAttnScopeAttention({ q, k, v, H, T, d, causal }, { freshOutput = false } = {}) {
-  const engine = await loadAttnScope();
+export async function createAttnScopeAttention({ q, k, v, H, T, d, causal }, { freshOutput = false, simd = 'auto' } = {}) {
+  const engine = await loadAttnScope(simd);
   const args = { q, k, v, shape: [1, H, T, d], scale: true, mask: causal ? 'causal' : 'none', trace: false };
   if (!freshOutput) args.out = new Float32Array(H * T * d);
   let last = null;

@@ -5,11 +5,15 @@
 // best any kernel here can issue. The chains depend on their accumulator, so
 // the engine cannot hoist the multiply out of the loop, and with enough chains
 // the loop is throughput-bound instead of latency-bound.
+// With `fused`, each step is one f32x4.relaxed_madd instead (relaxed SIMD,
+// still 8 flops): the peak of the relaxed build's kernels, where the engine
+// has relaxed SIMD.
 
 const kV128 = 0x7b;
 const simd = (op) => (op < 0x80 ? [0xfd, op] : [0xfd, (op & 0x7f) | 0x80, op >> 7]);
 const kF32x4Add = simd(0xe4);
 const kF32x4Mul = simd(0xe6);
+const kF32x4RelaxedMadd = simd(0x105);
 const kF32x4ExtractLane = simd(0x1f);
 const kV128Const = simd(0x0c);
 
@@ -27,7 +31,7 @@ const section = (id, bytes) => [id, ...uleb(bytes.length), ...bytes];
 const f32x4Const = (x) => [...kV128Const, ...new Uint8Array(Float32Array.of(x, x, x, x).buffer)];
 
 /** Module exporting peak(iterations: i32) -> f32 with `accumulators` chains. */
-export function peakModuleBytes(accumulators) {
+export function peakModuleBytes(accumulators, { fused = false } = {}) {
   const param = 0;
   const m = 1;
   const c = 2;
@@ -37,7 +41,8 @@ export function peakModuleBytes(accumulators) {
   for (let i = 0; i < accumulators; ++i) body.push(...f32x4Const(i * 0.01), 0x21, acc(i));
   body.push(0x03, 0x40); // loop
   for (let i = 0; i < accumulators; ++i) {
-    body.push(0x20, acc(i), 0x20, m, ...kF32x4Mul, 0x20, c, ...kF32x4Add, 0x21, acc(i));
+    if (fused) body.push(0x20, acc(i), 0x20, m, 0x20, c, ...kF32x4RelaxedMadd, 0x21, acc(i));
+    else body.push(0x20, acc(i), 0x20, m, ...kF32x4Mul, 0x20, c, ...kF32x4Add, 0x21, acc(i));
   }
   // param -= 1; continue while non-zero
   body.push(0x20, param, 0x41, 1, 0x6b, 0x22, param, 0x0d, 0);
@@ -62,10 +67,10 @@ export function peakModuleBytes(accumulators) {
  * `now` is the clock in ms (wall by default). Runs the kernel with 4 to 13 chains (14 spill registers on x86-64) and returns the best GFLOP/s.
  * @returns {{ gflops: number, accumulators: number, sweep: {accumulators:number, gflops:number}[] }}
  */
-export async function measureSimdPeak({ seconds = 0.25, repeats = 5, now = () => performance.now() } = {}) {
+export async function measureSimdPeak({ seconds = 0.25, repeats = 5, now = () => performance.now(), fused = false } = {}) {
   const sweep = [];
   for (const accumulators of [4, 8, 10, 12, 13]) {
-    const { instance } = await WebAssembly.instantiate(peakModuleBytes(accumulators));
+    const { instance } = await WebAssembly.instantiate(peakModuleBytes(accumulators, { fused }));
     const peak = instance.exports.peak;
     const flopsPerIteration = accumulators * 8;
     // Calibrate the iteration count to ~`seconds` per call.
