@@ -335,6 +335,7 @@ mm.weight = gaussian(mm.inDim * mm.outDim, 8);
 const mmFlops = 2 * mm.rows * mm.inDim * mm.outDim;
 const mmEntries = [
   { id: 'attnscope', create: createAttnScopeLinear },
+  ...(relaxedDefault ? [{ id: 'attnscope-simd128', create: (p) => createAttnScopeLinear(p, { simd: 'simd128' }) }] : []),
   ...(coreProbe
     ? [
         { id: 'attnscope-core', create: createCoreLinear },

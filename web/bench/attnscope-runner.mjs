@@ -54,8 +54,8 @@ export async function createAttnScopeAttention({ q, k, v, H, T, d, causal }, { f
  * took 18.5 ms of CPU time against 11.8 with `out` (alternating, pinned),
  * mostly the fresh array's page faults.
  */
-export async function createAttnScopeLinear({ x, weight, rows, inDim, outDim }) {
-  const engine = await loadAttnScope();
+export async function createAttnScopeLinear({ x, weight, rows, inDim, outDim }, { simd = 'auto' } = {}) {
+  const engine = await loadAttnScope(simd);
   const args = { x, shape: [rows, inDim], weight, outDim, out: new Float32Array(rows * outDim) };
   let last = null;
   return {
