@@ -243,7 +243,8 @@ export function rewriteRelaxedMadd(bytes, { dryRun = false } = {}) {
   return { bytes: concat(out), rewritten, final };
 }
 
-/** Whether this engine accepts relaxed SIMD (a tiny module using relaxed_madd). */
+/** Whether this engine accepts relaxed SIMD (a tiny module using relaxed_madd; the package's
+ * hasRelaxedSimd in web/lib/load.ts probes with the same bytes). */
 export function engineHasRelaxedSimd() {
   // (func (param v128) (result v128) local.get 0 local.get 0 local.get 0 f32x4.relaxed_madd)
   // prettier-ignore

@@ -9,7 +9,8 @@ export const kWasmFileName = 'attnscope.wasm';
 /** The relaxed-SIMD build of the same module (same glue, same exports). */
 export const kRelaxedWasmFileName = 'attnscope-relaxed.wasm';
 
-// (func (param v128) (result v128) local.get 0 local.get 0 local.get 0 f32x4.relaxed_madd)
+// (func (param v128) (result v128) local.get 0 local.get 0 local.get 0 f32x4.relaxed_madd);
+// scripts/relaxed-simd-opcodes.mjs, which runs before the package is built, holds the same bytes.
 // prettier-ignore
 const kRelaxedProbe = Uint8Array.from([
   0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x06, 0x01, 0x60, 0x01, 0x7b, 0x01, 0x7b,
