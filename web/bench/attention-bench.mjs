@@ -572,7 +572,10 @@ writeFileSync(
   attentionChart(
     rows.filter((r) => r.gflops).map((r) => ({ ...r, runtime: runtimes.find((x) => x.id === r.runtime).label })),
     {
-      peak: peak.gflops,
+      peaks: [
+        { gflops: peak.gflops, label: 'wasm SIMD peak (mul+add)' },
+        ...(fusedPeak ? [{ gflops: fusedPeak.gflops, label: 'relaxed madd peak' }] : []),
+      ],
       subtitle: `Scaled dot-product attention, H=${kHeads}, d=${kHeadDim}, one thread, ${clock === 'cpu' ? 'CPU' : 'wall'} time, Node ${process.version}, ${cpuName()}`,
     },
   ),

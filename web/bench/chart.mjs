@@ -1,8 +1,9 @@
 // SVG chart of the attention benchmark: GFLOP/s against sequence length T
 // (log₂ axis), one line per runtime, one panel per mask, the measured wasm
-// SIMD peak as a dashed line. Plain string building, no dependencies.
+// SIMD peaks as dashed lines. Plain string building, no dependencies.
 
-const kColors = ['#1b6ac9', '#d1495b', '#edae49', '#00798c', '#66a182', '#8d6a9f', '#2e4057', '#c06c84'];
+// One colour per runtime: the benchmark draws up to nine series.
+const kColors = ['#1b6ac9', '#d1495b', '#edae49', '#00798c', '#66a182', '#8d6a9f', '#2e4057', '#c06c84', '#8a5a00', '#7f7f7f'];
 const kPanelWidth = 420;
 const kPanelHeight = 300;
 const kMargin = { top: 40, right: 16, bottom: 46, left: 56 };
@@ -15,7 +16,7 @@ function niceMax(v) {
   return 10 * p;
 }
 
-function panel({ title, series, sizes, yMax, peak, x0 }) {
+function panel({ title, series, sizes, yMax, peaks, x0 }) {
   const w = kPanelWidth - kMargin.left - kMargin.right;
   const h = kPanelHeight - kMargin.top - kMargin.bottom;
   const lx = (T) => Math.log2(T);
@@ -39,10 +40,10 @@ function panel({ title, series, sizes, yMax, peak, x0 }) {
     `<text transform="translate(14,${kMargin.top + h / 2}) rotate(-90)" text-anchor="middle">GFLOP/s (4·H·T²·d / time)</text>`,
     `<rect x="${kMargin.left}" y="${kMargin.top}" width="${w}" height="${h}" fill="none" stroke="#999"/>`,
   );
-  if (peak) {
+  for (const { gflops, label } of peaks) {
     out.push(
-      `<line x1="${kMargin.left}" x2="${kMargin.left + w}" y1="${sy(peak)}" y2="${sy(peak)}" stroke="#555" stroke-dasharray="5,4"/>`,
-      `<text x="${kMargin.left + 4}" y="${sy(peak) - 4}" fill="#555">wasm SIMD peak ${peak.toFixed(1)}</text>`,
+      `<line x1="${kMargin.left}" x2="${kMargin.left + w}" y1="${sy(gflops)}" y2="${sy(gflops)}" stroke="#555" stroke-dasharray="5,4"/>`,
+      `<text x="${kMargin.left + 4}" y="${sy(gflops) - 4}" fill="#555">${escape(label)} ${gflops.toFixed(1)}</text>`,
     );
   }
   for (const s of series) {
@@ -60,14 +61,15 @@ function panel({ title, series, sizes, yMax, peak, x0 }) {
 
 /**
  * @param {{ runtime: string, T: number, mask: string, gflops?: number }[]} rows
- * @param {{ peak?: number, subtitle?: string }} options
+ * @param {{ peaks?: { gflops: number, label: string }[], subtitle?: string }} options
+ *   peaks: dashed lines (the machine's measured wasm SIMD peaks)
  * @returns {string} a standalone SVG document
  */
-export function attentionChart(rows, { peak, subtitle = '' } = {}) {
+export function attentionChart(rows, { peaks = [], subtitle = '' } = {}) {
   const runtimes = [...new Set(rows.map((r) => r.runtime))];
   const sizes = [...new Set(rows.map((r) => r.T))].sort((a, b) => a - b);
   const finite = rows.map((r) => r.gflops).filter(Number.isFinite);
-  const yMax = niceMax(Math.max(peak ?? 0, ...finite, 1) * 1.05);
+  const yMax = niceMax(Math.max(...peaks.map((p) => p.gflops), ...finite, 1) * 1.05);
   const legendHeight = 20 * Math.ceil(runtimes.length / 2) + 10;
   const width = 2 * kPanelWidth;
   const height = kPanelHeight + legendHeight + 24;
@@ -86,7 +88,7 @@ export function attentionChart(rows, { peak, subtitle = '' } = {}) {
       color: colorOf(runtime),
       points: rows.filter((r) => r.runtime === runtime && r.mask === mask).sort((a, b) => a.T - b.T),
     }));
-    parts.push(panel({ title, series, sizes, yMax, peak, x0: i * kPanelWidth }));
+    parts.push(panel({ title, series, sizes, yMax, peaks, x0: i * kPanelWidth }));
   });
   parts.push('</g>');
   runtimes.forEach((runtime, i) => {

@@ -109,6 +109,12 @@ try {
   page.on('pageerror', (e) => errors.push(String(e)));
   await page.goto(url);
   await page.waitForSelector('#text', { timeout: 30000 });
+  // Which build the page's worker loaded ("… (SIMD: sse2+relaxed_madd)" where
+  // Chromium validates relaxed SIMD): the figures belong to that build.
+  await page.waitForFunction(() => /SIMD:/.test(document.querySelector('#engine-info')?.textContent ?? ''), null, {
+    timeout: 30000,
+  });
+  const engine = (await page.textContent('#engine-info')).trim();
 
   // Applies a text in the page and resolves with the timings of the update it causes.
   const applyText = (text) =>
@@ -182,6 +188,7 @@ try {
       results.push(row);
     }
     console.log(`site: ${url} (headless Chromium), ${edits} one-token edits per case; milliseconds, median / p90`);
+    console.log(engine);
     const width = Math.max(...results.map((r) => r.case.length)) + 1;
     console.log(`${'case'.padEnd(width)} update (compute + render)   compute       render        to screen     painted       edit→update end   edit→painted`);
     for (const r of results) {
@@ -196,7 +203,7 @@ try {
     const file = resolve(outDir, 'site.json');
     writeFileSync(
       file,
-      JSON.stringify({ date: new Date().toISOString(), url, edits, results, pageErrors: errors }, null, 2) + '\n',
+      JSON.stringify({ date: new Date().toISOString(), url, engine, edits, results, pageErrors: errors }, null, 2) + '\n',
     );
     console.log(`wrote ${file}`);
   }
