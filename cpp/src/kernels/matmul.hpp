@@ -7,7 +7,10 @@
 // streams one row of B per step of the shared dimension, so each loaded B
 // batch is used kMatmulRows times and each broadcast A value kMatmulCols
 // times. 4 × 2 measured fastest both natively (sse2) and in wasm, against
-// 6 × 2, 4 × 3 and 8 × 1, which spill registers under V8.
+// 6 × 2, 4 × 3 and 8 × 1, which spill registers under V8; in the relaxed-SIMD
+// build too, against 5 × 2 and 6 × 2, although an FMA's latency would want
+// more than 8 accumulators: V8 holds a step's loads live all at once
+// (web/bench/README.md, "Wider tiles").
 //
 // B is read through a layout: RowsB (row by row, ldb apart) or PanelsB
 // (column panels whose rows follow each other in memory). Walking down B
