@@ -2,6 +2,7 @@
 // the fast path. Checks shared with self_attention are in attention_checks.cpp.
 #include <cmath>
 #include <new>
+#include <optional>
 #include <string>
 
 #include "attention_internal.hpp"
@@ -26,29 +27,50 @@ namespace {
 
 constexpr const char* kFn = "attention";
 
-// "(B=2, H=1, T=3, d_k=4)" for the leading dims of q and the given last dim.
-std::string expected_like_q(const Shape& q_shape, const std::string& last) {
-  static const char* const kNames4[] = {"B", "H", "T"};
-  static const char* const kNames3[] = {"H", "T"};
-  static const char* const kNames2[] = {"T"};
-  const char* const* names =
-      q_shape.size() == 4 ? kNames4 : (q_shape.size() == 3 ? kNames3 : kNames2);
+// "(B=2, Hkv, Tk, d_k=4)": the leading dims named for a tensor of `rank`,
+// with the values of those that are fixed given (0 = free).
+std::string expected_shape(std::size_t rank, const char* const* names,
+                           const std::size_t* values) {
   std::string s = "(";
-  for (std::size_t i = 0; i + 1 < q_shape.size(); ++i) {
-    s += std::string(names[i]) + "=" + std::to_string(q_shape[i]) + ", ";
+  const std::size_t skip = 4 - rank;  // rank 3 has no B, rank 2 neither B nor H
+  for (std::size_t i = skip; i < 4; ++i) {
+    if (i > skip) s += ", ";
+    s += names[i];
+    if (values[i]) s += "=" + std::to_string(values[i]);
   }
-  return s + last + ")";
+  return s + ")";
 }
 
-void check_like_q(const TensorView& t, const char* name, const TensorView& q, bool same_last) {
-  bool ok = t.rank() == q.rank();
-  for (std::size_t i = 0; ok && i + 1 < q.rank(); ++i) ok = t.shape[i] == q.shape[i];
-  if (ok && same_last) ok = t.shape.back() == q.shape.back();
-  if (!ok) {
-    const std::string last =
-        same_last ? "d_k=" + std::to_string(q.shape.back()) : std::string("d_v");
-    throw Error(std::string(kFn) + ": " + name + " has shape " + shape_to_string(t.shape) +
-                ", expected " + expected_like_q(q.shape, last) + " to match q");
+// k is (B, Hkv, Tk, d_k) with q's B and d_k; v (B, Hkv, Tk, d_v) with k's
+// B, Hkv and Tk. Also checks that H is a multiple of Hkv and Tq <= Tk.
+void check_key_value_shapes(const TensorView& q, const TensorView& k, const TensorView& v) {
+  const std::size_t rank = q.rank();
+  const std::size_t skip = 4 - rank;
+  auto dim = [&](const TensorView& t, std::size_t i) { return i < skip ? 1 : t.shape[i - skip]; };
+  static const char* const kNames[] = {"B", "Hkv", "Tk", "d_k"};
+  static const char* const kValueNames[] = {"B", "Hkv", "Tk", "d_v"};
+  bool k_ok = k.rank() == rank && dim(k, 0) == dim(q, 0) && dim(k, 3) == dim(q, 3);
+  if (!k_ok) {
+    const std::size_t fixed[] = {dim(q, 0), 0, 0, dim(q, 3)};
+    throw Error(std::string(kFn) + ": k has shape " + shape_to_string(k.shape) + ", expected " +
+                expected_shape(rank, kNames, fixed) + " with B and d_k from q");
+  }
+  if (dim(q, 1) % dim(k, 1) != 0) {
+    throw Error(std::string(kFn) + ": q has H=" + std::to_string(dim(q, 1)) +
+                " heads and k has Hkv=" + std::to_string(dim(k, 1)) +
+                ", expected H to be a multiple of Hkv");
+  }
+  if (dim(q, 2) > dim(k, 2)) {
+    throw Error(std::string(kFn) + ": q has Tq=" + std::to_string(dim(q, 2)) +
+                " queries and k has Tk=" + std::to_string(dim(k, 2)) +
+                " keys, expected Tq <= Tk");
+  }
+  const bool v_ok = v.rank() == rank && dim(v, 0) == dim(k, 0) && dim(v, 1) == dim(k, 1) &&
+                    dim(v, 2) == dim(k, 2);
+  if (!v_ok) {
+    const std::size_t fixed[] = {dim(k, 0), dim(k, 1), dim(k, 2), 0};
+    throw Error(std::string(kFn) + ": v has shape " + shape_to_string(v.shape) + ", expected " +
+                expected_shape(rank, kValueNames, fixed) + " to match k");
   }
 }
 
@@ -57,12 +79,11 @@ AttentionResult attention_impl(const TensorView& q, const TensorView& k, const T
   check_tensor(q, kFn, "q");
   if (q.rank() < 2 || q.rank() > 4) {
     throw Error(std::string(kFn) + ": q has shape " + shape_to_string(q.shape) +
-                ", expected (B, H, T, d_k), (H, T, d_k) or (T, d_k)");
+                ", expected (B, H, Tq, d_k), (H, Tq, d_k) or (Tq, d_k)");
   }
   check_tensor(k, kFn, "k");
-  check_like_q(k, "k", q, /*same_last=*/true);
   check_tensor(v, kFn, "v");
-  check_like_q(v, "v", q, /*same_last=*/false);
+  check_key_value_shapes(q, k, v);
   check_finite(q, kFn, "q");
   check_finite(k, kFn, "k");
   check_finite(v, kFn, "v");
@@ -71,39 +92,30 @@ AttentionResult attention_impl(const TensorView& q, const TensorView& k, const T
   detail::AttentionDims dims;
   dims.batch = rank == 4 ? q.shape[0] : 1;
   dims.heads = rank >= 3 ? q.shape[rank - 3] : 1;
-  dims.seq_len = q.shape[rank - 2];
+  dims.kv_heads = rank >= 3 ? k.shape[rank - 3] : 1;
+  dims.q_len = q.shape[rank - 2];
+  dims.k_len = k.shape[rank - 2];
   dims.d_k = q.shape[rank - 1];
   dims.d_v = v.shape[rank - 1];
   const float scale = detail::resolve_scale(options.scale, dims.d_k, kFn);
-  detail::validate_mask(options.mask, dims, kFn);
-  detail::check_score_range(q.data, k.data, dims, scale, options.mask, kFn);
 
   const Shape prefix(q.shape.begin(), q.shape.end() - 2);
   Shape out_shape = prefix;
-  out_shape.push_back(dims.seq_len);
+  out_shape.push_back(dims.q_len);
   out_shape.push_back(dims.d_v);
   Shape square_shape = prefix;
-  square_shape.push_back(dims.seq_len);
-  square_shape.push_back(dims.seq_len);
-
-  if (options.trace) checked_element_count(square_shape, "attention: trace tensors (B, H, T, T)");
+  square_shape.push_back(dims.q_len);
+  square_shape.push_back(dims.k_len);
 
   AttentionResult result;
   result.output = zeros_for(out_shape, "attention: output");
-  result.fully_masked.assign(dims.batch * dims.heads * dims.seq_len, 0);
-  if (options.trace) {
-    AttentionTrace trace;
-    const detail::TraceBuffers buffers =
-        detail::allocate_square_tensors(trace, square_shape, "attention: trace");
-    result.fully_masked_count = detail::attention_traced(
-        q.data, k.data, v.data, dims, scale, options.mask, result.output.data.data(),
-        result.fully_masked.data(), buffers);
-    result.trace = std::move(trace);
-  } else {
-    result.fully_masked_count = detail::attention_fast(
-        q.data, k.data, v.data, dims, scale, options.mask, result.output.data.data(),
-        result.fully_masked.data());
-  }
+  result.fully_masked.assign(dims.batch * dims.heads * dims.q_len, 0);
+  std::optional<AttentionTrace> trace;
+  if (options.trace) trace.emplace();
+  result.fully_masked_count = detail::run_attention(
+      q.data, k.data, v.data, dims, options, scale, square_shape, q.shape, k.shape,
+      result.output.data.data(), result.fully_masked.data(), trace ? &*trace : nullptr, kFn);
+  result.trace = std::move(trace);
   detail::check_output_finite(result.output, kFn);
   return result;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "attention_internal.hpp"
 #include "format.hpp"
@@ -44,21 +45,35 @@ float resolve_scale(const Scale& scale, std::size_t d_k, const char* fn) {
 }
 
 void check_score_range(const float* q, const float* k, const AttentionDims& dims, float scale,
-                       const Mask& mask, const char* fn) {
+                       const ScoreTerms& terms, const char* fn) {
+  // The largest finite term added to a scaled score: mask, bias and ALiBi.
   double additive_max = 0.0;
-  for (float a : mask.additive.data) {
+  for (float a : terms.mask->additive.data) {
     if (std::isfinite(a)) additive_max = std::max(additive_max, double(std::abs(a)));
   }
-  const std::size_t T = dims.seq_len, d_k = dims.d_k;
+  double bias_max = 0.0;
+  if (terms.bias) {
+    for (float a : terms.bias->data) bias_max = std::max(bias_max, double(std::abs(a)));
+  }
+  for (float slope : terms.alibi_slopes) {
+    bias_max = std::max(bias_max, double(slope) * double(dims.k_len));
+  }
+  const std::size_t Tq = dims.q_len, Tk = dims.k_len, d_k = dims.d_k;
+  std::vector<double> key_norms(dims.batch * dims.kv_heads);
+  for (std::size_t kv_head = 0; kv_head < key_norms.size(); ++kv_head) {
+    key_norms[kv_head] = max_row_norm(k + kv_head * Tk * d_k, Tk, d_k);
+  }
   for (std::size_t head = 0; head < dims.batch * dims.heads; ++head) {
-    const double bound = max_row_norm(q + head * T * d_k, T, d_k) *
-                         max_row_norm(k + head * T * d_k, T, d_k);
-    const double scaled_bound = bound * std::abs(double(scale)) + additive_max;
+    const std::size_t b = head / dims.heads, h = head % dims.heads;
+    const double bound = max_row_norm(q + head * Tq * d_k, Tq, d_k) *
+                         key_norms[b * dims.kv_heads + h / dims.group()];
+    const double scaled_bound = bound * std::abs(double(scale)) + additive_max + bias_max;
     if (bound > kScoreLimit || scaled_bound > kScoreLimit) {
-      throw Error(std::string(fn) + ": scores of batch " + std::to_string(head / dims.heads) +
-                  ", head " + std::to_string(head % dims.heads) + " may reach " +
+      throw Error(std::string(fn) + ": scores of batch " + std::to_string(b) + ", head " +
+                  std::to_string(h) + " may reach " +
                   format_number(std::max(bound, scaled_bound)) +
-                  " (|q|·|k|·scale + |additive mask|) and overflow float; scale the inputs down");
+                  " (|q|·|k|·scale + |additive mask| + |bias|) and overflow float; scale the "
+                  "inputs down");
     }
   }
 }

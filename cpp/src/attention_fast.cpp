@@ -1,5 +1,11 @@
-// The fast path: per (batch, head), the tiled online-softmax kernel. Only
-// O(T·d) scratch is allocated; no T×T buffer exists.
+// The fast path: per (batch, key/value head), the tiled online-softmax
+// kernel. Only O(T·d) scratch is allocated; no Tq×Tk buffer exists.
+//
+// Each key/value head is packed once, and the query heads that read it (its
+// GQA group) go through the kernel together, stacked as G·Tq rows: every
+// key tile then serves the whole group from cache. In a decode step
+// (Tq = 1) that is what makes GQA cheaper than MHA: the keys and values are
+// streamed from memory once per group, not once per query head.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -10,9 +16,9 @@
 #include "attention_internal.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/flash_attention.hpp"
-#include "kernels/softmax_rows.hpp"
 #include "kernels/pack_keys.hpp"
 #include "kernels/scan.hpp"
+#include "kernels/softmax_rows.hpp"
 
 namespace attnscope::detail {
 
@@ -31,31 +37,35 @@ int value_exponent_shift(const float* v, std::size_t n, std::size_t T) {
 }  // namespace
 
 std::size_t attention_fast(const float* q, const float* k, const float* v,
-                           const AttentionDims& dims, float scale, const Mask& mask, float* out,
-                           std::uint8_t* fully_masked) {
+                           const AttentionDims& dims, float scale, const ScoreTerms& terms,
+                           float* out, std::uint8_t* fully_masked) {
   using Arch = xsimd::default_arch;
-  const std::size_t T = dims.seq_len, d_k = dims.d_k, d_v = dims.d_v;
-  std::vector<float> packed_keys(kernels::packed_keys_size(T, d_k, kernels::kKeyTile));
-  std::vector<float> packed_values(kernels::packed_values_size(T, d_v));
+  const std::size_t Tq = dims.q_len, Tk = dims.k_len, d_k = dims.d_k, d_v = dims.d_v;
+  const std::size_t group = dims.group();
+  std::vector<float> packed_keys(kernels::packed_keys_size(Tk, d_k, kernels::kKeyTile));
+  std::vector<float> packed_values(kernels::packed_values_size(Tk, d_v));
   kernels::FlashWorkspace workspace;
   std::size_t count = 0;
   for (std::size_t b = 0; b < dims.batch; ++b) {
-    for (std::size_t h = 0; h < dims.heads; ++h) {
-      const std::size_t head = b * dims.heads + h;
-      const float* values = v + head * T * d_v;
-      float* head_out = out + head * T * d_v;
-      kernels::pack_value_panels(values, T, d_v, packed_values.data());
-      const int shift = value_exponent_shift(values, T * d_v, T);
+    for (std::size_t kv = 0; kv < dims.kv_heads; ++kv) {
+      const std::size_t kv_head = b * dims.kv_heads + kv;
+      const std::size_t first_head = b * dims.heads + kv * group;
+      const float* values = v + kv_head * Tk * d_v;
+      float* group_out = out + first_head * Tq * d_v;
+      kernels::pack_value_panels(values, Tk, d_v, packed_values.data());
+      const int shift = value_exponent_shift(values, Tk * d_v, Tk);
       if (shift) {
         kernels::scale_row<Arch>(packed_values.data(), packed_values.size(),
                                  std::ldexp(1.0f, -shift));
       }
-      kernels::pack_key_tiles(k + head * T * d_k, T, d_k, kernels::kKeyTile, packed_keys.data());
-      kernels::flash_attention_best(q + head * T * d_k, packed_keys.data(), packed_values.data(),
-                                     T, d_k, d_v, scale, head_mask(mask, dims, b, h), head_out,
-                                     fully_masked + head * T, workspace);
-      if (shift) kernels::scale_row<Arch>(head_out, T * d_v, std::ldexp(1.0f, shift));
-      for (std::size_t i = 0; i < T; ++i) count += fully_masked[head * T + i];
+      kernels::pack_key_tiles(k + kv_head * Tk * d_k, Tk, d_k, kernels::kKeyTile,
+                              packed_keys.data());
+      kernels::flash_attention_best(q + first_head * Tq * d_k, packed_keys.data(),
+                                    packed_values.data(), group * Tq, Tk, d_k, d_v, scale,
+                                    head_mask(terms, dims, b, kv * group, group), group_out,
+                                    fully_masked + first_head * Tq, workspace);
+      if (shift) kernels::scale_row<Arch>(group_out, group * Tq * d_v, std::ldexp(1.0f, shift));
+      for (std::size_t i = 0; i < group * Tq; ++i) count += fully_masked[first_head * Tq + i];
     }
   }
   return count;

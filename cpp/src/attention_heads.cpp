@@ -2,6 +2,7 @@
 // attention per head; concat; optional output projection W_O (+ b_O).
 #include <algorithm>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -128,25 +129,37 @@ SelfAttentionResult self_attention_impl(const Tensor& x, const SelfAttentionWeig
   const std::size_t C = x.shape[x.rank() - 1];
   const std::size_t H = weights.heads;
   if (H == 0) throw Error(std::string(kFn) + ": heads is 0, expected at least 1");
+  const std::size_t Hkv = weights.kv_heads ? weights.kv_heads : H;
+  if (H % Hkv != 0) {
+    throw Error(std::string(kFn) + ": kv_heads is " + std::to_string(Hkv) +
+                ", expected a divisor of heads=" + std::to_string(H));
+  }
+  const bool grouped = Hkv != H;
 
   check_projection(weights.wq, "wq", C, H, "H*d_k");
-  check_projection(weights.wk, "wk", C, H, "H*d_k");
-  if (weights.wk.shape != weights.wq.shape) {
+  check_projection(weights.wk, "wk", C, Hkv, grouped ? "Hkv*d_k" : "H*d_k");
+  const std::size_t d_k = weights.wq.shape[1] / H;
+  if (weights.wk.shape[1] != Hkv * d_k) {
     throw Error(std::string(kFn) + ": wk has shape " + shape_to_string(weights.wk.shape) +
-                ", expected " + shape_to_string(weights.wq.shape) + " to match wq");
+                ", expected " + shape_to_string({C, Hkv * d_k}) + " to match wq" +
+                (grouped ? " and kv_heads=" + std::to_string(Hkv) : std::string()));
   }
-  check_projection(weights.wv, "wv", C, H, "H*d_v");
+  check_projection(weights.wv, "wv", C, Hkv, grouped ? "Hkv*d_v" : "H*d_v");
   const std::size_t qk_width = weights.wq.shape[1];
+  const std::size_t k_width = weights.wk.shape[1];
   const std::size_t v_width = weights.wv.shape[1];
+  const std::size_t d_v = v_width / Hkv;
+  const std::size_t heads_width = H * d_v;  // concat of the heads' outputs
   check_bias(weights.bq, "bq", qk_width, "H*d_k");
-  check_bias(weights.bk, "bk", qk_width, "H*d_k");
-  check_bias(weights.bv, "bv", v_width, "H*d_v");
-  std::size_t out_width = v_width;
+  check_bias(weights.bk, "bk", k_width, grouped ? "Hkv*d_k" : "H*d_k");
+  check_bias(weights.bv, "bv", v_width, grouped ? "Hkv*d_v" : "H*d_v");
+  std::size_t out_width = heads_width;
   if (!weights.wo.empty()) {
     check_tensor(weights.wo, kFn, "wo");
-    if (weights.wo.rank() != 2 || weights.wo.shape[0] != v_width) {
+    if (weights.wo.rank() != 2 || weights.wo.shape[0] != heads_width) {
       throw Error(std::string(kFn) + ": wo has shape " + shape_to_string(weights.wo.shape) +
-                  ", expected (H*d_v=" + std::to_string(v_width) + ", C_out) with H*d_v from wv");
+                  ", expected (H*d_v=" + std::to_string(heads_width) +
+                  ", C_out) with H*d_v from wv");
     }
     check_finite(weights.wo, kFn, "wo");
     out_width = weights.wo.shape[1];
@@ -159,61 +172,59 @@ SelfAttentionResult self_attention_impl(const Tensor& x, const SelfAttentionWeig
   detail::AttentionDims dims;
   dims.batch = B;
   dims.heads = H;
-  dims.seq_len = T;
-  dims.d_k = qk_width / H;
-  dims.d_v = v_width / H;
+  dims.kv_heads = Hkv;
+  dims.q_len = T;
+  dims.k_len = T;
+  dims.d_k = d_k;
+  dims.d_v = d_v;
   const float scale = detail::resolve_scale(options.scale, dims.d_k, kFn);
+  // Checked before the projections so that bad options cost nothing.
   detail::validate_mask(options.mask, dims, kFn);
+  detail::validate_bias(options.bias, dims, kFn);
+  detail::validate_rope(options.rope, dims, kFn);
 
-  checked_element_count({B * T, std::max({qk_width, v_width, out_width})},
+  checked_element_count({B * T, std::max({qk_width, heads_width, out_width})},
                         "self_attention: projections (B*T, width)");
   if (options.trace) {
     checked_element_count({B, H, T, T}, "self_attention: trace tensors (B, H, T, T)");
   }
 
   const float* xs = x.data.data();
-  std::vector<float> q = project_heads(xs, B, T, C, weights.wq, weights.bq, H, dims.d_k);
-  std::vector<float> k = project_heads(xs, B, T, C, weights.wk, weights.bk, H, dims.d_k);
-  std::vector<float> v = project_heads(xs, B, T, C, weights.wv, weights.bv, H, dims.d_v);
-
-  detail::check_score_range(q.data(), k.data(), dims, scale, options.mask, kFn);
+  std::vector<float> q = project_heads(xs, B, T, C, weights.wq, weights.bq, H, d_k);
+  std::vector<float> k = project_heads(xs, B, T, C, weights.wk, weights.bk, Hkv, d_k);
+  std::vector<float> v = project_heads(xs, B, T, C, weights.wv, weights.bv, Hkv, d_v);
 
   SelfAttentionResult result;
-  std::vector<float> heads_out = allocate_floats(B * H * T * dims.d_v, kFn);
+  std::vector<float> heads_out = allocate_floats(B * H * T * d_v, kFn);
   result.fully_masked.assign(B * H * T, 0);
   const Shape square = result_shape(batched, B, {H, T, T});
-  if (options.trace) {
-    SelfAttentionTrace trace;
-    const detail::TraceBuffers buffers =
-        detail::allocate_square_tensors(trace, square, "self_attention: trace");
-    result.fully_masked_count =
-        detail::attention_traced(q.data(), k.data(), v.data(), dims, scale, options.mask,
-                                 heads_out.data(), result.fully_masked.data(), buffers);
-    result.trace = std::move(trace);
-  } else {
-    result.fully_masked_count =
-        detail::attention_fast(q.data(), k.data(), v.data(), dims, scale, options.mask,
-                               heads_out.data(), result.fully_masked.data());
-  }
+  const Shape q_shape = result_shape(batched, B, {H, T, d_k});
+  const Shape k_shape = result_shape(batched, B, {Hkv, T, d_k});
+  std::optional<SelfAttentionTrace> trace;
+  if (options.trace) trace.emplace();
+  result.fully_masked_count = detail::run_attention(
+      q.data(), k.data(), v.data(), dims, options, scale, square, q_shape, k_shape,
+      heads_out.data(), result.fully_masked.data(), trace ? &*trace : nullptr, kFn);
+  result.trace = std::move(trace);
 
   std::vector<float> concat;
-  if (weights.wo.empty() || options.trace) concat = merge_heads(heads_out, B, T, H, dims.d_v);
+  if (weights.wo.empty() || options.trace) concat = merge_heads(heads_out, B, T, H, d_v);
   if (weights.wo.empty()) {
-    result.output = Tensor(result_shape(batched, B, {T, v_width}), concat);
+    result.output = Tensor(result_shape(batched, B, {T, heads_width}), concat);
   } else {
     result.output =
         Tensor(result_shape(batched, B, {T, out_width}),
-               output_projection(heads_out, B, T, H, dims.d_v, weights.wo, weights.bo));
+               output_projection(heads_out, B, T, H, d_v, weights.wo, weights.bo));
   }
   detail::check_output_finite(result.output, kFn);
 
   if (result.trace) {
-    SelfAttentionTrace& trace = *result.trace;
-    trace.q = Tensor(result_shape(batched, B, {H, T, dims.d_k}), std::move(q));
-    trace.k = Tensor(result_shape(batched, B, {H, T, dims.d_k}), std::move(k));
-    trace.v = Tensor(result_shape(batched, B, {H, T, dims.d_v}), std::move(v));
-    trace.head_outputs = Tensor(result_shape(batched, B, {H, T, dims.d_v}), std::move(heads_out));
-    trace.concat = Tensor(result_shape(batched, B, {T, v_width}), std::move(concat));
+    SelfAttentionTrace& t = *result.trace;
+    t.q = Tensor(q_shape, std::move(q));
+    t.k = Tensor(k_shape, std::move(k));
+    t.v = Tensor(result_shape(batched, B, {Hkv, T, d_v}), std::move(v));
+    t.head_outputs = Tensor(result_shape(batched, B, {H, T, d_v}), std::move(heads_out));
+    t.concat = Tensor(result_shape(batched, B, {T, heads_width}), std::move(concat));
   }
   return result;
 }

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "attnscope/attention.hpp"
 #include "kernels/mask_row.hpp"
@@ -12,19 +13,50 @@
 
 namespace attnscope::detail {
 
-/// Sizes of one attention call: per-head tensors are (B, H, T, d).
+/// Sizes of one attention call: q (B, H, Tq, d_k), k (B, Hkv, Tk, d_k),
+/// v (B, Hkv, Tk, d_v).
 struct AttentionDims {
-  std::size_t batch = 1, heads = 1, seq_len = 1, d_k = 1, d_v = 1;
+  std::size_t batch = 1, heads = 1, kv_heads = 1, q_len = 1, k_len = 1, d_k = 1, d_v = 1;
+
+  /// Query heads per key/value head.
+  std::size_t group() const { return heads / kv_heads; }
+  /// pos(0) = Tk − Tq.
+  std::size_t query_offset() const { return k_len - q_len; }
+};
+
+/// What is added to, or hides, the scaled scores: the masks, the bias
+/// tensor (Bias::values, maybe empty) and the ALiBi slopes (empty without).
+struct ScoreTerms {
+  const Mask* mask = nullptr;
+  const Tensor* bias = nullptr;
+  std::vector<float> alibi_slopes;
 };
 
 /// Checks every mask of `mask` against dims; throws Error naming `fn`.
 void validate_mask(const Mask& mask, const AttentionDims& dims, const char* fn);
 
-/// The masks that apply to (batch b, head h), as raw pointers into `mask`.
-kernels::HeadMask head_mask(const Mask& mask, const AttentionDims& dims, std::size_t b,
-                            std::size_t h);
+/// Checks the bias tensor's shape and values and rope's settings.
+void validate_bias(const Bias& bias, const AttentionDims& dims, const char* fn);
+void validate_rope(const Rope& rope, const AttentionDims& dims, const char* fn);
 
-/// Where the traced path writes its intermediates, each (B·H·T·T) floats.
+/// ALiBi slopes m_0 .. m_{H-1} (the paper's rule).
+std::vector<float> alibi_slopes(std::size_t heads);
+
+/// The score terms of batch b for `count` query heads from h0, stacked as
+/// rows of Tq queries each (count = 1: one head).
+kernels::HeadMask head_mask(const ScoreTerms& terms, const AttentionDims& dims, std::size_t b,
+                            std::size_t h0, std::size_t count = 1);
+
+/// Rotates `rows_per_head` rows of width d in each of `heads` heads, row t
+/// at position first_position + t (RoPE, rotate-half pairs).
+std::vector<float> rotate_rope(const float* x, std::size_t heads, std::size_t rows_per_head,
+                               std::size_t first_position, std::size_t d, double base,
+                               const char* fn);
+
+/// The bias that the score terms add, (B, H, Tq, Tk), for the trace.
+void fill_bias(const ScoreTerms& terms, const AttentionDims& dims, float* out);
+
+/// Where the traced path writes its intermediates, each (B·H·Tq·Tk) floats.
 struct TraceBuffers {
   float* scores;
   float* scaled;
@@ -45,15 +77,15 @@ TraceBuffers allocate_square_tensors(Trace& trace, const Shape& square, const ch
           trace.weights.data.data()};
 }
 
-/// q (B,H,T,d_k), k (B,H,T,d_k), v (B,H,T,d_v) → out (B,H,T,d_v),
-/// fully_masked (B,H,T). Both return the number of fully masked queries.
+/// q, k, v → out (B,H,Tq,d_v), fully_masked (B,H,Tq). Both return the number
+/// of fully masked queries.
 std::size_t attention_traced(const float* q, const float* k, const float* v,
-                             const AttentionDims& dims, float scale, const Mask& mask,
+                             const AttentionDims& dims, float scale, const ScoreTerms& terms,
                              float* out, std::uint8_t* fully_masked, const TraceBuffers& trace);
 
 std::size_t attention_fast(const float* q, const float* k, const float* v,
-                           const AttentionDims& dims, float scale, const Mask& mask, float* out,
-                           std::uint8_t* fully_masked);
+                           const AttentionDims& dims, float scale, const ScoreTerms& terms,
+                           float* out, std::uint8_t* fully_masked);
 
 /// Validates the scale (finite custom factor) and returns the factor for d_k.
 float resolve_scale(const Scale& scale, std::size_t d_k, const char* fn);
@@ -62,10 +94,23 @@ float resolve_scale(const Scale& scale, std::size_t d_k, const char* fn);
 /// in a float: by Cauchy–Schwarz |q·k| <= |q|·|k|, so the row norms bound
 /// them. Without this an overflowing score would turn into NaN weights.
 void check_score_range(const float* q, const float* k, const AttentionDims& dims, float scale,
-                       const Mask& mask, const char* fn);
+                       const ScoreTerms& terms, const char* fn);
 
 /// Throws if attention produced a non-finite value, which only happens when
 /// finite inputs overflow float in Q·Kᵀ.
 void check_output_finite(const Tensor& out, const char* fn);
 
+/// Everything attention() and self_attention() share once q, k and v exist:
+/// options checked against dims, rope, the score range, the traced or fast
+/// path into `out` and `fully_masked` (sized by the caller), and with a trace
+/// its square tensors (shape `square`), rotated q and k (shapes q_shape,
+/// k_shape) and bias. Returns the number of fully masked queries.
+template <class Trace>
+std::size_t run_attention(const float* q, const float* k, const float* v,
+                          const AttentionDims& dims, const AttentionOptions& options, float scale,
+                          const Shape& square, const Shape& q_shape, const Shape& k_shape,
+                          float* out, std::uint8_t* fully_masked, Trace* trace, const char* fn);
+
 }  // namespace attnscope::detail
+
+#include "attention_run.hpp"

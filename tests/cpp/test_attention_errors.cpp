@@ -39,15 +39,15 @@ SelfAttentionWeights weights(std::size_t C, std::size_t H, std::size_t d) {
 TEST_CASE("attention rejects mismatched q, k, v shapes", "[attention][errors]") {
   const Tensor q = filled({2, 4});
   CHECK_THROWS_WITH(attention(q, filled({2, 3}), filled({2, 4})),
-                    "attention: k has shape (2, 3), expected (T=2, d_k=4) to match q");
+                    "attention: k has shape (2, 3), expected (Tk, d_k=4) with B and d_k from q");
   CHECK_THROWS_WITH(attention(q, filled({2, 4}), filled({3, 4})),
-                    "attention: v has shape (3, 4), expected (T=2, d_v) to match q");
+                    "attention: v has shape (3, 4), expected (Tk=2, d_v) to match k");
   CHECK_THROWS_WITH(attention(filled({2, 3, 5, 4}), filled({2, 2, 5, 4}), filled({2, 3, 5, 1})),
-                    "attention: k has shape (2, 2, 5, 4), expected (B=2, H=3, T=5, d_k=4) to match q");
+                    "attention: q has H=3 heads and k has Hkv=2, expected H to be a multiple of Hkv");
   CHECK_THROWS_WITH(attention(filled({3, 5, 4}), filled({5, 4}), filled({3, 5, 4})),
-                    Contains("k has shape (5, 4), expected (H=3, T=5, d_k=4)"));
+                    Contains("k has shape (5, 4), expected (Hkv, Tk, d_k=4)"));
   CHECK_THROWS_WITH(attention(filled({4}), filled({4}), filled({4})),
-                    "attention: q has shape (4,), expected (B, H, T, d_k), (H, T, d_k) or (T, d_k)");
+                    "attention: q has shape (4,), expected (B, H, Tq, d_k), (H, Tq, d_k) or (Tq, d_k)");
   CHECK_THROWS_AS(attention(q, filled({2, 3}), q), Error);
 }
 
@@ -90,15 +90,15 @@ TEST_CASE("attention rejects bad masks", "[attention][errors]") {
   const Tensor q = filled({2, 3, 4}), v = filled({2, 3, 4});
   AttentionOptions o;
   o.mask.lengths = {4};
-  CHECK_THROWS_WITH(attention(q, q, v, o), "attention: mask.lengths[0] is 4, expected at most T=3");
+  CHECK_THROWS_WITH(attention(q, q, v, o), "attention: mask.lengths[0] is 4, expected at most Tk=3");
   o.mask.lengths = {1, 2};
   CHECK_THROWS_WITH(attention(q, q, v, o),
                     "attention: mask.lengths has 2 entries, expected one per sequence (B=1)");
   o.mask.lengths.clear();
   o.mask.additive = filled({3, 4});
   CHECK_THROWS_WITH(attention(q, q, v, o),
-                    "attention: mask.additive has shape (3, 4), expected (T, T) = (3, 3), "
-                    "(B, T, T) = (1, 3, 3) or (B, H, T, T) = (1, 2, 3, 3)");
+                    "attention: mask.additive has shape (3, 4), expected (Tq, Tk) = (3, 3), "
+                    "(B, Tq, Tk) = (1, 3, 3) or (B, H, Tq, Tk) = (1, 2, 3, 3)");
   o.mask.additive = filled({3, 3});
   o.mask.additive.data[4] = kNaN;
   CHECK_THROWS_WITH(attention(q, q, v, o), Contains("mask.additive has a non-finite value (NaN) at flat index 4"));

@@ -122,7 +122,7 @@ TEST_CASE("attention rejects bad q, k, v", "[errors][attention]") {
 
   SECTION("shape mismatch") {
     CHECK_REJECTS(attnscope::attention(q, filled({2, 3, 3}), v), "k has shape (2, 3, 3)");
-    CHECK_REJECTS(attnscope::attention(q, filled({2, 4, 4}), v), "k has shape");
+    CHECK_REJECTS(attnscope::attention(q, filled({2, 3, 4, 1}), v), "k has shape");
     CHECK_REJECTS(attnscope::attention(q, k, filled({2, 2, 5})), "v has shape (2, 2, 5)");
     CHECK_REJECTS(attnscope::attention(q, k, filled({3, 5})), "v has shape");
     CHECK_REJECTS(attnscope::attention(filled({4}), filled({4}), filled({4})),

@@ -16,7 +16,7 @@ namespace attnscope::kernels {
 
 /// flash_attention for one (batch, head); see flash_attention.hpp.
 void flash_attention_best(const float* q, const float* packed_keys, const float* packed_values,
-                          std::size_t T, std::size_t d_k, std::size_t d_v, float scale,
+                          std::size_t rows, std::size_t keys, std::size_t d_k, std::size_t d_v, float scale,
                           const HeadMask& mask, float* out, std::uint8_t* fully_masked,
                           FlashWorkspace& ws);
 
@@ -38,8 +38,8 @@ const char* best_arch_name();
 struct FlashAttentionKernel {
   template <class Arch>
   void operator()(Arch, const float* q, const float* packed_keys, const float* packed_values,
-                  std::size_t T, std::size_t d_k, std::size_t d_v, float scale,
-                  const HeadMask& mask, float* out, std::uint8_t* fully_masked,
+                  std::size_t rows, std::size_t keys, std::size_t d_k, std::size_t d_v,
+                  float scale, const HeadMask& mask, float* out, std::uint8_t* fully_masked,
                   FlashWorkspace& ws) const;
 };
 struct MatmulKernel {

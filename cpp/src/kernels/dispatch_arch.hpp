@@ -14,11 +14,11 @@ namespace attnscope::kernels {
 
 template <class Arch>
 void FlashAttentionKernel::operator()(Arch, const float* q, const float* packed_keys,
-                                      const float* packed_values, std::size_t T, std::size_t d_k,
-                                      std::size_t d_v, float scale, const HeadMask& mask,
+                                      const float* packed_values, std::size_t rows,
+                                      std::size_t keys, std::size_t d_k, std::size_t d_v, float scale, const HeadMask& mask,
                                       float* out, std::uint8_t* fully_masked,
                                       FlashWorkspace& ws) const {
-  flash_attention_sized<Arch>(q, packed_keys, packed_values, T, d_k, d_v, scale, mask, out,
+  flash_attention_sized<Arch>(q, packed_keys, packed_values, rows, keys, d_k, d_v, scale, mask, out,
                               fully_masked, ws);
 }
 
@@ -50,6 +50,7 @@ const char* ArchNameKernel::operator()(Arch) const {
 #define ATTN_INSTANTIATE_KERNELS(A)                                                            \
   template void attnscope::kernels::FlashAttentionKernel::operator()<A>(                      \
       A, const float*, const float*, const float*, std::size_t, std::size_t, std::size_t,      \
+      std::size_t,                                                                             \
       float, const attnscope::kernels::HeadMask&, float*, std::uint8_t*,                       \
       attnscope::kernels::FlashWorkspace&) const;                                              \
   template void attnscope::kernels::MatmulKernel::operator()<A>(                              \

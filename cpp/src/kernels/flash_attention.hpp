@@ -2,7 +2,10 @@
 // queries are taken kQueryTile at a time, keys kKeyTile at a time, and the
 // softmax is computed online (running max and sum per query, the partial
 // output rescaled whenever the max grows), as in FlashAttention.
-// Key tiles that causal or padding masks hide entirely are never visited.
+// Key tiles that causal, padding or window masks hide entirely are never
+// visited. Queries and keys may differ in number (a KV cache: query i sits
+// at key position Tk − Tq + i), and the query heads that share one key/value
+// head (GQA) may come stacked, so that each key tile serves all of them.
 //
 // Scores are scaled inside the exp pass, rounded exactly as the traced path's
 // separate scaling rounds them (tiles that need masking are scaled first):
@@ -203,15 +206,15 @@ void tile_softmax_in_range(const float* scores, float* weights, std::size_t rows
 ///   2·bound·log2 e <= 120 is enough.
 /// `scratch` holds kKeyTile floats.
 template <class Arch>
-bool exponents_in_range(const float* q, const float* packed_keys, std::size_t T,
-                        std::size_t d_k, float scale, float* scratch) {
+bool exponents_in_range(const float* q, const float* packed_keys, std::size_t rows,
+                        std::size_t keys, std::size_t d_k, float scale, float* scratch) {
   int exponent = 0;
   if (!(scale > 0.0f) || std::frexp(scale, &exponent) != 0.5f || exponent < -59 ||
       exponent > 61) {
     return false;
   }
   float query_norm2 = 0.0f;
-  for (std::size_t i = 0; i < T; ++i) {
+  for (std::size_t i = 0; i < rows; ++i) {
     query_norm2 = std::max(query_norm2, sum_of_squares<Arch>(q + i * d_k, d_k));
   }
   // Packed tiles hold keys as the columns of panels: sum the squares down
@@ -220,7 +223,7 @@ bool exponents_in_range(const float* q, const float* packed_keys, std::size_t T,
   constexpr std::size_t W = batch::size;
   static_assert(kKeyTile % kPanelWidth == 0 && kPanelWidth % W == 0);
   float key_norm2 = 0.0f;
-  for (std::size_t k0 = 0; k0 < T; k0 += kKeyTile) {
+  for (std::size_t k0 = 0; k0 < keys; k0 += kKeyTile) {
     const float* tile = packed_keys + (k0 / kKeyTile) * d_k * kKeyTile;
     std::fill(scratch, scratch + kKeyTile, 0.0f);
     const Panels keys = key_tile_panels(tile, d_k);
@@ -241,26 +244,73 @@ bool exponents_in_range(const float* q, const float* packed_keys, std::size_t T,
   return 2.0 * bound * kLog2e <= 120.0;
 }
 
+/// exponents_in_range for T queries and T keys.
+template <class Arch>
+bool exponents_in_range(const float* q, const float* packed_keys, std::size_t T,
+                        std::size_t d_k, float scale, float* scratch) {
+  return exponents_in_range<Arch>(q, packed_keys, T, T, d_k, scale, scratch);
+}
+
+/// The keys one query tile (rows [r0, r0 + rows)) may see: every row sees
+/// keys [0, min(sinks, shared_end)) and [shared_begin, shared_end); none sees
+/// a key outside [0, sinks) ∪ [begin, end).
+struct TileKeyRange {
+  std::size_t begin, end, shared_begin, shared_end;
+
+  static TileKeyRange of(const HeadMask& mask, std::size_t r0, std::size_t rows) {
+    TileKeyRange range{mask.window_begin(r0), mask.key_end(r0), mask.window_begin(r0),
+                       mask.key_end(r0)};
+    for (std::size_t r = r0 + 1; r < r0 + rows; ++r) {
+      const std::size_t b = mask.window_begin(r), e = mask.key_end(r);
+      range.begin = std::min(range.begin, b);
+      range.end = std::max(range.end, e);
+      range.shared_begin = std::max(range.shared_begin, b);
+      range.shared_end = std::min(range.shared_end, e);
+    }
+    return range;
+  }
+  /// Whether no row sees any of keys [k0, k0 + n).
+  bool hides(std::size_t k0, std::size_t n, std::size_t sinks) const {
+    return k0 >= end || (k0 >= sinks && k0 + n <= begin);
+  }
+  /// Whether every row sees all of keys [k0, k0 + n) (no masking needed).
+  bool shows(std::size_t k0, std::size_t n, std::size_t sinks) const {
+    return k0 + n <= shared_end && (k0 >= shared_begin || k0 + n <= sinks);
+  }
+};
+
 /// flash_attention on a workspace already sized by size_workspace(ws, d_k, d_v).
+///
+/// q holds `rows` query rows (one head's queries, or a group's stacked as
+/// HeadMask describes), the packed keys and values `keys` keys.
 template <class Arch = xsimd::default_arch>
 void flash_attention_sized(const float* q, const float* packed_keys, const float* packed_values,
-                           std::size_t T, std::size_t d_k, std::size_t d_v, float scale,
-                           const HeadMask& mask, float* out, std::uint8_t* fully_masked,
-                           FlashWorkspace& ws) {
+                           std::size_t rows_total, std::size_t keys, std::size_t d_k,
+                           std::size_t d_v, float scale, const HeadMask& mask, float* out,
+                           std::uint8_t* fully_masked, FlashWorkspace& ws) {
   constexpr std::size_t W = xsimd::batch<float, Arch>::size;
   static_assert(kKeyTile % W == 0, "key tiles must hold whole batches");
   float* scores = ws.scores.data();
   float* weights = ws.weights.data();
   float* partial = ws.partial.data();
-  const bool dense_mask = mask.additive || mask.allowed;
+  const bool dense_mask = mask.has_dense_terms();
   // Tiles with masked keys keep the clamped exp (their scores hold -inf,
   // and an additive mask is not bounded by the norms).
-  const bool in_range =
-      !dense_mask && exponents_in_range<Arch>(q, packed_keys, T, d_k, scale, scores);
+  const bool in_range = !dense_mask && exponents_in_range<Arch>(q, packed_keys, rows_total, keys,
+                                                                d_k, scale, scores);
+  constexpr std::size_t kTilesPerBlock = kQueryBlock / kQueryTile;
+  TileKeyRange tile_keys[kTilesPerBlock];
 
-  for (std::size_t b0 = 0; b0 < T; b0 += kQueryBlock) {
-    const std::size_t block_rows = std::min(kQueryBlock, T - b0);
-    const std::size_t block_key_end = mask.key_end(b0 + block_rows - 1);
+  for (std::size_t b0 = 0; b0 < rows_total; b0 += kQueryBlock) {
+    const std::size_t block_rows = std::min(kQueryBlock, rows_total - b0);
+    std::size_t block_begin = keys, block_end = 0;
+    for (std::size_t q0 = b0; q0 < b0 + block_rows; q0 += kQueryTile) {
+      const TileKeyRange range =
+          TileKeyRange::of(mask, q0, std::min(kQueryTile, b0 + block_rows - q0));
+      tile_keys[(q0 - b0) / kQueryTile] = range;
+      block_begin = std::min(block_begin, range.begin);
+      block_end = std::max(block_end, range.end);
+    }
     std::fill(ws.running_max.begin(), ws.running_max.end(), kNegInf);
     std::fill(ws.running_sum.begin(), ws.running_sum.end(), 0.0f);
     std::fill(partial, partial + block_rows * d_v, 0.0f);
@@ -270,17 +320,20 @@ void flash_attention_sized(const float* q, const float* packed_keys, const float
     }
 
     // Key tiles outermost: each is used by every query tile of the block
-    // while it is still in cache.
-    for (std::size_t k0 = 0; k0 < block_key_end; k0 += kKeyTile) {
+    // while it is still in cache. Tiles before the window (other than the
+    // sinks') are never visited, so a window W costs O(T·W).
+    const std::size_t first_window_tile = block_begin / kKeyTile * kKeyTile;
+    for (std::size_t k0 = 0; k0 < block_end; k0 += kKeyTile) {
+      if (k0 >= mask.sinks && k0 < first_window_tile) k0 = first_window_tile;
+      if (k0 >= block_end) break;
       const float* key_tile = packed_keys + (k0 / kKeyTile) * d_k * kKeyTile;
       for (std::size_t q0 = b0; q0 < b0 + block_rows; q0 += kQueryTile) {
         const std::size_t rows = std::min(kQueryTile, b0 + block_rows - q0);
-        // No query of this tile sees a key at or past the last query's
-        // key_end, and every query sees all keys before the first one's.
-        const std::size_t key_end = mask.key_end(q0 + rows - 1);
-        if (k0 >= key_end) continue;  // hidden from the whole tile (causal, padding)
-        const std::size_t shared_end = mask.key_end(q0);
-        const std::size_t cols = std::min(kKeyTile, key_end - k0);
+        const TileKeyRange& range = tile_keys[(q0 - b0) / kQueryTile];
+        const std::size_t tile_cols = std::min(kKeyTile, keys - k0);
+        // Hidden from the whole tile (causal, padding, window).
+        if (range.hides(k0, tile_cols, mask.sinks)) continue;
+        const std::size_t cols = std::min(tile_cols, range.end - k0);
         // Packed tiles are zero-padded to kKeyTile keys, so the product may
         // run on whole batches; the padding columns are set to -inf below.
         const std::size_t vector_cols = std::min(kKeyTile, (cols + W - 1) / W * W);
@@ -289,7 +342,8 @@ void flash_attention_sized(const float* q, const float* packed_keys, const float
         // Tiles with masked keys, or with padding columns (set to -inf, which
         // a negative or zero scale would turn into +inf or NaN), are scaled
         // before the exp pass.
-        const bool masked_tile = dense_mask || k0 + cols > shared_end || cols != vector_cols;
+        const bool masked_tile =
+            dense_mask || !range.shows(k0, cols, mask.sinks) || cols != vector_cols;
         const std::size_t first = q0 - b0;  // this tile's first row in the block
         if (in_range && !masked_tile) {
           call_outlined<&detail::tile_softmax_in_range<Arch>>(
@@ -312,7 +366,8 @@ void flash_attention_sized(const float* q, const float* packed_keys, const float
           }
         }
         call_outlined<&detail::tile_accumulate_values<Arch>>(
-            weights, value_panels(packed_values, T, k0), partial + first * d_v, rows, cols, d_v);
+            weights, value_panels(packed_values, keys, k0), partial + first * d_v, rows, cols,
+            d_v);
       }
     }
 
@@ -341,7 +396,7 @@ void flash_attention(const float* q, const float* packed_keys, const float* pack
                      const HeadMask& mask, float* out, std::uint8_t* fully_masked,
                      FlashWorkspace& ws) {
   size_workspace(ws, d_k, d_v);
-  flash_attention_sized<Arch>(q, packed_keys, packed_values, T, d_k, d_v, scale, mask, out,
+  flash_attention_sized<Arch>(q, packed_keys, packed_values, T, T, d_k, d_v, scale, mask, out,
                               fully_masked, ws);
 }
 

@@ -1,0 +1,54 @@
+// run_attention (declared in attention_internal.hpp): the steps attention()
+// and self_attention() share after their own shape checks.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attention_internal.hpp"
+
+namespace attnscope::detail {
+
+template <class Trace>
+std::size_t run_attention(const float* q, const float* k, const float* v,
+                          const AttentionDims& dims, const AttentionOptions& options, float scale,
+                          const Shape& square, const Shape& q_shape, const Shape& k_shape,
+                          float* out, std::uint8_t* fully_masked, Trace* trace, const char* fn) {
+  validate_mask(options.mask, dims, fn);
+  validate_bias(options.bias, dims, fn);
+  validate_rope(options.rope, dims, fn);
+  ScoreTerms terms;
+  terms.mask = &options.mask;
+  terms.bias = &options.bias.values;
+  if (options.bias.alibi) terms.alibi_slopes = alibi_slopes(dims.heads);
+
+  std::vector<float> q_rotated, k_rotated;
+  if (options.rope.enabled) {
+    q_rotated = rotate_rope(q, dims.batch * dims.heads, dims.q_len, dims.query_offset(),
+                            dims.d_k, options.rope.base, fn);
+    k_rotated =
+        rotate_rope(k, dims.batch * dims.kv_heads, dims.k_len, 0, dims.d_k, options.rope.base, fn);
+    q = q_rotated.data();
+    k = k_rotated.data();
+  }
+  check_score_range(q, k, dims, scale, terms, fn);
+
+  if (!trace) return attention_fast(q, k, v, dims, scale, terms, out, fully_masked);
+  checked_element_count(square, (std::string(fn) + ": trace tensors (B, H, Tq, Tk)").c_str());
+  const std::string what = std::string(fn) + ": trace";
+  const TraceBuffers buffers = allocate_square_tensors(*trace, square, what.c_str());
+  if (options.bias.any()) {
+    trace->bias = zeros_for(square, what.c_str());
+    fill_bias(terms, dims, trace->bias.data.data());
+  }
+  const std::size_t count =
+      attention_traced(q, k, v, dims, scale, terms, out, fully_masked, buffers);
+  if (options.rope.enabled) {
+    trace->q_rotated = Tensor(q_shape, std::move(q_rotated));
+    trace->k_rotated = Tensor(k_shape, std::move(k_rotated));
+  }
+  return count;
+}
+
+}  // namespace attnscope::detail
