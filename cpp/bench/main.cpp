@@ -1,5 +1,7 @@
 // attnscope_bench: kernels, attention by sequence length, one transformer
-// block. Usage: attnscope_bench [max_T]   (default 4096)
+// block, then the modern variants (GQA, decode, window, RoPE, ALiBi).
+// Usage: attnscope_bench [max_T]   (default 4096)
+//        attnscope_bench variants [max_T [window_T]]   (defaults 4096, 16384)
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -10,9 +12,18 @@ namespace attnscope::bench {
 void bench_kernels();
 void bench_attention(std::size_t max_t);
 void bench_block();
+void bench_variants(std::size_t max_t, std::size_t window_t);
 }  // namespace attnscope::bench
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "variants") {
+    const std::size_t max_t = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 4096;
+    const std::size_t window_t = argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 16384;
+    std::printf("attnscope %s, SIMD %s; times are thread CPU time, median of runs\n",
+                attnscope::version(), attnscope::simd_arch());
+    attnscope::bench::bench_variants(max_t, window_t);
+    return 0;
+  }
   std::size_t max_t = 4096;
   if (argc > 1) max_t = static_cast<std::size_t>(std::strtoull(argv[1], nullptr, 10));
   if (max_t < 64) {
@@ -24,5 +35,6 @@ int main(int argc, char** argv) {
   attnscope::bench::bench_kernels();
   attnscope::bench::bench_attention(max_t);
   attnscope::bench::bench_block();
+  attnscope::bench::bench_variants(max_t, 16384);
   return 0;
 }

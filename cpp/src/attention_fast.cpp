@@ -14,6 +14,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "attention_internal.hpp"
+#include "kernels/decode_attention.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/flash_attention.hpp"
 #include "kernels/pack_keys.hpp"
@@ -34,6 +35,29 @@ int value_exponent_shift(const float* v, std::size_t n, std::size_t T) {
   return static_cast<int>(std::ceil(std::log2(growth)));
 }
 
+// A decode step: few rows per key/value head, read in place.
+std::size_t attention_decode(const float* q, const float* k, const float* v,
+                             const AttentionDims& dims, float scale, const ScoreTerms& terms,
+                             float* out, std::uint8_t* fully_masked) {
+  const std::size_t Tq = dims.q_len, Tk = dims.k_len, d_k = dims.d_k, d_v = dims.d_v;
+  const std::size_t group = dims.group(), rows = group * Tq;
+  std::vector<float> scores = allocate_floats(rows * Tk, "attention: scores of a decode step");
+  std::size_t count = 0;
+  for (std::size_t b = 0; b < dims.batch; ++b) {
+    for (std::size_t kv = 0; kv < dims.kv_heads; ++kv) {
+      const std::size_t kv_head = b * dims.kv_heads + kv;
+      const std::size_t first_head = b * dims.heads + kv * group;
+      kernels::decode_attention(q + first_head * Tq * d_k, k + kv_head * Tk * d_k,
+                                v + kv_head * Tk * d_v, rows, Tk, d_k, d_v, scale,
+                                head_mask(terms, dims, b, kv * group, group),
+                                out + first_head * Tq * d_v, fully_masked + first_head * Tq,
+                                scores.data());
+      for (std::size_t i = 0; i < rows; ++i) count += fully_masked[first_head * Tq + i];
+    }
+  }
+  return count;
+}
+
 }  // namespace
 
 std::size_t attention_fast(const float* q, const float* k, const float* v,
@@ -42,6 +66,9 @@ std::size_t attention_fast(const float* q, const float* k, const float* v,
   using Arch = xsimd::default_arch;
   const std::size_t Tq = dims.q_len, Tk = dims.k_len, d_k = dims.d_k, d_v = dims.d_v;
   const std::size_t group = dims.group();
+  if (group * Tq <= kernels::kDecodeMaxRows) {
+    return attention_decode(q, k, v, dims, scale, terms, out, fully_masked);
+  }
   std::vector<float> packed_keys(kernels::packed_keys_size(Tk, d_k, kernels::kKeyTile));
   std::vector<float> packed_values(kernels::packed_values_size(Tk, d_v));
   kernels::FlashWorkspace workspace;

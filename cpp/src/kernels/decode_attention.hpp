@@ -1,0 +1,110 @@
+// Attention for a few query rows against many keys: a decode step (Tq = 1,
+// or a handful of speculative tokens) reading a KV cache. The flash kernel
+// packs keys and values into tiles first, which pays off when many queries
+// reuse each tile; here every key and value is used by only the few rows of
+// one GQA group, so they are read once, in place: each key row serves all
+// the group's rows while it is in L1, then each value row likewise. The
+// softmax is exact (max first), so weights·values never exceed max|v| and
+// no rescaling is needed. Keys that the window hides are never read.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include <xsimd/xsimd.hpp>
+
+#include "kernels/dot.hpp"
+#include "kernels/mask_row.hpp"
+#include "kernels/multiply_add.hpp"
+
+namespace attnscope::kernels {
+
+/// Rows up to which attention_fast takes the decode kernel.
+inline constexpr std::size_t kDecodeMaxRows = 16;
+
+/// The keys a set of rows may see: [0, sink_end) and [begin, end).
+struct DecodeKeyRange {
+  std::size_t sink_end, begin, end;
+};
+
+inline DecodeKeyRange decode_key_range(const HeadMask& mask, std::size_t rows) {
+  DecodeKeyRange range{0, mask.window_begin(0), mask.key_end(0)};
+  for (std::size_t r = 1; r < rows; ++r) {
+    range.begin = std::min(range.begin, mask.window_begin(r));
+    range.end = std::max(range.end, mask.key_end(r));
+  }
+  range.sink_end = std::min(mask.sinks, range.end);
+  if (range.begin <= range.sink_end) range.begin = range.sink_end;  // one run of keys
+  range.begin = std::min(range.begin, range.end);
+  return range;
+}
+
+/// q: `rows` query rows (d_k each); keys (Tk × d_k) and values (Tk × d_v)
+/// row-major, in place. scores: rows × Tk floats of scratch. out: rows × d_v.
+template <class Arch = xsimd::default_arch>
+void decode_attention(const float* q, const float* keys, const float* values, std::size_t rows,
+                      std::size_t Tk, std::size_t d_k, std::size_t d_v, float scale,
+                      const HeadMask& mask, float* out, std::uint8_t* fully_masked,
+                      float* scores) {
+  using batch = xsimd::batch<float, Arch>;
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  const DecodeKeyRange range = decode_key_range(mask, rows);
+  const std::size_t runs[2][2] = {{0, range.sink_end}, {range.begin, range.end}};
+
+  for (const auto& run : runs) {
+    for (std::size_t j = run[0]; j < run[1]; ++j) {
+      const float* key = keys + j * d_k;
+      for (std::size_t r = 0; r < rows; ++r) {
+        scores[r * Tk + j] = dot<Arch>(q + r * d_k, key, d_k) * scale;
+      }
+    }
+  }
+  std::vector<float> row_sum(rows, 0.0f);
+  for (std::size_t r = 0; r < rows; ++r) {
+    float* row = scores + r * Tk;
+    float max = kNegInf;
+    for (const auto& run : runs) {
+      if (run[0] >= run[1]) continue;
+      mask_row<Arch>(row + run[0], r, run[0], run[1] - run[0], mask);
+      for (std::size_t j = run[0]; j < run[1]; ++j) max = std::max(max, row[j]);
+    }
+    float sum = 0.0f;
+    for (const auto& run : runs) {
+      for (std::size_t j = run[0]; j < run[1]; ++j) {
+        row[j] = max == kNegInf ? 0.0f : std::exp(row[j] - max);
+        sum += row[j];
+      }
+    }
+    row_sum[r] = sum;
+    fully_masked[r] = sum == 0.0f ? 1 : 0;
+    std::fill(out + r * d_v, out + (r + 1) * d_v, 0.0f);
+  }
+  const std::size_t vec_end = d_v - d_v % batch::size;
+  for (const auto& run : runs) {
+    for (std::size_t j = run[0]; j < run[1]; ++j) {
+      const float* value = values + j * d_v;
+      for (std::size_t r = 0; r < rows; ++r) {
+        const float w = scores[r * Tk + j];
+        if (w == 0.0f) continue;
+        float* dst = out + r * d_v;
+        const batch wb(w);
+        for (std::size_t c = 0; c < vec_end; c += batch::size) {
+          multiply_add(wb, batch::load_unaligned(value + c), batch::load_unaligned(dst + c))
+              .store_unaligned(dst + c);
+        }
+        for (std::size_t c = vec_end; c < d_v; ++c) dst[c] += w * value[c];
+      }
+    }
+  }
+  for (std::size_t r = 0; r < rows; ++r) {
+    if (row_sum[r] == 0.0f) continue;
+    const float inverse = 1.0f / row_sum[r];
+    for (std::size_t c = 0; c < d_v; ++c) out[r * d_v + c] *= inverse;
+  }
+}
+
+}  // namespace attnscope::kernels
