@@ -9,6 +9,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -80,12 +81,13 @@ void mask_row(float* row, std::size_t query, std::size_t first_key, std::size_t 
   const std::size_t head = mask.head_of(query);
   const std::size_t i = mask.query_of(query);
   if (mask.alibi_slopes) {
+    // Distances in float are exact below 2^24 keys; written on floats so
+    // that the loop vectorises.
     const float slope = mask.alibi_slopes[head];
-    const std::size_t pos = mask.position(query);
-    for (std::size_t j = 0; j < n; ++j) {
-      const std::size_t key = first_key + j;
-      const std::size_t distance = key > pos ? key - pos : pos - key;
-      row[j] += -slope * static_cast<float>(distance);
+    const float offset = static_cast<float>(mask.position(query)) - static_cast<float>(first_key);
+    const std::int32_t count = static_cast<std::int32_t>(n);  // rows of Tk < 2^24 keys
+    for (std::int32_t j = 0; j < count; ++j) {
+      row[j] += -slope * std::fabs(offset - static_cast<float>(j));
     }
   }
   if (mask.bias) {
