@@ -42,6 +42,7 @@ std::size_t attention_decode(const float* q, const float* k, const float* v,
   const std::size_t Tq = dims.q_len, Tk = dims.k_len, d_k = dims.d_k, d_v = dims.d_v;
   const std::size_t group = dims.group(), rows = group * Tq;
   std::vector<float> scores = allocate_floats(rows * Tk, "attention: scores of a decode step");
+  std::vector<float> keys_t = allocate_floats(d_k * kernels::kKeyTile, "attention: key tile");
   std::size_t count = 0;
   for (std::size_t b = 0; b < dims.batch; ++b) {
     for (std::size_t kv = 0; kv < dims.kv_heads; ++kv) {
@@ -51,7 +52,7 @@ std::size_t attention_decode(const float* q, const float* k, const float* v,
                                 v + kv_head * Tk * d_v, rows, Tk, d_k, d_v, scale,
                                 head_mask(terms, dims, b, kv * group, group),
                                 out + first_head * Tq * d_v, fully_masked + first_head * Tq,
-                                scores.data());
+                                scores.data(), keys_t.data());
       for (std::size_t i = 0; i < rows; ++i) count += fully_masked[first_head * Tq + i];
     }
   }

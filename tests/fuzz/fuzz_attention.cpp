@@ -1,5 +1,6 @@
-// attention(q, k, v, options): every rank, scale mode and mask kind, with
-// shapes and values (NaN, ±inf, denormals, huge) taken from the fuzz bytes.
+// attention(q, k, v, options): every rank, scale mode and mask kind, GQA and
+// a KV cache (Tq <= Tk), rope, ALiBi, a per-head bias, windows and sinks,
+// with shapes and values (NaN, ±inf, denormals, huge) from the fuzz bytes.
 // Findings: any exception other than attnscope::Error, any sanitizer report,
 // a non-finite output, broken weights invariants, or traced and fast paths
 // that disagree on moderate inputs.
@@ -47,16 +48,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::size_t T = in.range(1, 10);
   const std::size_t d_k = in.range(1, 9);
   const std::size_t d_v = in.range(1, 9);
+  const std::uint8_t variant = in.byte();
+  const std::size_t Hkv = (variant & 1) ? 1 : H;  // MQA, or one kv head per query head
+  const std::size_t Tk = T + (variant >> 1) % 4;  // a KV cache holding earlier keys
 
-  auto dims = [&](std::size_t last) {
+  auto dims_of = [&](std::size_t heads, std::size_t len, std::size_t last) {
     Shape s;
     if (rank == 4) s.push_back(B);
-    if (rank >= 3) s.push_back(H);
-    s.push_back(T);
+    if (rank >= 3) s.push_back(heads);
+    s.push_back(len);
     s.push_back(last);
     return s;
   };
-  Shape q_shape = dims(d_k), k_shape = dims(d_k), v_shape = dims(d_v);
+  auto dims = [&](std::size_t last) { return dims_of(H, T, last); };
+  Shape q_shape = dims(d_k), k_shape = dims_of(Hkv, Tk, d_k), v_shape = dims_of(Hkv, Tk, d_v);
   if (perturb) {
     Shape* target = in.flag() ? &k_shape : &v_shape;
     const std::size_t i = in.byte() % target->size();
@@ -69,7 +74,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   AttentionOptions options;
   options.trace = in.flag();
   options.scale = fuzz::scale_of(in, kind);
-  options.mask = fuzz::mask_of(in, B, H, T, kind, perturb);
+  options.mask = fuzz::mask_of(in, B, H, T, Tk, kind, perturb);
+  fuzz::variants_of(in, variant >> 3, H, T, Tk, kind, options);
 
   AttentionResult result;
   const bool ok = fuzz::run_expecting_only_library_errors(
@@ -87,7 +93,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (auto f : result.fully_masked) flagged += f != 0;
   fuzz::require(flagged == result.fully_masked_count, "fully_masked_count");
   fuzz::require(result.trace.has_value() == options.trace, "trace presence");
-  if (options.trace) check_weights(result, B * H * T, T);
+  if (options.trace) check_weights(result, B * H * T, Tk);
 
   // On moderate values both paths must match a double-precision reference
   // written from the definitions (tests/cpp/test_attention_reference.hpp).
@@ -95,11 +101,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // are ~1e10, where an additive mask of ±8 is below one ulp and vanishes in
   // float but not in double.
   const float factor = options.scale.factor_for(d_k);
-  if (kind == 0 && q.size() == B * H * T * d_k && std::abs(factor) <= 2.0f) {
+  if (kind == 0 && q.size() == B * H * T * d_k && k.size() == B * Hkv * Tk * d_k &&
+      std::abs(factor) <= 2.0f) {
     const std::vector<double> qd(q.data.begin(), q.data.end()), kd(k.data.begin(), k.data.end()),
         vd(v.data.begin(), v.data.end());
     const auto ref = attnscope::testing::reference_attention(
-        qd, kd, vd, B, H, T, d_k, out_dv, factor, options.mask);
+        qd, kd, vd, attnscope::testing::ReferenceDims{B, H, Hkv, T, Tk, d_k, out_dv}, factor,
+        options);
     fuzz::require(ref.fully_masked == result.fully_masked, "fully_masked differs from the reference");
     float v_max = 0;
     for (float x : v.data) v_max = std::max(v_max, std::abs(x));

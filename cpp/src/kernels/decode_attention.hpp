@@ -17,11 +17,34 @@
 
 #include <xsimd/xsimd.hpp>
 
-#include "kernels/dot.hpp"
+#include "kernels/dispatch.hpp"
+#include "kernels/flash_attention.hpp"
 #include "kernels/mask_row.hpp"
 #include "kernels/multiply_add.hpp"
+#include "kernels/pack_keys.hpp"
+#include "kernels/softmax_rows.hpp"
+#include "kernels/transpose.hpp"
 
 namespace attnscope::kernels {
+
+/// keys (n × d_k) → keys_t (d_k × n), 4×4 blocks at a time: element by
+/// element, the column writes 4·n bytes apart made the transpose cost more
+/// than the product.
+template <class Arch>
+void transpose_tile(const float* keys, std::size_t n, std::size_t d_k, float* keys_t) {
+  const std::size_t n4 = n - n % 4, d4 = d_k - d_k % 4;
+  for (std::size_t j = 0; j < n4; j += 4) {
+    for (std::size_t p = 0; p < d4; p += 4) {
+      transpose_4x4<Arch>(keys + j * d_k + p, d_k, keys_t + p * n + j, n);
+    }
+    for (std::size_t p = d4; p < d_k; ++p) {
+      for (std::size_t jj = j; jj < j + 4; ++jj) keys_t[p * n + jj] = keys[jj * d_k + p];
+    }
+  }
+  for (std::size_t j = n4; j < n; ++j) {
+    for (std::size_t p = 0; p < d_k; ++p) keys_t[p * n + j] = keys[j * d_k + p];
+  }
+}
 
 /// Rows up to which attention_fast takes the decode kernel.
 inline constexpr std::size_t kDecodeMaxRows = 16;
@@ -44,23 +67,32 @@ inline DecodeKeyRange decode_key_range(const HeadMask& mask, std::size_t rows) {
 }
 
 /// q: `rows` query rows (d_k each); keys (Tk × d_k) and values (Tk × d_v)
-/// row-major, in place. scores: rows × Tk floats of scratch. out: rows × d_v.
+/// row-major, in place. scores: rows × Tk floats of scratch, keys_t d_k ×
+/// kKeyTile. out: rows × d_v.
 template <class Arch = xsimd::default_arch>
 void decode_attention(const float* q, const float* keys, const float* values, std::size_t rows,
                       std::size_t Tk, std::size_t d_k, std::size_t d_v, float scale,
                       const HeadMask& mask, float* out, std::uint8_t* fully_masked,
-                      float* scores) {
+                      float* scores, float* keys_t) {
   using batch = xsimd::batch<float, Arch>;
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   const DecodeKeyRange range = decode_key_range(mask, rows);
   const std::size_t runs[2][2] = {{0, range.sink_end}, {range.begin, range.end}};
 
+  // Scores of the key tiles the runs touch, by the traced path's product on
+  // the same tiles (each score the same sum in the same order, so both paths
+  // agree even where a huge scale magnifies every rounding), then scaled as
+  // the traced path scales them. Each tile is transposed into keys_t while
+  // it is in cache; the keys are read from memory once.
+  std::size_t done_end = 0;  // tiles are visited once even when the runs share one
   for (const auto& run : runs) {
-    for (std::size_t j = run[0]; j < run[1]; ++j) {
-      const float* key = keys + j * d_k;
-      for (std::size_t r = 0; r < rows; ++r) {
-        scores[r * Tk + j] = dot<Arch>(q + r * d_k, key, d_k) * scale;
-      }
+    for (std::size_t k0 = run[0] / kKeyTile * kKeyTile; k0 < run[1]; k0 += kKeyTile) {
+      if (k0 < done_end) continue;
+      const std::size_t n = std::min(kKeyTile, Tk - k0);
+      transpose_tile<Arch>(keys + k0 * d_k, n, d_k, keys_t);
+      matmul_best(q, d_k, keys_t, n, scores + k0, Tk, rows, d_k, n);
+      for (std::size_t r = 0; r < rows; ++r) scale_row<Arch>(scores + r * Tk + k0, n, scale);
+      done_end = k0 + n;
     }
   }
   std::vector<float> row_sum(rows, 0.0f);
