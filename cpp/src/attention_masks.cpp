@@ -89,7 +89,8 @@ void validate_bias(const Bias& bias, const AttentionDims& dims, const char* fn) 
   const Tensor& t = bias.values;
   check_tensor(t, fn, "bias.values");
   const bool ok = (t.rank() == 3 || t.rank() == 4) && is_square_tail(t.shape, dims) &&
-                  t.shape[t.rank() - 3] == dims.heads && (t.rank() == 3 || t.shape[0] == dims.batch);
+                  t.shape[t.rank() - 3] == dims.heads &&
+                  (t.rank() == 3 || t.shape[0] == dims.batch);
   if (!ok) {
     throw Error(std::string(fn) + ": bias.values has shape " + shape_to_string(t.shape) +
                 ", expected (H, Tq, Tk) = (" + num(dims.heads) + ", " + num(dims.q_len) + ", " +

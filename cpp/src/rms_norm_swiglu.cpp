@@ -37,7 +37,8 @@ Tensor swiglu_unchecked(const Tensor& x, const Linear& gate, const Linear& up,
   for (std::size_t i = 0; i < hidden.size(); ++i) {
     const float z = hidden.data[i];
     // z·σ(z), written so that exp never overflows into inf/inf.
-    const float silu = z >= 0.0f ? z / (1.0f + std::exp(-z)) : z * std::exp(z) / (1.0f + std::exp(z));
+    const float silu =
+        z >= 0.0f ? z / (1.0f + std::exp(-z)) : z * std::exp(z) / (1.0f + std::exp(z));
     hidden.data[i] = silu * up_out.data[i];
   }
   check_result_finite(hidden, fn, "SiLU(gate) * up");

@@ -14,11 +14,12 @@
 
 namespace attnscope::kernels {
 
-/// flash_attention for one (batch, head); see flash_attention.hpp.
+/// flash_attention_sized for `rows` query rows (one head, or a GQA group's
+/// heads stacked) against `keys` keys; see flash_attention.hpp.
 void flash_attention_best(const float* q, const float* packed_keys, const float* packed_values,
-                          std::size_t rows, std::size_t keys, std::size_t d_k, std::size_t d_v, float scale,
-                          const HeadMask& mask, float* out, std::uint8_t* fully_masked,
-                          FlashWorkspace& ws);
+                          std::size_t rows, std::size_t keys, std::size_t d_k, std::size_t d_v,
+                          float scale, const HeadMask& mask, float* out,
+                          std::uint8_t* fully_masked, FlashWorkspace& ws);
 
 /// matmul (c = a·b, or c += a·b when accumulate); see matmul.hpp.
 void matmul_best(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,

@@ -15,9 +15,9 @@ namespace attnscope::kernels {
 template <class Arch>
 void FlashAttentionKernel::operator()(Arch, const float* q, const float* packed_keys,
                                       const float* packed_values, std::size_t rows,
-                                      std::size_t keys, std::size_t d_k, std::size_t d_v, float scale, const HeadMask& mask,
-                                      float* out, std::uint8_t* fully_masked,
-                                      FlashWorkspace& ws) const {
+                                      std::size_t keys, std::size_t d_k, std::size_t d_v,
+                                      float scale, const HeadMask& mask, float* out,
+                                      std::uint8_t* fully_masked, FlashWorkspace& ws) const {
   flash_attention_sized<Arch>(q, packed_keys, packed_values, rows, keys, d_k, d_v, scale, mask, out,
                               fully_masked, ws);
 }
