@@ -441,3 +441,30 @@ TEST_CASE("attention names the argument of each bad variant", "[attention][varia
   o.mask.additive = random_tensor(rng, {5, 5});
   CHECK_THROWS_WITH(attention(q, k, v, o), Contains("mask.additive has shape (5, 5), expected (Tq, Tk) = (3, 5)"));
 }
+
+TEST_CASE("decode steps match the reference at value widths and group sizes around the kernel's blocks",
+          "[attention][variants][decode]") {
+  // The decode kernel takes 4 rows and 4 batches of columns at a time and
+  // 64 values per block: widths and row counts below, at and past those.
+  std::mt19937 rng(43);
+  for (std::size_t H : {1u, 3u, 4u, 6u, 16u}) {
+    for (std::size_t d_v : {1u, 15u, 16u, 17u, 37u, 64u, 130u}) {
+      for (std::size_t Tk : {1u, 63u, 64u, 65u, 200u}) {
+        ReferenceDims d{1, H, 1, 1, Tk, 8, d_v};
+        const Tensor q = random_tensor(rng, shape4(1, H, 1, 8));
+        const Tensor k = random_tensor(rng, shape4(1, 1, Tk, 8));
+        const Tensor v = random_tensor(rng, shape4(1, 1, Tk, d_v));
+        AttentionOptions o;
+        o.trace = false;
+        o.mask.causal = true;
+        o.mask.window = 50;
+        o.mask.sinks = std::min<std::size_t>(Tk, 3);
+        const AttentionResult r = attention(q, k, v, o);
+        const auto ref = reference_attention(to_double(q.data), to_double(k.data),
+                                             to_double(v.data), d, 1.0 / std::sqrt(8.0), o);
+        INFO("H = " << H << ", d_v = " << d_v << ", Tk = " << Tk);
+        CHECK(max_scaled_error(r.output.data, ref.output, 1.0) <= 2e-5);
+      }
+    }
+  }
+}

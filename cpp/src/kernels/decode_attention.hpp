@@ -46,6 +46,59 @@ void transpose_tile(const float* keys, std::size_t n, std::size_t d_k, float* ke
   }
 }
 
+/// Values per block of the P·V step: 64 rows of d_v = 128 are 32 KiB, which
+/// stay in L1 while each group of columns passes over them.
+inline constexpr std::size_t kDecodeValueBlock = 64;
+
+/// out (rows × d_v) += weights (rows × n, row stride ld) · values (n × d_v).
+/// Four rows at a time share each load of a value, and their sums stay in
+/// registers across the n values, four batches of columns at a time.
+template <class Arch>
+void accumulate_values(const float* weights, std::size_t ld, const float* values, std::size_t n,
+                       std::size_t rows, std::size_t d_v, float* out) {
+  using batch = xsimd::batch<float, Arch>;
+  constexpr std::size_t W = batch::size, kRows = 4, kCols = 4 * W;
+  const std::size_t col_end = d_v - d_v % kCols;
+  std::size_t r0 = 0;
+  for (; r0 + kRows <= rows; r0 += kRows) {
+    for (std::size_t c = 0; c < col_end; c += kCols) {
+      batch acc[kRows][4];
+      for (std::size_t r = 0; r < kRows; ++r) {
+        for (std::size_t b = 0; b < 4; ++b) {
+          acc[r][b] = batch::load_unaligned(out + (r0 + r) * d_v + c + b * W);
+        }
+      }
+      for (std::size_t j = 0; j < n; ++j) {
+        const float* value = values + j * d_v + c;
+        const batch v0 = batch::load_unaligned(value), v1 = batch::load_unaligned(value + W),
+                    v2 = batch::load_unaligned(value + 2 * W),
+                    v3 = batch::load_unaligned(value + 3 * W);
+        for (std::size_t r = 0; r < kRows; ++r) {
+          const batch w(weights[(r0 + r) * ld + j]);
+          acc[r][0] = multiply_add(w, v0, acc[r][0]);
+          acc[r][1] = multiply_add(w, v1, acc[r][1]);
+          acc[r][2] = multiply_add(w, v2, acc[r][2]);
+          acc[r][3] = multiply_add(w, v3, acc[r][3]);
+        }
+      }
+      for (std::size_t r = 0; r < kRows; ++r) {
+        for (std::size_t b = 0; b < 4; ++b) {
+          acc[r][b].store_unaligned(out + (r0 + r) * d_v + c + b * W);
+        }
+      }
+    }
+  }
+  // The rows and columns left over, one multiply-add at a time.
+  for (std::size_t r = 0; r < rows; ++r) {
+    const std::size_t first_col = r < r0 ? col_end : 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      const float w = weights[r * ld + j];
+      const float* value = values + j * d_v;
+      for (std::size_t c = first_col; c < d_v; ++c) out[r * d_v + c] += w * value[c];
+    }
+  }
+}
+
 /// Rows up to which attention_fast takes the decode kernel.
 inline constexpr std::size_t kDecodeMaxRows = 16;
 
@@ -74,7 +127,6 @@ void decode_attention(const float* q, const float* keys, const float* values, st
                       std::size_t Tk, std::size_t d_k, std::size_t d_v, float scale,
                       const HeadMask& mask, float* out, std::uint8_t* fully_masked,
                       float* scores, float* keys_t) {
-  using batch = xsimd::batch<float, Arch>;
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   const DecodeKeyRange range = decode_key_range(mask, rows);
   const std::size_t runs[2][2] = {{0, range.sink_end}, {range.begin, range.end}};
@@ -115,21 +167,10 @@ void decode_attention(const float* q, const float* keys, const float* values, st
     fully_masked[r] = sum == 0.0f ? 1 : 0;
     std::fill(out + r * d_v, out + (r + 1) * d_v, 0.0f);
   }
-  const std::size_t vec_end = d_v - d_v % batch::size;
   for (const auto& run : runs) {
-    for (std::size_t j = run[0]; j < run[1]; ++j) {
-      const float* value = values + j * d_v;
-      for (std::size_t r = 0; r < rows; ++r) {
-        const float w = scores[r * Tk + j];
-        if (w == 0.0f) continue;
-        float* dst = out + r * d_v;
-        const batch wb(w);
-        for (std::size_t c = 0; c < vec_end; c += batch::size) {
-          multiply_add(wb, batch::load_unaligned(value + c), batch::load_unaligned(dst + c))
-              .store_unaligned(dst + c);
-        }
-        for (std::size_t c = vec_end; c < d_v; ++c) dst[c] += w * value[c];
-      }
+    for (std::size_t j0 = run[0]; j0 < run[1]; j0 += kDecodeValueBlock) {
+      accumulate_values<Arch>(scores + j0, Tk, values + j0 * d_v,
+                              std::min(kDecodeValueBlock, run[1] - j0), rows, d_v, out);
     }
   }
   for (std::size_t r = 0; r < rows; ++r) {
