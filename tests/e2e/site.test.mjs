@@ -146,6 +146,8 @@ test('stepping through the pipeline and the walkthrough', async () => {
   const { page, problems } = await open();
   await selectPreset(page, 'seed002');
   const current = () => page.getAttribute('#stages [aria-current]', 'data-stage');
+  assert.equal(await current(), 'weights', 'the page opens on the softmax stage');
+  await page.click('#stage-player [data-act="first"]');
   assert.equal(await current(), 'x');
   await page.click('#stage-player [data-act="forward"]');
   assert.equal(await current(), 'qkv');

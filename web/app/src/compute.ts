@@ -10,7 +10,8 @@ export interface RunResult {
   x: TensorOut; // (B, T, C): embeddings (+ positional encoding), the input of attention
   attention: SelfAttentionResult; // with trace
   block: TransformerBlockResult | null;
-  millis: number;
+  millis: number; // the engine's computation
+  startupMillis: number; // the first run only: loading and compiling the engine, before computing
 }
 
 /** Called as each engine call starts: `done` calls of `total` are finished, `label` is starting. */
@@ -47,11 +48,19 @@ function positionalEncoding(worker: Worker, T: number, C: number): Promise<Tenso
   return lastEncoding.pe;
 }
 
+let started = false;
+
 export async function runModel(model: Model, positional: boolean, block: boolean, progress: Progress): Promise<RunResult> {
-  const start = performance.now();
-  // No await before the first call: it is posted before the caller goes on
-  // (to redraw the controls while the worker computes).
   const worker = engineWorker();
+  // The first run waits for the engine to load and compile: that is not computing.
+  let startupMillis = 0;
+  if (!started) {
+    const t0 = performance.now();
+    await worker.ready;
+    startupMillis = performance.now() - t0;
+    started = true;
+  }
+  const start = performance.now();
   const { B, T, C, H } = model;
   const shape = [B, T, C];
   const total = (positional ? 2 : 0) + 1;
@@ -86,5 +95,5 @@ export async function runModel(model: Model, positional: boolean, block: boolean
     });
   }
   progress(total, total, 'done');
-  return { model, positional: pe, x, attention, block: blockResult, millis: performance.now() - start };
+  return { model, positional: pe, x, attention, block: blockResult, millis: performance.now() - start, startupMillis };
 }

@@ -1,5 +1,6 @@
-// Colour-blind-safe scales: viridis for weights in [0, 1], purple–orange for signed
-// values (both readable with the common colour-vision deficiencies).
+// Colour-blind-safe scales, the same meaning everywhere: viridis for weights on a
+// fixed [0, 1], purple (negative) – white (0) – orange (positive) for signed values
+// (both readable with the common colour-vision deficiencies).
 import { scaleDiverging, scaleSequential } from 'd3-scale';
 import { interpolatePuOr, interpolateViridis } from 'd3-scale-chromatic';
 
@@ -7,12 +8,12 @@ export type ColorKind = 'prob' | 'signed';
 
 export function colorScale(kind: ColorKind, maxAbs: number): (v: number) => string {
   if (kind === 'prob') {
-    // Weights of long rows are all small: stretch the scale to the largest one.
     const s = scaleSequential(interpolateViridis).domain([0, maxAbs > 0 ? maxAbs : 1]);
     return (v) => s(v);
   }
   const m = maxAbs > 0 ? maxAbs : 1;
-  const s = scaleDiverging((t: number) => interpolatePuOr(1 - t)).domain([-m, 0, m]);
+  // interpolatePuOr runs from purple (0) to orange (1): negative is purple.
+  const s = scaleDiverging(interpolatePuOr).domain([-m, 0, m]);
   return (v) => s(v);
 }
 
