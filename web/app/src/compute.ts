@@ -3,6 +3,7 @@
 import type { SelfAttentionResult, TensorOut, TransformerBlockResult } from 'attnscope';
 import { createAttnScopeWorker } from 'attnscope/worker';
 import type { Model } from './model';
+import { sliceOf } from './tensor';
 
 export interface RunResult {
   model: Model;
@@ -72,7 +73,7 @@ export async function runModel(model: Model, positional: boolean, block: boolean
     pe = await positionalEncoding(worker, T, C);
     progress(++done, total, 'adding position to the embeddings');
     const tiled = new Float32Array(B * T * C);
-    for (let b = 0; b < B; b++) tiled.set(pe.data, b * T * C); // same encoding for every sequence
+    for (let b = 0; b < B; b++) sliceOf({ data: tiled, shape }, b).data.set(pe.data); // same encoding for every sequence
     x = await worker.residualAdd({ a: model.embeddings.slice(), b: tiled, shape });
     done++;
   }
