@@ -267,3 +267,52 @@ test('phone 390×844: one column, the figure first, nothing clipped; no axe-core
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+/** Distinct pictures of the first heatmap over `ms` after `act`, sampled every animation frame. */
+async function framesAfter(page, act, ms = 1500) {
+  await page.evaluate((ms) => {
+    window.__frames = new Set();
+    const end = performance.now() + ms;
+    const grab = () => {
+      const c = document.querySelector('#view canvas.heatmap');
+      if (c) window.__frames.add(c.toDataURL());
+      if (performance.now() < end) requestAnimationFrame(grab);
+    };
+    requestAnimationFrame(grab);
+  }, ms);
+  await act();
+  await page.waitForTimeout(ms + 200);
+  return page.evaluate(() => window.__frames.size);
+}
+
+test('stages animate their computation: many frames per stage, scrubbable; reduced motion steps', async () => {
+  const { page, problems } = await open();
+  // Q·Kᵀ: the focused query's scores fill in key by key as the products add up.
+  const scores = await framesAfter(page, () => page.click('button[data-stage="scores"]'));
+  assert.ok(scores >= 6, `${scores} distinct pictures while Q·Kᵀ builds up`);
+  // Scrubbing shows any moment: half way the row is not complete.
+  await page.locator('#stage-time').fill('40');
+  const half = await page.evaluate(() => document.querySelector('#view canvas.heatmap').toDataURL());
+  await page.locator('#stage-time').fill('100');
+  const whole = await page.evaluate(() => document.querySelector('#view canvas.heatmap').toDataURL());
+  assert.notEqual(half, whole);
+  // softmax: the row's bars go from exp(s − max) to weights summing to 1.
+  await page.click('button[data-stage="weights"]');
+  await page.locator('#stage-time').fill('0');
+  const start = Number(await page.getAttribute('#view .row-bars', 'data-sum'));
+  await page.locator('#stage-time').fill('100');
+  const end = Number(await page.getAttribute('#view .row-bars', 'data-sum'));
+  assert.ok(start > 1.5, `Σ exp(s − max) = ${start}`);
+  assert.ok(Math.abs(end - 1) < 1e-5, `the weights sum to ${end}`);
+  // weights·V: the output row sums the weighted values.
+  const output = await framesAfter(page, () => page.click('button[data-stage="headOutputs"]'));
+  assert.ok(output >= 6, `${output} distinct pictures while weights·V builds up`);
+  await page.screenshot({ path: join(screenshots, 'animation-end.png') });
+
+  await page.emulateMedia({ reducedMotion: 'reduce' });
+  const stepped = await framesAfter(page, () => page.click('button[data-stage="scores"]'), 800);
+  assert.ok(stepped <= 2, `${stepped} pictures with reduced motion`);
+  assert.equal(await page.inputValue('#stage-time'), '100');
+  assert.deepEqual(problems, []);
+  await page.close();
+});

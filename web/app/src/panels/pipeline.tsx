@@ -2,6 +2,7 @@
 // selectors, the view tabs from the registry and the current view.
 import type { RefObject } from 'preact';
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { playStage, scrubStage, stageTime } from '../anim/clock';
 import { kPad } from '../model';
 import { Player } from '../player';
 import { run, selectHead, selectSequence, showStage, showTab, view } from '../store';
@@ -39,7 +40,12 @@ export function Pipeline() {
   const head = Math.min(v.sel.head, r.model.H - 1);
   const query = Math.min(v.sel.query, r.model.T - 1);
   const def = viewOf(v.tab);
-  const go = (k: number) => showStage(k);
+  // A stage reached by a step plays its build-up; the scrubber below shows any moment of it.
+  const go = (k: number) => {
+    showStage(k);
+    playStage();
+  };
+  const t = stageTime.value;
   return (
     <div ref={ref} class="pipeline-body">
       <div class="stage-row">
@@ -54,6 +60,9 @@ export function Pipeline() {
         <Player name="pipeline" frames={stages.length} index={stage} go={go} describe={(i) => `Stage ${i + 1} of ${stages.length}: ${stages[i].label}`} />
       </div>
       </div>
+      <label class="scrub">this stage, step by step <input type="range" id="stage-time" min="0" max="100" value={String(Math.round(t * 100))}
+        aria-label={`Build-up of stage ${stages[stage].label}`} onInput={(e) => scrubStage(Number((e.currentTarget as HTMLInputElement).value) / 100)} />
+        <button type="button" class="small" id="replay-stage" onClick={() => playStage()}>replay</button></label>
       <p id="stage-explain" class="explain">{stages[stage].explain(r)}</p>
       <div class="tab-row">
       <div class="tabs" role="tablist" aria-label="Views">

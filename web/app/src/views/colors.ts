@@ -29,9 +29,12 @@ export function textOnRgb([r, g, b]: readonly [number, number, number]): string 
   return 0.299 * r + 0.587 * g + 0.114 * b > 140 ? '#111' : '#fff';
 }
 
-/** "#rrggbb" or "rgb(r, g, b)" → [r, g, b]. */
+/** "#rgb", "#rrggbb" or "rgb(r, g, b)" → [r, g, b]. */
 export function parseColor(css: string): [number, number, number] {
-  if (css.startsWith('#')) return [parseInt(css.slice(1, 3), 16), parseInt(css.slice(3, 5), 16), parseInt(css.slice(5, 7), 16)];
+  if (css.startsWith('#')) {
+    const hex = css.length === 4 ? [...css.slice(1)].map((c) => c + c).join('') : css.slice(1, 7);
+    return [parseInt(hex.slice(0, 2), 16), parseInt(hex.slice(2, 4), 16), parseInt(hex.slice(4, 6), 16)];
+  }
   const m = css.match(/\d+/g) ?? ['0', '0', '0'];
   return [Number(m[0]), Number(m[1]), Number(m[2])];
 }

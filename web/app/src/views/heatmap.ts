@@ -17,6 +17,7 @@ export interface HeatmapOptions {
   compact?: boolean; // no labels or legend (small multiples; the caption names the axes)
   range?: number; // the |value| at the ends of the colour scale; default: this matrix's largest
   maxHeight?: number; // px of cells; default kMaxHeight
+  highlightCol?: number | null; // a key column lit up (the animation's current key)
 }
 
 function labelFor(text: string, max = 12): string {
@@ -79,6 +80,7 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
   const color = colorScale(m.kind, largest);
   const lut = colorTable(m.kind, largest);
   const masked = parseColor(kMaskedColor);
+  const blank = parseColor(panel);
   const img = new ImageData(m.cols, m.rows);
   const writeNumbers = L.cell >= kTextCell && m.rows * m.cols <= 64 * 64;
   // The colour of each cell's number, found from the cell's colour on the way.
@@ -86,13 +88,14 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
   for (let i = 0; i < m.rows; i++)
     for (let j = 0; j < m.cols; j++) {
       const v = m.get(i, j);
-      const c = Number.isFinite(v) ? lut.at(v) : masked;
+      // NaN: not computed yet (a frame of an animation): drawn blank.
+      const c = Number.isFinite(v) ? lut.at(v) : Number.isNaN(v) ? blank : masked;
       const o = (i * m.cols + j) * 4;
       img.data[o] = c[0];
       img.data[o + 1] = c[1];
       img.data[o + 2] = c[2];
       img.data[o + 3] = 255;
-      if (writeNumbers) textColors.push(Number.isFinite(v) ? textOnRgb(c) : '#fff');
+      if (writeNumbers) textColors.push(Number.isNaN(v) ? '' : Number.isFinite(v) ? textOnRgb(c) : '#fff');
     }
   const off = (offscreen ??= document.createElement('canvas'));
   if (off.width !== m.cols) off.width = m.cols;
@@ -123,6 +126,7 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
     ctx.textAlign = 'center';
     // One pass per text colour: setting fillStyle parses a colour each time.
     for (const textColor of new Set(textColors)) {
+      if (!textColor) continue;
       ctx.fillStyle = textColor;
       for (let i = 0; i < m.rows; i++)
         for (let j = 0; j < m.cols; j++)
@@ -136,6 +140,11 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
     ctx.strokeStyle = fg;
     ctx.lineWidth = 2;
     ctx.strokeRect(L.left - 1, L.top + opts.highlightRow * L.cell - 1, L.cell * m.cols + 2, L.cell + 2);
+  }
+  if (opts.highlightCol != null && opts.highlightCol < m.cols) {
+    ctx.strokeStyle = fg;
+    ctx.lineWidth = 2;
+    ctx.strokeRect(L.left + opts.highlightCol * L.cell - 1, L.top - 1, L.cell + 2, L.cell * m.rows + 2);
   }
   if (opts.selected) {
     const [i, j] = opts.selected;
