@@ -219,7 +219,7 @@ test('laptop 1366×768: the attention is on screen at first sight; no axe-core v
   assert.equal(await page.getAttribute('#stages [aria-current]', 'data-stage'), 'weights');
   const canvas = await page.locator('#view canvas.heatmap').boundingBox();
   assert.ok(canvas.y + 160 < kLaptop.height, `the weights start at y = ${canvas.y}`);
-  assert.match(await page.textContent('#view figcaption'), /Attention weights/);
+  assert.match(await page.textContent('#view figure.matrix figcaption'), /Attention weights/);
   assert.match(await page.textContent('#weights-note'), /Random weights.*trained model/s);
   const q = await page.locator('#view canvas.heatmap').boundingBox();
   const kv = await page.evaluate(() => Boolean(document.querySelector('.intro[open]')));

@@ -98,8 +98,12 @@ export function ExportBar({ name, exports }: { name: string; exports: Exports })
   );
 }
 
-/** A heatmap figure: caption, canvas, legend, exports (titled, without selection marks), data table. */
-export function MatrixFigure({ m, opts, range }: { m: MatrixView; opts: HeatmapOptions; range: number }) {
+/**
+ * A heatmap figure: caption, canvas, legend, exports (titled, without selection
+ * marks), data table. The canvas may show `frame` (a moment of an animation); the
+ * table and the exports always hold the engine's values, `m`.
+ */
+export function MatrixFigure({ m, frame = m, opts, range }: { m: MatrixView; frame?: MatrixView; opts: HeatmapOptions; range: number }) {
   const labels = (list: string[]) => list.slice(0, 64).join(', ') + (list.length > 64 ? ', …' : '');
   return (
     <figure class="matrix" data-matrix={m.id}>
@@ -108,7 +112,7 @@ export function MatrixFigure({ m, opts, range }: { m: MatrixView; opts: HeatmapO
         {` (${m.rows} × ${m.cols}) · rows: ${m.rowAxis}, columns: ${m.colAxis}`}
         <span class="sr-only">{`. Rows: ${labels(m.rowLabels)}. Columns: ${labels(m.colLabels)}.`}</span>
       </figcaption>
-      <div class="scroll"><HeatmapCanvas m={m} opts={{ ...opts, range }} /></div>
+      <div class="scroll"><HeatmapCanvas m={frame} opts={{ ...opts, range }} /></div>
       <ExportBar name={m.title} exports={{ svg: () => heatmapSvg(m, range), csv: () => matrixCsv(m) }} />
       <DataTable m={m} />
     </figure>

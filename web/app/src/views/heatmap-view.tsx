@@ -25,12 +25,12 @@ export function HeatmapView({ r, stages, view, b, head, query, width }: ViewProp
         {mats.map((m, k) => {
           const frame = frameOf(r, stage.id, m, b, head, query, t);
           return (
-            <MatrixFigure key={`${stage.id}:${k}`} m={frame.m} range={ranges[k]}
+            <MatrixFigure key={`${stage.id}:${k}`} m={m} frame={frame.m} range={ranges[k]}
               opts={{
                 maxWidth: per,
                 // A few rows of text fit above the figure on a laptop screen; the cells take the rest.
                 maxHeight: Math.max(240, window.innerHeight - 400),
-                selected: t >= 1 && view.inspect === m.id ? [view.sel.query, view.sel.key] : null,
+                selected: view.inspect === m.id ? [view.sel.query, view.sel.key] : null,
                 highlightRow: m.rows === r.model.T ? query : null,
                 highlightCol: frame.column,
                 onSelect: (i, j) => inspectCell(m.id, i, j),

@@ -219,7 +219,7 @@ export function heatmapElement(m: MatrixView, opts: HeatmapOptions, reuse?: HTML
   const previous = reuse ? drawn.get(reuse) : undefined;
   if (reuse && previous) {
     describe(reuse, m);
-    drawn.set(reuse, { m, opts, L: drawHeatmap(reuse, m, opts), sel: opts.selected ?? [0, 0] });
+    drawn.set(reuse, { m, opts, L: drawHeatmap(reuse, m, opts), sel: opts.selected ?? previous.sel });
     return reuse;
   }
   const canvas = reuse ?? h('canvas');
