@@ -316,3 +316,34 @@ test('stages animate their computation: many frames per stage, scrubbable; reduc
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('long inputs: zoomed heatmap with an overview to move over, labelled heads on one scale, a Head view that fits', async () => {
+  const { page, problems } = await open();
+  await change(page, () => page.selectOption('#preset', 'long512'));
+  assert.equal(await page.inputValue('#zoom'), '32');
+  assert.match(await page.textContent('#view figure.matrix figcaption'), /\(32 × 32\)/);
+  const before = await page.textContent('#view .overview figcaption');
+  const overview = page.locator('#view .overview canvas');
+  const box = await overview.boundingBox();
+  await overview.click({ position: { x: box.width * 0.8, y: box.height * 0.8 } });
+  const after = await page.textContent('#view .overview figcaption');
+  assert.notEqual(after, before, 'the overview moves the zoomed window');
+  const start = Number(after.match(/tokens (\d+)–/)[1]);
+  assert.ok(start > 330 && start < 450, `the window starts at token ${start} after a click at 80 %`);
+  await page.screenshot({ path: join(screenshots, 'long512-zoom.png') });
+  await page.selectOption('#zoom', '0');
+  assert.match(await page.textContent('#view figure.matrix figcaption'), /\(512 × 512\)/);
+  await page.click('#tab-heads');
+  const captions = await page.$$eval('#view figure.mini figcaption', (fs) => fs.map((f) => f.textContent));
+  assert.equal(captions.length, 8);
+  assert.match(captions[1], /^Head 2/);
+  assert.equal(await page.locator('#view .legend').count(), 1, 'one legend: one shared scale');
+  await page.screenshot({ path: join(screenshots, 'long512-heads.png') });
+  await page.click('#tab-lines');
+  const lines = await page.locator('#view svg.lines-view').boundingBox();
+  assert.ok(lines.height <= 600, `Head view ${lines.height}px tall`);
+  const outside = await page.$$eval('#view svg.lines-view line', (ls, h) => ls.filter((l) => Number(l.getAttribute('y2')) > h).length, lines.height);
+  assert.equal(outside, 0, 'no line leaves the box');
+  assert.deepEqual(problems, []);
+  await page.close();
+});

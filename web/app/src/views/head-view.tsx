@@ -15,7 +15,7 @@ export function HeadView({ r, stages, view, b, head, query }: ViewProps) {
   const T = r.model.T;
   const tokens = r.model.tokens[b];
   const w = sliceOf(r.attention.trace!.weights, b, head);
-  const row = Math.min(20, Math.max(2, (kHeight - 40) / T));
+  const row = Math.min(20, (kHeight - 40) / T);
   const labelEvery = Math.max(1, Math.ceil(11 / row));
   const width = 520;
   const height = 40 + T * row;

@@ -18,6 +18,8 @@ export interface HeatmapOptions {
   range?: number; // the |value| at the ends of the colour scale; default: this matrix's largest
   maxHeight?: number; // px of cells; default kMaxHeight
   highlightCol?: number | null; // a key column lit up (the animation's current key)
+  window?: { row0: number; col0: number; rows: number; cols: number } | null; // outlined (an overview's zoomed part)
+  brush?: boolean; // dragging selects too (an overview moved over)
 }
 
 function labelFor(text: string, max = 12): string {
@@ -37,7 +39,9 @@ function layout(m: MatrixView, maxWidth: number, compact = false, maxHeight = kM
   const left = showLabels ? 96 : 8;
   const top = showLabels ? 84 : 8;
   // Bounded in both directions so a 512-token matrix stays a canvas of modest size.
-  const cell = Math.max(1, Math.min(kMaxCell, Math.floor((maxWidth - left - 8) / Math.max(1, m.cols)), Math.floor(maxHeight / Math.max(1, m.rows))));
+  const fit = Math.min(kMaxCell, (maxWidth - left - 8) / Math.max(1, m.cols), maxHeight / Math.max(1, m.rows));
+  // Small multiples and overviews may draw a cell below one pixel to fit their box.
+  const cell = compact ? Math.max(0.1, fit) : Math.max(1, Math.floor(fit));
   return { cell, left, top, width: left + cell * m.cols + 8, height: top + cell * m.rows + 8 };
 }
 
@@ -146,6 +150,12 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
     ctx.lineWidth = 2;
     ctx.strokeRect(L.left + opts.highlightCol * L.cell - 1, L.top - 1, L.cell + 2, L.cell * m.rows + 2);
   }
+  if (opts.window) {
+    const w = opts.window;
+    ctx.strokeStyle = fg;
+    ctx.lineWidth = 2;
+    ctx.strokeRect(L.left + w.col0 * L.cell - 1, L.top + w.row0 * L.cell - 1, w.cols * L.cell + 2, w.rows * L.cell + 2);
+  }
   if (opts.selected) {
     const [i, j] = opts.selected;
     if (i < m.rows && j < m.cols) {
@@ -249,6 +259,10 @@ export function heatmapElement(m: MatrixView, opts: HeatmapOptions, reuse?: HTML
     if (c) select(c[0], c[1], false);
   });
   canvas.addEventListener('mousemove', (e) => {
+    if (e.buttons === 1 && drawn.get(canvas)!.opts.brush) {
+      const c = cellAt(e);
+      if (c) select(c[0], c[1], false);
+    }
     // A hover tooltip with the exact value; clicking shows the derivation.
     const c = cellAt(e);
     const dm = drawn.get(canvas)!.m;
