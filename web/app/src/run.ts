@@ -2,14 +2,14 @@
 // owns `run` in the store). Marks for web/bench/site-bench.mjs: an update is the edit
 // applied, the engine's compute and the redraw of the views; the reference check
 // runs after, off the page.
-import { effect } from '@preact/signals';
+import { batch, effect } from '@preact/signals';
 import { runModel } from './compute';
 import { byId } from './dom';
 import { buildModel, type Model } from './model';
 import { renderVerified } from './panels/verified';
 import { startProgress, stopProgress } from './progress';
 import { stagesFor } from './stages';
-import { inputs, run, type ModelInputs } from './store';
+import { inputs, run, shownInputs, type ModelInputs } from './store';
 import { defaultState } from './state';
 
 // Every traced tensor of scores is B·H·T² floats and there are four of them (plus copies).
@@ -74,7 +74,9 @@ async function runNow(): Promise<void> {
   const model = currentModel();
   const s = inputs.value;
   const entries = model.B * model.H * model.T * model.T;
+  const showInputs = () => (shownInputs.value = s);
   if (entries > kMaxScoreEntries) {
+    showInputs();
     stopProgress();
     byId('step-text').textContent = '';
     byId('step-elapsed').textContent = '';
@@ -84,7 +86,7 @@ async function runNow(): Promise<void> {
   }
   const status = byId('status-text');
   const isCurrent = () => id === runId;
-  const steps = startProgress(isCurrent, `Computing ${model.B}×${model.T} tokens, ${model.H} head${model.H > 1 ? 's' : ''}…`, () => undefined);
+  const steps = startProgress(isCurrent, `Computing ${model.B}×${model.T} tokens, ${model.H} head${model.H > 1 ? 's' : ''}…`, showInputs);
   performance.mark('attnscope:update:start', { startTime: started });
   try {
     const r = await runModel(model, s.positional, s.block, (done, total, step) => {
@@ -97,7 +99,10 @@ async function runNow(): Promise<void> {
     status.textContent = `Computed by the engine in ${r.millis.toFixed(1)} ms${startup}: B=${model.B}, T=${model.T}, d_model=${model.C}, heads=${model.H}, d_k=${model.dK}, d_v=${model.dV}.${fully}`;
     steps.computed('checking against the double-precision reference');
     performance.mark('attnscope:compute:end');
-    run.value = { result: r, stages: stagesFor(r) };
+    batch(() => {
+      showInputs();
+      run.value = { result: r, stages: stagesFor(r) };
+    });
     // The views render in a microtask queued by the line above; this one follows it.
     await Promise.resolve();
     performance.mark('attnscope:update:end');
@@ -118,6 +123,7 @@ async function runNow(): Promise<void> {
   } catch (e) {
     if (!isCurrent()) return;
     runPending = false;
+    showInputs();
     steps.finish('Stopped: the engine rejected this input', 'after');
     showError(`The engine rejected this input: ${e instanceof Error ? e.message : String(e)}`);
     status.textContent = 'Error';

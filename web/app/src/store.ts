@@ -23,6 +23,13 @@ const initial = split(defaultState());
 export const inputs = signal<ModelInputs>(initial.inputs);
 export const view = signal<ViewState>(initial.view);
 export const run = signal<{ result: RunResult; stages: Stage[] } | null>(null);
+/**
+ * The inputs the chips and the editor show: those of the last result, or of the run
+ * under way once its progress shows. Written by run.ts only, so that a quick edit
+ * redraws them in the same frame as its result, not in a frame of their own while
+ * the engine computes.
+ */
+export const shownInputs = signal<ModelInputs>(initial.inputs);
 
 /** The whole state, as a link holds it. */
 export const appState = computed<AppState>(() => ({ ...inputs.value, ...view.value }));
@@ -34,6 +41,7 @@ export function loadState(s: AppState): void {
     inputs.value = { ...parts.inputs, text: s.text }; // the visitor's own text is kept whole
     view.value = parts.view;
   });
+  if (!run.value) shownInputs.value = inputs.value; // nothing computed yet: show them now
 }
 
 /** Changes model inputs; the view keeps its selection. */

@@ -2,7 +2,7 @@
 // arrow keys, Home and End move between chips), Enter or a click edits a chip.
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { runAtOnce } from '../run';
-import { inputs, setInputs } from '../store';
+import { inputs, setInputs, shownInputs } from '../store';
 import { textLimitNote } from '../text-limits';
 import { computedPart } from '../tokenize';
 
@@ -21,7 +21,7 @@ function replaceToken(text: string, at: At, value: string): string | null {
 }
 
 export function Chips() {
-  const text = inputs.value.text;
+  const text = shownInputs.value.text;
   const part = computedPart(text);
   const lines = part.sentences.map((s) => s.tokens);
   const [focus, setFocus] = useState(0); // the chip that holds the row's one tab stop

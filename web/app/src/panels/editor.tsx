@@ -4,7 +4,7 @@
 import { useState } from 'preact/hooks';
 import type { Model } from '../model';
 import { currentModel } from '../run';
-import { inputs, setInputs, view } from '../store';
+import { inputs, setInputs, shownInputs, view } from '../store';
 import type { MatrixName } from '../state';
 import { sliceOf } from '../tensor';
 import { HeatmapCanvas } from '../views/common';
@@ -31,7 +31,7 @@ function matrixOf(name: MatrixName, model: Model, seq: number): { view: MatrixVi
 }
 
 export function Editor() {
-  void inputs.value; // redrawn when the inputs change
+  void shownInputs.value; // redrawn with each result
   const [name, setName] = useState<MatrixName>('x');
   const [cell, setCell] = useState<[number, number]>([0, 0]);
   const { view: m, key } = matrixOf(name, currentModel(), view.value.sel.seq);

@@ -10,7 +10,7 @@ export interface Window {
 }
 
 /** Inputs longer than this open zoomed in. */
-export const kZoomFrom = 48;
+export const kZoomFrom = 64;
 
 export function clampStart(start: number, n: number, total: number): number {
   return Math.max(0, Math.min(total - n, Math.round(start)));
