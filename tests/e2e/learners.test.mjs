@@ -151,6 +151,12 @@ test('Vectors CSV rows match its header; exported PNGs are titled, without selec
     return n;
   }, png.toString('base64'));
   assert.equal(pink, 0, 'the selection box is not in the exported PNG');
+  // The SVG views and the grids are titled too.
+  for (const [tab, title] of [['lines', /^Head view: attention weights, sequence 1, head 1$/], ['bars', /^Vectors of token \d+ “\w+” \(head 1\)$/], ['heads', /^All heads: attention weights, sequence 1$/]]) {
+    await page.click(`#tab-${tab}`);
+    const file = (await downloadOf(page, () => page.click('#view .export-bar button:has-text("SVG")'))).bytes.toString();
+    assert.match(file.match(/<text[^>]*>([^<]*)<\/text>/)[1], title, `${tab} export`);
+  }
   assert.deepEqual(problems, []);
   await page.close();
 });

@@ -17,7 +17,7 @@ export function AllHeadsView({ r, stages, view, b, head, width }: ViewProps) {
   const range = prob ? 1 : largestAbs(...Array.from({ length: H }, (_, k) => sliceOf(r.attention.trace![name], b, k)));
   const cell = Math.max(160, Math.floor(width / Math.min(4, H)) - 12);
   const mats = Array.from({ length: H }, (_, k) => ({ ...weightsMatrix(r, b, k, false, name), title: `Head ${k + 1}` }));
-  const gridSvg = () => composeSvg(mats.map((m) => heatmapSvg(m, range)), 2);
+  const gridSvg = () => composeSvg(mats.map((m) => heatmapSvg(m, range)), 2, `All heads: ${kSquareTitle[name]}, sequence ${b + 1}`);
   return (
     <div>
       <p class="explain">

@@ -19,7 +19,7 @@ export function BatchView({ r, stages, view, head, width }: ViewProps) {
   const range = prob ? 1 : largestAbs(...Array.from({ length: B }, (_, k) => sliceOf(r.attention.trace![name], k, head)));
   const cell = Math.max(220, Math.floor(width / Math.min(3, B)) - 12);
   const mats = Array.from({ length: B }, (_, k) => ({ ...weightsMatrix(r, k, head, true, name), title: `Sequence ${k + 1} (length ${r.model.lengths[k]} of ${T})` }));
-  const batchSvg = () => composeSvg(mats.map((m) => heatmapSvg(m, range)), 3);
+  const batchSvg = () => composeSvg(mats.map((m) => heatmapSvg(m, range)), 3, `Batch: ${kSquareTitle[name]}, head ${head + 1}`);
   return (
     <div>
       <p class="explain">{`Batch of ${B} sequence${B > 1 ? 's' : ''} padded to T = ${T}, head ${head + 1}: ${kSquareTitle[name]} (rows: queries, columns: keys). Grey hatched cells are masked (${maskName(r.model.maskSpec)}); padding tokens are shown as ${kPad}.${B === 1 ? ' Put one sentence per line in the text box to make a batch.' : ''}`}</p>

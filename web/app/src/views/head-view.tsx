@@ -18,10 +18,10 @@ export function HeadView({ r, stages, view, b, head, query }: ViewProps) {
   const row = Math.min(20, (kHeight - 40) / T);
   const labelEvery = Math.max(1, Math.ceil(11 / row));
   const width = 520;
-  const height = 40 + T * row;
+  const height = 56 + T * row;
   const xl = 150;
   const xr = width - 150;
-  const y = (i: number) => 32 + (i + 0.5) * row;
+  const y = (i: number) => 48 + (i + 0.5) * row;
   const title = `Head view: attention weights, sequence ${b + 1}, head ${head + 1}`;
   const beforeSoftmax = stages[view.stage] && stages.findIndex((s) => s.id === 'weights') > view.stage;
   const lines = [];
@@ -50,8 +50,9 @@ export function HeadView({ r, stages, view, b, head, query }: ViewProps) {
         selectQuery(Math.max(0, Math.min(T - 1, query + d)));
       }}>
       <title>{title}</title>
-      <text x={xl} y={16} text-anchor="end" font-weight={600} fill="currentColor">query</text>
-      <text x={xr} y={16} font-weight={600} fill="currentColor">key</text>
+      <text x={4} y={14} font-weight={600} fill="currentColor">{title}</text>
+      <text x={xl} y={34} text-anchor="end" font-weight={600} fill="currentColor">query</text>
+      <text x={xr} y={34} font-weight={600} fill="currentColor">key</text>
       <g>{lines}</g>
       {tokens.map((t, i) => (i % labelEvery === 0 || i === query) && (
         <g>

@@ -27,14 +27,15 @@ export function VectorsView({ r, stages, view, b, head, query }: ViewProps) {
   const title = `Vectors of token ${query + 1} “${tok}” (head ${head + 1})`;
   const width = 640;
   const rowH = 86;
-  const height = 20 + series.length * rowH;
+  const height = 36 + series.length * rowH;
   const left = 110;
   const svg = (
     <svg xmlns="http://www.w3.org/2000/svg" width={width} height={height} viewBox={`0 0 ${width} ${height}`} class="bars-view" font-family="system-ui, sans-serif" font-size={11} role="img"
       aria-label={`${title}; each bar is one component; the data table lists the values.`}>
       <title>{title}</title>
+      <text x={4} y={14} font-weight={600} font-size={13} fill="currentColor">{title}</text>
       {series.map((ser, k) => {
-        const top = 14 + k * rowH;
+        const top = 30 + k * rowH;
         const n = ser.values.length;
         const bw = Math.max(1, Math.min(40, Math.floor((width - left - 10) / Math.max(1, n))));
         const mid = top + 34;
