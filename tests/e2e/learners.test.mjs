@@ -310,6 +310,15 @@ test('stages animate their computation: many frames per stage, scrubbable; reduc
   const end = Number(await page.getAttribute('#view .row-bars', 'data-sum'));
   assert.ok(start > 1.5, `Σ exp(s − max) = ${start}`);
   assert.ok(Math.abs(end - 1) < 1e-5, `the weights sum to ${end}`);
+  // The Head view follows: the focused query's lines thin out as its row is normalised.
+  await page.click('#tab-lines');
+  const widths = () => page.$$eval('#view svg.lines-view line', (ls) => ls.reduce((a, l) => a + Number(l.getAttribute('stroke-width')), 0));
+  await page.locator('#stage-time').fill('0');
+  const wide = await widths();
+  await page.locator('#stage-time').fill('100');
+  const normalised = await widths();
+  assert.ok(wide > normalised + 1, `lines ${wide} at the start of softmax, ${normalised} at its end`);
+  await page.click('#tab-heatmap');
   // weights·V: the output row sums the weighted values.
   const output = await framesAfter(page, () => page.click('button[data-stage="headOutputs"]'));
   assert.ok(output >= 6, `${output} distinct pictures while weights·V builds up`);
@@ -342,6 +351,7 @@ test('long inputs: zoomed heatmap with an overview to move over, labelled heads 
   await page.click('#tab-heads');
   const captions = await page.$$eval('#view figure.mini figcaption', (fs) => fs.map((f) => f.textContent));
   assert.equal(captions.length, 8);
+  assert.doesNotMatch(await page.textContent('#view p.explain'), /\blearns?\b/, 'random heads do not learn');
   assert.match(captions[1], /^Head 2/);
   assert.equal(await page.locator('#view .legend').count(), 1, 'one legend: one shared scale');
   await page.screenshot({ path: join(screenshots, 'long512-heads.png') });

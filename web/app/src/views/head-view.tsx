@@ -1,5 +1,7 @@
 // Head view: queries on the left, keys on the right, one line per pair whose width
 // and opacity are the attention weight. The drawing fits its box whatever T is.
+import { softmaxRowAt } from '../anim/frames';
+import { stageTime } from '../anim/clock';
 import { matrixCsv as csvOf } from '../export';
 import { full } from '../format';
 import { selectQuery } from '../store';
@@ -15,6 +17,10 @@ export function HeadView({ r, stages, view, b, head, query }: ViewProps) {
   const T = r.model.T;
   const tokens = r.model.tokens[b];
   const w = sliceOf(r.attention.trace!.weights, b, head);
+  // At the softmax stage the focused query's lines follow its row being normalised.
+  const t = stages[view.stage]?.id === 'weights' ? stageTime.value : 1;
+  const focused = softmaxRowAt(r, b, head, query, t).values;
+  const weight = (i: number, j: number) => (i === query ? Math.min(1, focused[j]) : w.get(i, j));
   const row = Math.min(20, (kHeight - 40) / T);
   const labelEvery = Math.max(1, Math.ceil(11 / row));
   const width = 520;
@@ -28,7 +34,7 @@ export function HeadView({ r, stages, view, b, head, query }: ViewProps) {
   for (let i = 0; i < T; i++) {
     if (T > kAllLinesUpTo && i !== query) continue;
     for (let j = 0; j < T; j++) {
-      const v = w.get(i, j);
+      const v = weight(i, j);
       if (!(v > 0.005)) continue;
       const on = i === query;
       lines.push(
