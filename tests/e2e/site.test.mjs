@@ -151,7 +151,7 @@ test('stepping through the pipeline and the walkthrough', async () => {
   assert.equal(await current(), 'x');
   await page.click('#stage-player [data-act="forward"]');
   assert.equal(await current(), 'qkv');
-  assert.equal(await page.locator('#view figure.matrix').count(), 3);
+  assert.equal(await page.locator('#view figure.matrix').count(), 6); // W_Q, W_K, W_V and Q, K, V
   await page.click('#stage-player [data-act="forward"]');
   assert.equal(await current(), 'scores');
   await page.click('#stage-player [data-act="back"]');

@@ -4,9 +4,8 @@
 import type { TensorOut } from 'attnscope';
 import type { RunResult } from './compute';
 import { fmt } from './format';
-import type { MatrixView } from './views/matrix';
-import { indexLabels } from './views/matrix';
-import { sliceOf } from './tensor';
+import { indexLabels, type MatrixView } from './views/matrix';
+import { columnBlock, sliceOf } from './tensor';
 
 export interface Stage {
   id: string;
@@ -47,7 +46,14 @@ export function stagesFor(r: RunResult): Stage[] {
       matrices: (rr, b, h) => {
         const t = rr.attention.trace!;
         const labels = tokensOf(rr, b);
+        // The head's columns of W_Q, W_K and W_V above what they make.
+        const weight = (name: 'wq' | 'wk' | 'wv', title: string, width: number, prefix: string): MatrixView => {
+          const w = rr.model.weights[name];
+          return { id: name, title: `${title}${headName(rr, h)}`, ...columnBlock(w.data, w.rows, w.cols, h * width, width), rowLabels: cols(m.C, 'c'), colLabels: cols(width, prefix),
+            rowAxis: 'input feature (row)', colAxis: 'output feature', kind: 'signed', scaleGroup: 'weights' };
+        };
         return [
+          weight('wq', 'W_Q', m.dK, 'q'), weight('wk', 'W_K', m.dK, 'k'), weight('wv', 'W_V', m.dV, 'v'),
           mv('q', `Q: queries${headName(rr, h)}`, t.q, b, h, labels, cols(m.dK, 'q'), 'token (row)', 'query feature', 'signed'),
           mv('k', `K: keys${headName(rr, h)}`, t.k, b, h, labels, cols(m.dK, 'k'), 'token (row)', 'key feature', 'signed'),
           mv('v', `V: values${headName(rr, h)}`, t.v, b, h, labels, cols(m.dV, 'v'), 'token (row)', 'value feature', 'signed'),

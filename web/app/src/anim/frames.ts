@@ -36,7 +36,12 @@ export function frameOf(r: RunResult, stageId: string, m: MatrixView, b: number,
     const keys = Math.min(T, Math.floor(t * (T + 1)));
     return { m: withRow(m, query, (d) => { let s = 0; for (let j = 0; j < keys; j++) s += w[j] * v.row(j)[d]; return keys === 0 ? Number.NaN : s; }), column: null };
   }
-  if ((stageId === 'scaled' || stageId === 'masked') && m.id === stageId) {
+  if (stageId === 'qkv' && (m.id === 'q' || m.id === 'k' || m.id === 'v')) {
+    // Row by row: token i's x times the W columns gives its q, k and v.
+    const rows = Math.floor(t * (m.rows + 1));
+    return { m: { ...m, get: (i, j) => (i < rows ? m.get(i, j) : Number.NaN) }, column: null };
+  }
+    if ((stageId === 'scaled' || stageId === 'masked') && m.id === stageId) {
     // The scores turn into the stage's values, on the shared score scale.
     const from = sliceOf(stageId === 'scaled' ? tr.scores : tr.scaled, b, head);
     return { m: { ...m, get: (i, j) => mix(from.get(i, j), m.get(i, j), t) }, column: null };

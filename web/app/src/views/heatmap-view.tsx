@@ -31,7 +31,10 @@ export function HeatmapView({ r, stages, view, b, head, query, width }: ViewProp
   return (
     <div>
       <div class="view-tools">
-        <Legend kind={mats[0].kind} range={ranges[0]} note={rangeNote(stage.id, mats[0].kind, view.perMatrixScale)} />
+        {/* One legend per group of matrices sharing a colour range. */}
+        {mats.map((m, k) => mats.findIndex((x) => x.scaleGroup === m.scaleGroup) === k && (
+          <Legend kind={m.kind} range={ranges[k]} note={`${m.scaleGroup === 'weights' ? 'W_Q, W_K, W_V: ' : ''}${rangeNote(stage.id, m.kind, view.perMatrixScale)}`} />
+        ))}
         <label class="check"><input type="checkbox" id="per-matrix" checked={view.perMatrixScale} onChange={(e) => setPerMatrixScale((e.currentTarget as HTMLInputElement).checked)} /> colours per matrix</label>
         {T > 16 && (
           <label>zoom <select id="zoom" value={String(zoom)} onChange={(e) => { setZoom(Number((e.currentTarget as HTMLSelectElement).value)); setColStart(null); }}>

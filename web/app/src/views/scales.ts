@@ -16,7 +16,7 @@ export function colourRange(r: RunResult, stageId: string, m: MatrixView, b: num
     return largestAbs(...kScoreStages.map((name) => sliceOf(t[name], b, head)));
   }
   // The matrices shown together (Q, K and V; X and its positional encoding) share one range.
-  return Math.max(...stageMatrices.map(maxAbs));
+  return Math.max(...stageMatrices.filter((x) => x.scaleGroup === m.scaleGroup).map(maxAbs));
 }
 
 /** The note under a legend saying which range it is. */
