@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the demo site (web/app) into web/app/dist/. The site imports the package
+# Builds the demo site (web/app, an npm workspace) into web/app/dist/. The site imports the package
 # 'attnscope' from the repo's dist/, so `npm run build` must have run first.
 set -euo pipefail
 cd "$(dirname "$0")/.."

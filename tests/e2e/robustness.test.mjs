@@ -91,6 +91,7 @@ test('JSON import: malformed, hostile and oversized files are refused; text and 
 
 test('cell edits: values that overflow float are rejected by the engine with a message, then cleared', async () => {
   const { page, problems } = await openPage(site.browser, site.server);
+  await page.click('.editor-box summary'); // the editor is folded away until asked for
   await page.selectOption('#edit-matrix', 'wq');
   // 1e39 is a finite double but not a float: the engine refuses it by name.
   await page.fill('#edit-value', '1e39');

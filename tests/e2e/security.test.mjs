@@ -17,13 +17,13 @@ function sourceFiles(dir) {
     if (name === 'node_modules' || name === 'dist') continue;
     const path = join(dir, name);
     if (statSync(path).isDirectory()) out.push(...sourceFiles(path));
-    else if (/\.(ts|mts|js|mjs|html)$/.test(name)) out.push(path);
+    else if (/\.(ts|tsx|mts|js|mjs|html)$/.test(name)) out.push(path);
   }
   return out;
 }
 
 // Every way of turning a string into markup or code.
-const kSinks = /\b(innerHTML|outerHTML|insertAdjacentHTML|document\.write(ln)?|createContextualFragment|srcdoc|parseFromString|setHTMLUnsafe)\b|\beval\s*\(|\bnew\s+Function\s*\(|\bset(Timeout|Interval)\s*\(\s*['"`]/;
+const kSinks = /\b(innerHTML|dangerouslySetInnerHTML|outerHTML|insertAdjacentHTML|document\.write(ln)?|createContextualFragment|srcdoc|parseFromString|setHTMLUnsafe)\b|\beval\s*\(|\bnew\s+Function\s*\(|\bset(Timeout|Interval)\s*\(\s*['"`]/;
 
 test('no source under web/ writes markup or code from strings', () => {
   const files = sourceFiles(join(repo, 'web'));

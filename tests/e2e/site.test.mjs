@@ -146,10 +146,12 @@ test('stepping through the pipeline and the walkthrough', async () => {
   const { page, problems } = await open();
   await selectPreset(page, 'seed002');
   const current = () => page.getAttribute('#stages [aria-current]', 'data-stage');
+  assert.equal(await current(), 'weights', 'the page opens on the softmax stage');
+  await page.click('#stage-player [data-act="first"]');
   assert.equal(await current(), 'x');
   await page.click('#stage-player [data-act="forward"]');
   assert.equal(await current(), 'qkv');
-  assert.equal(await page.locator('#view figure.matrix').count(), 3);
+  assert.equal(await page.locator('#view figure.matrix').count(), 6); // W_Q, W_K, W_V and Q, K, V
   await page.click('#stage-player [data-act="forward"]');
   assert.equal(await current(), 'scores');
   await page.click('#stage-player [data-act="back"]');

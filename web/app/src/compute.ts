@@ -3,6 +3,7 @@
 import type { SelfAttentionResult, TensorOut, TransformerBlockResult } from 'attnscope';
 import { createAttnScopeWorker } from 'attnscope/worker';
 import type { Model } from './model';
+import { sliceOf } from './tensor';
 
 export interface RunResult {
   model: Model;
@@ -10,7 +11,8 @@ export interface RunResult {
   x: TensorOut; // (B, T, C): embeddings (+ positional encoding), the input of attention
   attention: SelfAttentionResult; // with trace
   block: TransformerBlockResult | null;
-  millis: number;
+  millis: number; // the engine's computation
+  startupMillis: number; // the first run only: loading and compiling the engine, before computing
 }
 
 /** Called as each engine call starts: `done` calls of `total` are finished, `label` is starting. */
@@ -47,11 +49,19 @@ function positionalEncoding(worker: Worker, T: number, C: number): Promise<Tenso
   return lastEncoding.pe;
 }
 
+let started = false;
+
 export async function runModel(model: Model, positional: boolean, block: boolean, progress: Progress): Promise<RunResult> {
-  const start = performance.now();
-  // No await before the first call: it is posted before the caller goes on
-  // (to redraw the controls while the worker computes).
   const worker = engineWorker();
+  // The first run waits for the engine to load and compile: that is not computing.
+  let startupMillis = 0;
+  if (!started) {
+    const t0 = performance.now();
+    await worker.ready;
+    startupMillis = performance.now() - t0;
+    started = true;
+  }
+  const start = performance.now();
   const { B, T, C, H } = model;
   const shape = [B, T, C];
   const total = (positional ? 2 : 0) + 1;
@@ -63,7 +73,7 @@ export async function runModel(model: Model, positional: boolean, block: boolean
     pe = await positionalEncoding(worker, T, C);
     progress(++done, total, 'adding position to the embeddings');
     const tiled = new Float32Array(B * T * C);
-    for (let b = 0; b < B; b++) tiled.set(pe.data, b * T * C); // same encoding for every sequence
+    for (let b = 0; b < B; b++) sliceOf({ data: tiled, shape }, b).data.set(pe.data); // same encoding for every sequence
     x = await worker.residualAdd({ a: model.embeddings.slice(), b: tiled, shape });
     done++;
   }
@@ -86,5 +96,5 @@ export async function runModel(model: Model, positional: boolean, block: boolean
     });
   }
   progress(total, total, 'done');
-  return { model, positional: pe, x, attention, block: blockResult, millis: performance.now() - start };
+  return { model, positional: pe, x, attention, block: blockResult, millis: performance.now() - start, startupMillis };
 }

@@ -64,10 +64,6 @@ export function setAttr(el: Element, name: string, value: string): void {
   if (el.getAttribute(name) !== value) el.setAttribute(name, value);
 }
 
-export function clear(el: Element): void {
-  el.replaceChildren();
-}
-
 export function announce(text: string): void {
   const live = document.getElementById('live');
   if (live) live.textContent = text;

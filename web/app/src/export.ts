@@ -15,8 +15,22 @@ export function download(blob: Blob, filename: string): void {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
+// Characters XML 1.0 forbids (C0 controls other than tab, line feed and carriage
+// return, and U+FFFE / U+FFFF): a token may hold them, an SVG file may not.
+const kNotXml = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g;
+
+/** Replaces characters XML forbids with U+FFFD in every text and attribute of `root`. */
+function xmlSafe(root: Element): void {
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const clean = (v: string) => v.replace(kNotXml, '\uFFFD');
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) if (clean(n.nodeValue ?? '') !== n.nodeValue) n.nodeValue = clean(n.nodeValue ?? '');
+  for (const el of [root, ...root.querySelectorAll('*')])
+    for (const a of el.attributes) if (clean(a.value) !== a.value) a.value = clean(a.value);
+}
+
 export function svgText(svg: SVGSVGElement): string {
   const clone = svg.cloneNode(true) as SVGSVGElement;
+  xmlSafe(clone);
   clone.setAttribute('xmlns', 'http://www.w3.org/2000/svg');
   // currentColor has no meaning outside the page; fix it to the text colour.
   clone.setAttribute('color', '#1b1b1f');

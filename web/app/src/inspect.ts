@@ -7,17 +7,11 @@ import { kPad } from './model';
 import { dotTerms, layerNormTerms, softmaxTerms } from './reference';
 import type { TensorOut } from 'attnscope';
 import type { MatrixView } from './views/matrix';
+import { rowOf, sliceOf } from './tensor';
+
+const rowIn = (r: RunResult, name: 'q' | 'k' | 'v' | 'masked' | 'weights', b: number, hd: number, i: number) => rowOf(r.attention.trace![name], b, hd, i);
 
 const kMaxTerms = 24;
-
-function row4(r: RunResult, name: 'q' | 'k' | 'v' | 'masked' | 'weights', b: number, hd: number, i: number): Float32Array {
-  const t = r.attention.trace![name];
-  const X = t.shape[t.shape.length - 1];
-  const T = t.shape[t.shape.length - 2];
-  const H = t.shape[1];
-  const base = ((b * H + hd) * T + i) * X;
-  return t.data.subarray(base, base + X);
-}
 
 function termsList(label: string, terms: string[], sum: number, engine: number): HTMLElement {
   const shown = terms.slice(0, kMaxTerms);
@@ -39,9 +33,9 @@ export function inspectCell(r: RunResult, m: MatrixView, b: number, hd: number, 
   const T = model.T;
   switch (m.id) {
     case 'x': {
-      const e = model.embeddings[(b * T + i) * model.C + j];
+      const e = sliceOf({ data: model.embeddings, shape: [model.B, T, model.C] }, b).get(i, j);
       box.append(h('p', {}, tokens[i] === kPad ? 'Padding position: a zero vector.' : `Static vector of “${tokens[i].toLowerCase()}”, component ${j + 1}: ${full(e)}.`));
-      if (r.positional) box.append(h('p', {}, `+ positional encoding PE(${i}, ${j}) = ${full(r.positional.data[i * model.C + j])} → ${full(v)}`));
+      if (r.positional) box.append(h('p', {}, `+ positional encoding PE(${i}, ${j}) = ${full(sliceOf(r.positional).get(i, j))} → ${full(v)}`));
       break;
     }
     case 'positional':
@@ -51,15 +45,15 @@ export function inspectCell(r: RunResult, m: MatrixView, b: number, hd: number, 
       const w = model.weights[m.id === 'q' ? 'wq' : m.id === 'k' ? 'wk' : 'wv'];
       const d = m.id === 'v' ? model.dV : model.dK;
       const col = hd * d + j;
-      const x = r.x.data.subarray((b * T + i) * model.C, (b * T + i + 1) * model.C);
+      const x = rowOf(r.x, b, 0, i);
       const wcol = Array.from({ length: model.C }, (_, c) => w.data[c * w.cols + col]);
       const { terms, sum } = dotTerms(x, wcol);
       box.append(termsList(`Σ_c X[${i + 1}, c] · W_${m.id.toUpperCase()}[c, ${col + 1}]:`, terms.map((t, c) => `${fmt(x[c])}·${fmt(wcol[c])}`), sum, v));
       break;
     }
     case 'scores': {
-      const q = row4(r, 'q', b, hd, i);
-      const k = row4(r, 'k', b, hd, j);
+      const q = rowIn(r, 'q', b, hd, i);
+      const k = rowIn(r, 'k', b, hd, j);
       const { terms, sum } = dotTerms(q, k);
       box.append(termsList(`q_${i + 1} · k_${j + 1} = Σ_d q[d]·k[d]:`, terms.map((_, d) => `${fmt(q[d])}·${fmt(k[d])}`), sum, v));
       break;
@@ -75,7 +69,7 @@ export function inspectCell(r: RunResult, m: MatrixView, b: number, hd: number, 
       break;
     }
     case 'weights': {
-      const row = row4(r, 'masked', b, hd, i);
+      const row = rowIn(r, 'masked', b, hd, i);
       const { max, exps, sum } = softmaxTerms(row);
       box.append(h('div', { class: 'derivation' },
         h('p', {}, `exp(s[${i + 1}, ${j + 1}] − max) / Σ_j exp(s[${i + 1}, j] − max), max = ${fmt(max, 4)}`),
@@ -88,8 +82,8 @@ export function inspectCell(r: RunResult, m: MatrixView, b: number, hd: number, 
     case 'headOutputs': case 'concat': {
       const head = m.id === 'concat' ? Math.floor(j / model.dV) : hd;
       const d = m.id === 'concat' ? j % model.dV : j;
-      const w = row4(r, 'weights', b, head, i);
-      const vals = Array.from({ length: T }, (_, jj) => row4(r, 'v', b, head, jj)[d]);
+      const w = rowIn(r, 'weights', b, head, i);
+      const vals = Array.from({ length: T }, (_, jj) => rowIn(r, 'v', b, head, jj)[d]);
       const { terms, sum } = dotTerms(w, vals);
       box.append(termsList(`Σ_j weight[${i + 1}, j] · v_j[${d + 1}]${model.H > 1 ? ` (head ${head + 1})` : ''}:`, terms.map((_, jj) => `${fmt(w[jj])}·${fmt(vals[jj])}`), sum, v));
       break;
@@ -99,12 +93,6 @@ export function inspectCell(r: RunResult, m: MatrixView, b: number, hd: number, 
 
   }
   return box;
-}
-
-function rowOf(t: TensorOut, b: number, i: number): Float32Array {
-  const X = t.shape[t.shape.length - 1];
-  const T = t.shape[t.shape.length - 2];
-  return t.data.subarray((b * T + i) * X, (b * T + i + 1) * X);
 }
 
 /** The transformer block's stages: each is a product, a sum or a row normalisation. */
@@ -117,7 +105,7 @@ function blockDerivation(r: RunResult, id: string, b: number, i: number, j: numb
     return { sum, el: termsList(label, terms.map((_, k) => `${fmt(row[k])}·${fmt(col[k])}`), sum, v) };
   };
   const norm = (label: string, input: TensorOut) => {
-    const row = rowOf(input, b, i);
+    const row = rowOf(input, b, 0, i);
     const { mean, variance, value } = layerNormTerms(row, j, 1e-5);
     return h('div', { class: 'derivation' },
       h('p', {}, `${label}: (a − mean) / √(variance + ε), ε = 1e-5, over row ${i + 1} (${row.length} values)`),
@@ -127,19 +115,19 @@ function blockDerivation(r: RunResult, id: string, b: number, i: number, j: numb
   };
   switch (id) {
     case 'wo':
-      return product(`Σ_k concat[${i + 1}, k] · W_O[k, ${j + 1}]:`, rowOf(r.attention.trace!.concat, b, i), w.wo).el;
+      return product(`Σ_k concat[${i + 1}, k] · W_O[k, ${j + 1}]:`, rowOf(r.attention.trace!.concat, b, 0, i), w.wo).el;
     case 'residual1':
-      return h('p', {}, `x = ${full(rowOf(r.x, b, i)[j])} + attention·W_O = ${full(rowOf(blk.attention.output, b, i)[j])} → ${full(v)}`);
+      return h('p', {}, `x = ${full(rowOf(r.x, b, 0, i)[j])} + attention·W_O = ${full(rowOf(blk.attention.output, b, 0, i)[j])} → ${full(v)}`);
     case 'norm1':
       return norm('LayerNorm of X + attention', blk.attentionResidual);
     case 'ffHidden': {
-      const p = product(`z = Σ_k norm1[${i + 1}, k] · W₁[k, ${j + 1}]:`, rowOf(blk.norm1, b, i), w.w1);
+      const p = product(`z = Σ_k norm1[${i + 1}, k] · W₁[k, ${j + 1}]:`, rowOf(blk.norm1, b, 0, i), w.w1);
       return h('div', {}, p.el, h('p', {}, `then the activation ${r.model.activation === 'gelu' ? 'gelu(z) = z·Φ(z)' : 'relu(z) = max(0, z)'} → ${full(v)}`));
     }
     case 'ffOutput':
-      return product(`Σ_k hidden[${i + 1}, k] · W₂[k, ${j + 1}]:`, rowOf(blk.ffHidden, b, i), w.w2).el;
+      return product(`Σ_k hidden[${i + 1}, k] · W₂[k, ${j + 1}]:`, rowOf(blk.ffHidden, b, 0, i), w.w2).el;
     case 'norm2':
-      return h('div', {}, h('p', {}, `norm1 = ${full(rowOf(blk.norm1, b, i)[j])} + feed-forward = ${full(rowOf(blk.ffOutput, b, i)[j])} → ${full(rowOf(blk.ffResidual, b, i)[j])}`),
+      return h('div', {}, h('p', {}, `norm1 = ${full(rowOf(blk.norm1, b, 0, i)[j])} + feed-forward = ${full(rowOf(blk.ffOutput, b, 0, i)[j])} → ${full(rowOf(blk.ffResidual, b, 0, i)[j])}`),
         norm('LayerNorm of norm1 + feed-forward', blk.ffResidual));
     default:
       return h('p', {}, 'Computed by the engine.');

@@ -2,6 +2,7 @@
 // lists the tutorial's numbers next to where the engine's own result is read from.
 import type { RunResult } from './compute';
 import { defaultState, type AppState } from './state';
+import { rowOf } from './tensor';
 import { joinTokens, tokenize } from './tokenize';
 
 const kLongText = "The animal didn't cross the street because it was too tired. It rained all day, so the river rose. ";
@@ -33,23 +34,16 @@ function inputEdits(rows: number[][], into: Record<string, number>): Record<stri
 
 /** Row i of the attention weights (sequence b, head h). */
 export function weightRow(r: RunResult, i: number, b = 0, h = 0): number[] {
-  const w = r.attention.trace!.weights;
-  const { H, T } = r.model;
-  return Array.from(w.data.subarray(((b * H + h) * T + i) * T, ((b * H + h) * T + i + 1) * T));
+  return Array.from(rowOf(r.attention.trace!.weights, b, h, i));
 }
 
 export function scoreRow(r: RunResult, i: number, b = 0, h = 0): number[] {
-  const s = r.attention.trace!.scores;
-  const { H, T } = r.model;
-  return Array.from(s.data.subarray(((b * H + h) * T + i) * T, ((b * H + h) * T + i + 1) * T));
+  return Array.from(rowOf(r.attention.trace!.scores, b, h, i));
 }
 
 /** Output row t of the attention (heads concatenated), sequence b. */
 export function outputRow(r: RunResult, t: number, b = 0): number[] {
-  const c = r.attention.trace!.concat;
-  const width = c.shape[c.shape.length - 1];
-  const { T } = r.model;
-  return Array.from(c.data.subarray((b * T + t) * width, (b * T + t + 1) * width));
+  return Array.from(rowOf(r.attention.trace!.concat, b, 0, t));
 }
 
 const kLogits = [0.1, 0.4, -0.9, 0.02, 0.35, -0.62];
@@ -136,7 +130,7 @@ export const kPresets: Preset[] = [
       matrixEdits('wq', [...kEye3, ...kZero3, ...kZero3], edits);
       matrixEdits('wk', [...kZero3, ...kEye3, ...kZero3], edits);
       matrixEdits('wv', [...kZero3, ...kZero3, ...kEye3], edits);
-      return { text: "The animal didn't cross street it was tired", dModel: 9, dK: 3, dV: 3, heads: 1, scaleMode: 'none', edits, sel: { seq: 0, head: 0, query: 5, key: 1 } } as Partial<AppState>;
+      return { text: "The animal didn't cross street it was tired", dModel: 9, dK: 3, dV: 3, heads: 1, scaleMode: 'none', edits, sel: { seq: 0, head: 0, query: 5, key: 1 }, stage: 2, inspect: 'scores' } as Partial<AppState>;
     })(),
     checks: [
       { label: '“it” · K of The, animal, …, tired', tutorial: 'The 0.17, animal 0.77, tired 1.22', digits: 4, read: (r) => scoreRow(r, 5) },

@@ -4,8 +4,8 @@
 import type { TensorOut } from 'attnscope';
 import type { RunResult } from './compute';
 import { fmt } from './format';
-import type { MatrixView } from './views/matrix';
-import { indexLabels } from './views/matrix';
+import { indexLabels, type MatrixView } from './views/matrix';
+import { columnBlock, sliceOf } from './tensor';
 
 export interface Stage {
   id: string;
@@ -16,19 +16,9 @@ export interface Stage {
 
 const cols = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => `${prefix}${i + 1}`);
 
-/** Rows of a (B, H, T, X) tensor for sequence b and head h (or (B, T, X) when h is null). */
-function slice(t: TensorOut, b: number, h: number | null): { rows: number; cols: number; get: (i: number, j: number) => number } {
-  const sh = t.shape;
-  const X = sh[sh.length - 1];
-  const T = sh[sh.length - 2];
-  const H = sh.length === 4 ? sh[1] : 1;
-  const base = sh.length === 4 ? (b * H + (h ?? 0)) * T * X : b * T * X;
-  return { rows: T, cols: X, get: (i, j) => t.data[base + i * X + j] };
-}
-
 function mv(id: string, title: string, t: TensorOut, b: number, h: number | null, rowLabels: string[], colLabels: string[] | null, rowAxis: string, colAxis: string, kind: 'prob' | 'signed'): MatrixView {
-  const sl = slice(t, b, h);
-  return { id, title, ...sl, rowLabels, colLabels: colLabels ?? cols(sl.cols, 'd'), rowAxis, colAxis, kind };
+  const { rows, cols: width, get } = sliceOf(t, b, h ?? 0);
+  return { id, title, rows, cols: width, get, rowLabels, colLabels: colLabels ?? cols(width, 'd'), rowAxis, colAxis, kind };
 }
 
 const tokensOf = (r: RunResult, b: number) => indexLabels(r.model.tokens[b]);
@@ -36,7 +26,6 @@ const headName = (r: RunResult, h: number) => (r.model.H > 1 ? ` (head ${h + 1})
 
 export function stagesFor(r: RunResult): Stage[] {
   const m = r.model;
-  const scaleText = r.model.scaleFactor === 1 ? 'no scaling (×1)' : `× ${fmt(r.model.scaleFactor, 4)}`;
   const attn = (name: keyof NonNullable<RunResult['attention']['trace']>, title: string, kind: 'prob' | 'signed' = 'signed') =>
     (rr: RunResult, b: number, h: number) => [mv(name, `${title}${headName(rr, h)}`, rr.attention.trace![name], b, h, tokensOf(rr, b), tokensOf(rr, b), 'query (row i)', 'key (column j)', kind)];
   const stages: Stage[] = [
@@ -57,7 +46,14 @@ export function stagesFor(r: RunResult): Stage[] {
       matrices: (rr, b, h) => {
         const t = rr.attention.trace!;
         const labels = tokensOf(rr, b);
+        // The head's columns of W_Q, W_K and W_V above what they make.
+        const weight = (name: 'wq' | 'wk' | 'wv', title: string, width: number, prefix: string): MatrixView => {
+          const w = rr.model.weights[name];
+          return { id: name, title: `${title}${headName(rr, h)}`, ...columnBlock(w.data, w.rows, w.cols, h * width, width), rowLabels: cols(m.C, 'c'), colLabels: cols(width, prefix),
+            rowAxis: 'input feature (row)', colAxis: 'output feature', kind: 'signed', scaleGroup: 'weights' };
+        };
         return [
+          weight('wq', 'W_Q', m.dK, 'q'), weight('wk', 'W_K', m.dK, 'k'), weight('wv', 'W_V', m.dV, 'v'),
           mv('q', `Q: queries${headName(rr, h)}`, t.q, b, h, labels, cols(m.dK, 'q'), 'token (row)', 'query feature', 'signed'),
           mv('k', `K: keys${headName(rr, h)}`, t.k, b, h, labels, cols(m.dK, 'k'), 'token (row)', 'key feature', 'signed'),
           mv('v', `V: values${headName(rr, h)}`, t.v, b, h, labels, cols(m.dV, 'v'), 'token (row)', 'value feature', 'signed'),
@@ -65,7 +61,7 @@ export function stagesFor(r: RunResult): Stage[] {
       },
     },
     { id: 'scores', label: 'Q·Kᵀ', explain: () => 'Score (i, j) is the dot product of query i with key j: how well what token i looks for matches what token j offers.', matrices: attn('scores', 'Scores Q·Kᵀ') },
-    { id: 'scaled', label: m.scaleFactor === 1 ? 'scale' : '÷√d', explain: () => `Scores ${scaleText}. Dividing by √d_k keeps dot products of long vectors from pushing softmax into one-hot.`, matrices: attn('scaled', 'Scaled scores') },
+    { id: 'scaled', label: m.scale === true ? '÷√d' : 'scale', explain: (rr) => scaleExplain(rr.model), matrices: attn('scaled', 'Scaled scores') },
     { id: 'masked', label: 'mask', explain: (rr) => (rr.model.maskSpec === 'none' ? 'No mask: every query may look at every key.' : 'Masked entries become −∞ (hatched grey), so softmax gives them exactly 0 weight. Causal: no looking ahead. Padding: no looking at padding.'), matrices: attn('masked', 'Masked scores') },
     { id: 'weights', label: 'softmax', explain: () => 'softmax along each row (over keys): exp(s − max) / Σ exp. Each row now sums to 1: the share of attention query i gives to each key.', matrices: attn('weights', 'Attention weights', 'prob') },
     {
@@ -90,4 +86,14 @@ export function stagesFor(r: RunResult): Stage[] {
     blk('norm2', 'block out', 'Residual + LayerNorm again: the block’s output.', (rr) => rr.block!.norm2, 'Transformer block output');
   }
   return stages;
+}
+
+/** What the scale stage did, in the words of the scaling chosen. */
+export function scaleExplain(m: RunResult['model']): string {
+  if (m.scale === true)
+    return `Scores ÷ √d_k = ÷ ${fmt(Math.sqrt(m.dK), 4)} (× ${fmt(m.scaleFactor, 4)}). Dividing by √d_k keeps dot products of long vectors from pushing softmax into one-hot.`;
+  if (m.scale === false) return 'No scaling: the scores go to softmax as they are (× 1).';
+  const temperature = 1 / m.scale;
+  const effect = m.scaleFactor === 1 ? 'so the scores are unchanged' : m.scaleFactor > 1 ? 'a temperature below 1 sharpens softmax towards one-hot' : 'a temperature above 1 flattens softmax towards uniform';
+  return `Scores ÷ temperature ${fmt(temperature, 6)} (× ${fmt(m.scaleFactor, 6)}): ${effect}.`;
 }

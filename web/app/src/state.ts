@@ -1,10 +1,14 @@
 // The whole page state: everything a shared link must reproduce. Plain JSON,
 // sanitised on the way in so a hostile or truncated link cannot break the page.
+// The page keeps it in two parts with one owner each (store.ts): the model inputs
+// (what the engine computes from) and the view state (what is shown of the result).
+import { splitSentences } from './tokenize';
 
 export type MaskMode = 'none' | 'causal' | 'padding' | 'causal+padding';
 export type ScaleMode = 'sqrt' | 'none' | 'temperature';
 export type Activation = 'relu' | 'gelu';
-export type ViewTab = 'heatmap' | 'lines' | 'heads' | 'bars' | 'batch';
+/** A view's id in views/registry.ts; an unknown id shows the first view. */
+export type ViewTab = string;
 
 /** Names of every editable matrix: the inputs and the weights. */
 export const kMatrixNames = ['x', 'wq', 'wk', 'wv', 'wo', 'w1', 'w2'] as const;
@@ -37,7 +41,12 @@ export interface AppState {
   sel: Selection;
   stage: number;
   tab: ViewTab;
+  inspect: string | null; // id of the matrix whose cell (sel.query, sel.key) is inspected
+  perMatrixScale: boolean; // each heatmap's colours stretched to its own range
 }
+
+/** The keys of AppState that are view state; all others are model inputs. */
+export const kViewKeys = ['sel', 'stage', 'tab', 'inspect', 'perMatrixScale'] as const;
 
 export const kLimits = {
   dModel: [1, 512],
@@ -52,11 +61,21 @@ export const kLimits = {
 } as const;
 
 export const kMaxTemperature = 1e6;
+/** Below this, 1 / temperature makes scores too large for float32 to mean anything. */
+export const kMinTemperature = 1e-6;
+
+const kDefaultText = "The animal didn't cross the street because it was too tired.";
+/** The softmax stage: where the page opens, with the weights on screen. */
+export const kSoftmaxStage = 5;
 
 export function defaultState(): AppState {
+  // Opens on "it" looking at "animal": the tutorial's example of what attention is for.
+  const words = splitSentences(kDefaultText)[0];
+  const query = Math.max(0, words.indexOf('it'));
+  const key = Math.max(0, words.indexOf('animal'));
   return {
     v: 1,
-    text: "The animal didn't cross the street because it was too tired.",
+    text: kDefaultText,
     dModel: 16,
     dK: 8,
     dV: 8,
@@ -71,9 +90,11 @@ export function defaultState(): AppState {
     activation: 'relu',
     edits: {},
     preset: null,
-    sel: { seq: 0, head: 0, query: 0, key: 0 },
-    stage: 0,
+    sel: { seq: 0, head: 0, query, key },
+    stage: kSoftmaxStage,
     tab: 'heatmap',
+    inspect: 'weights',
+    perMatrixScale: false,
   };
 }
 
@@ -106,7 +127,7 @@ export function sanitizeState(raw: unknown): AppState {
     }
   }
   const sel = (typeof r.sel === 'object' && r.sel !== null ? r.sel : {}) as Record<string, unknown>;
-  const temperature = typeof r.temperature === 'number' && r.temperature > 0 && r.temperature <= kMaxTemperature ? r.temperature : 1;
+  const temperature = typeof r.temperature === 'number' && r.temperature > 0 && r.temperature <= kMaxTemperature ? Math.max(kMinTemperature, r.temperature) : 1;
   return {
     v: 1,
     text: typeof r.text === 'string' ? r.text.slice(0, kLimits.textChars) : d.text,
@@ -127,11 +148,13 @@ export function sanitizeState(raw: unknown): AppState {
     sel: {
       seq: int(sel.seq, [0, 1023], 0),
       head: int(sel.head, [0, 15], 0),
-      query: int(sel.query, [0, 1023], 0),
-      key: int(sel.key, [0, 1023], 0),
+      query: int(sel.query, [0, 1023], r.sel === undefined ? d.sel.query : 0),
+      key: int(sel.key, [0, 1023], r.sel === undefined ? d.sel.key : 0),
     },
-    stage: int(r.stage, [0, 20], 0),
-    tab: oneOf(r.tab, ['heatmap', 'lines', 'heads', 'bars', 'batch'] as const, d.tab),
+    stage: int(r.stage, [0, 20], d.stage),
+    tab: typeof r.tab === 'string' && /^[a-z-]{1,20}$/.test(r.tab) ? r.tab : d.tab,
+    inspect: typeof r.inspect === 'string' && /^[A-Za-z0-9-]{1,40}$/.test(r.inspect) ? r.inspect : null,
+    perMatrixScale: r.perMatrixScale === true,
   };
 }
 
@@ -145,7 +168,11 @@ export function clampNote(field: keyof typeof kFieldNames, asked: unknown, used:
   if (asked === used) return '';
   const name = kFieldNames[field];
   const fmt = (x: number) => x.toLocaleString('en', { maximumFractionDigits: 6 });
-  if (field === 'temperature') return `${name} must be above 0 and at most ${fmt(kMaxTemperature)}; using ${fmt(used)}`;
+  if (field === 'temperature') {
+    if (typeof asked === 'number' && asked > 0 && asked < kMinTemperature)
+      return `${name} must be at least ${fmt(kMinTemperature)} (a smaller one makes the scores overflow); using ${fmt(used)}`;
+    return `${name} must be above 0 and at most ${fmt(kMaxTemperature)}; using ${fmt(used)}`;
+  }
   const [lo, hi] = kLimits[field];
   const whole = typeof asked === 'number' && Number.isFinite(asked) && !Number.isInteger(asked) ? 'a whole number ' : '';
   return `${name} must be ${whole}${fmt(lo)}–${fmt(hi)}; using ${fmt(used)}`;

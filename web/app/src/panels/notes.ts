@@ -5,6 +5,7 @@ import { byId, h } from '../dom';
 import { fmt, full } from '../format';
 import { kPad } from '../model';
 import { kPresets } from '../presets';
+import { sliceOf } from '../tensor';
 
 export function renderChecks(r: RunResult, presetId: string | null): void {
   const preset = kPresets.find((p) => p.id === presetId);
@@ -41,9 +42,9 @@ export function renderNotes(r: RunResult, b: number): void {
   const T = r.model.T;
   const C = r.model.C;
   const width = r.attention.trace!.concat.shape.at(-1)!;
-  const embedding = r.model.embeddings.subarray(b * T * C, (b + 1) * T * C);
-  const x = r.x.data.subarray(b * T * C, (b + 1) * T * C);
-  const out = r.attention.trace!.concat.data.subarray(b * T * width, (b + 1) * T * width);
+  const embedding = sliceOf({ data: r.model.embeddings, shape: [r.model.B, T, C] }, b).data;
+  const x = sliceOf(r.x, b).data;
+  const out = sliceOf(r.attention.trace!.concat, b).data;
   const list = h('ul', {});
   for (const g of repeated) {
     const [a, c] = g;

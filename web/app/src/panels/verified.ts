@@ -33,7 +33,7 @@ export function renderVerified(r: RunResult, isCurrent: () => boolean, onDone: (
       h('tbody', {}, ...rows.map(([name, c]) => h('tr', {}, h('th', { scope: 'row' }, name), h('td', {}, String(c.count)), h('td', {}, c.maxRelError.toExponential(2)), h('td', {}, c.maxAbsError.toExponential(2))))));
     body.replaceChildren(
       h('p', { class: ok ? 'ok' : 'bad', 'data-max-rel': String(worst) }, ok ? '✓ ' : '✗ ', `Engine (float32, WebAssembly SIMD) vs a double-precision JavaScript reference on this input: max relative error ${worst.toExponential(2)}.`),
-      h('div', { class: 'table-scroll' }, table),
+      h('div', { class: 'table-scroll', tabindex: 0, role: 'region', 'aria-label': 'Engine against the reference, per tensor' }, table),
       h('p', { class: 'hint' }, `Relative error = |engine − reference| / max(|reference|, 1% of the largest |reference| in that tensor). Reference computed in ${millis.toFixed(0)} ms in its own worker.${r.block ? ' The transformer block’s later stages are not part of this check.' : ''}`));
     onDone(ok);
   };

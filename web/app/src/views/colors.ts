@@ -1,5 +1,6 @@
-// Colour-blind-safe scales: viridis for weights in [0, 1], purple–orange for signed
-// values (both readable with the common colour-vision deficiencies).
+// Colour-blind-safe scales, the same meaning everywhere: viridis for weights on a
+// fixed [0, 1], purple (negative) – white (0) – orange (positive) for signed values
+// (both readable with the common colour-vision deficiencies).
 import { scaleDiverging, scaleSequential } from 'd3-scale';
 import { interpolatePuOr, interpolateViridis } from 'd3-scale-chromatic';
 
@@ -7,12 +8,12 @@ export type ColorKind = 'prob' | 'signed';
 
 export function colorScale(kind: ColorKind, maxAbs: number): (v: number) => string {
   if (kind === 'prob') {
-    // Weights of long rows are all small: stretch the scale to the largest one.
     const s = scaleSequential(interpolateViridis).domain([0, maxAbs > 0 ? maxAbs : 1]);
     return (v) => s(v);
   }
   const m = maxAbs > 0 ? maxAbs : 1;
-  const s = scaleDiverging((t: number) => interpolatePuOr(1 - t)).domain([-m, 0, m]);
+  // interpolatePuOr runs from purple (0) to orange (1): negative is purple.
+  const s = scaleDiverging(interpolatePuOr).domain([-m, 0, m]);
   return (v) => s(v);
 }
 
@@ -28,9 +29,12 @@ export function textOnRgb([r, g, b]: readonly [number, number, number]): string 
   return 0.299 * r + 0.587 * g + 0.114 * b > 140 ? '#111' : '#fff';
 }
 
-/** "#rrggbb" or "rgb(r, g, b)" → [r, g, b]. */
+/** "#rgb", "#rrggbb" or "rgb(r, g, b)" → [r, g, b]. */
 export function parseColor(css: string): [number, number, number] {
-  if (css.startsWith('#')) return [parseInt(css.slice(1, 3), 16), parseInt(css.slice(3, 5), 16), parseInt(css.slice(5, 7), 16)];
+  if (css.startsWith('#')) {
+    const hex = css.length === 4 ? [...css.slice(1)].map((c) => c + c).join('') : css.slice(1, 7);
+    return [parseInt(hex.slice(0, 2), 16), parseInt(hex.slice(2, 4), 16), parseInt(hex.slice(4, 6), 16)];
+  }
   const m = css.match(/\d+/g) ?? ['0', '0', '0'];
   return [Number(m[0]), Number(m[1]), Number(m[2])];
 }

@@ -5,7 +5,7 @@ import { fmt, full } from '../format';
 import { colorScale, colorTable, kMaskedColor, legendRange, parseColor, textOn, textOnRgb } from './colors';
 import { maxAbs, type MatrixView } from './matrix';
 
-const kMaxCell = 60;
+const kMaxCell = 44;
 const kMaxHeight = 1600; // px of cells
 const kTextCell = 30; // below this, numbers are not written in the cells
 
@@ -15,6 +15,11 @@ export interface HeatmapOptions {
   onSelect?: (i: number, j: number) => void;
   maxWidth?: number;
   compact?: boolean; // no labels or legend (small multiples; the caption names the axes)
+  range?: number; // the |value| at the ends of the colour scale; default: this matrix's largest
+  maxHeight?: number; // px of cells; default kMaxHeight
+  highlightCol?: number | null; // a key column lit up (the animation's current key)
+  window?: { row0: number; col0: number; rows: number; cols: number } | null; // outlined (an overview's zoomed part)
+  brush?: boolean; // dragging selects too (an overview moved over)
 }
 
 function labelFor(text: string, max = 12): string {
@@ -29,12 +34,14 @@ interface Layout {
   height: number;
 }
 
-function layout(m: MatrixView, maxWidth: number, compact = false): Layout {
+function layout(m: MatrixView, maxWidth: number, compact = false, maxHeight = kMaxHeight): Layout {
   const showLabels = !compact;
   const left = showLabels ? 96 : 8;
   const top = showLabels ? 84 : 8;
   // Bounded in both directions so a 512-token matrix stays a canvas of modest size.
-  const cell = Math.max(1, Math.min(kMaxCell, Math.floor((maxWidth - left - 8) / Math.max(1, m.cols)), Math.floor(kMaxHeight / Math.max(1, m.rows))));
+  const fit = Math.min(kMaxCell, (maxWidth - left - 8) / Math.max(1, m.cols), maxHeight / Math.max(1, m.rows));
+  // Small multiples and overviews may draw a cell below one pixel to fit their box.
+  const cell = compact ? Math.max(0.1, fit) : Math.max(1, Math.floor(fit));
   return { cell, left, top, width: left + cell * m.cols + 8, height: top + cell * m.rows + 8 };
 }
 
@@ -56,7 +63,7 @@ function themeColors(): { fg: string; panel: string } {
 let offscreen: HTMLCanvasElement | null = null;
 
 export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: HeatmapOptions): Layout {
-  const L = layout(m, opts.maxWidth ?? 720, opts.compact);
+  const L = layout(m, opts.maxWidth ?? 720, opts.compact, opts.maxHeight);
   const dpr = window.devicePixelRatio || 1;
   // Resizing reallocates the canvas's backing store (the costly part of a redraw):
   // only do it when the size really changes.
@@ -73,10 +80,11 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
   ctx.fillRect(0, 0, L.width, L.height);
 
   // Cells: one pixel each in an offscreen image, scaled up without smoothing.
-  const largest = maxAbs(m); // one pass over the cells, shared by the scale, the table and the legend
+  const largest = opts.range ?? maxAbs(m); // one pass over the cells, shared by the scale, the table and the legend
   const color = colorScale(m.kind, largest);
   const lut = colorTable(m.kind, largest);
   const masked = parseColor(kMaskedColor);
+  const blank = parseColor(panel);
   const img = new ImageData(m.cols, m.rows);
   const writeNumbers = L.cell >= kTextCell && m.rows * m.cols <= 64 * 64;
   // The colour of each cell's number, found from the cell's colour on the way.
@@ -84,13 +92,14 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
   for (let i = 0; i < m.rows; i++)
     for (let j = 0; j < m.cols; j++) {
       const v = m.get(i, j);
-      const c = Number.isFinite(v) ? lut.at(v) : masked;
+      // NaN: not computed yet (a frame of an animation): drawn blank.
+      const c = Number.isFinite(v) ? lut.at(v) : Number.isNaN(v) ? blank : masked;
       const o = (i * m.cols + j) * 4;
       img.data[o] = c[0];
       img.data[o + 1] = c[1];
       img.data[o + 2] = c[2];
       img.data[o + 3] = 255;
-      if (writeNumbers) textColors.push(Number.isFinite(v) ? textOnRgb(c) : '#fff');
+      if (writeNumbers) textColors.push(Number.isNaN(v) ? '' : Number.isFinite(v) ? textOnRgb(c) : '#fff');
     }
   const off = (offscreen ??= document.createElement('canvas'));
   if (off.width !== m.cols) off.width = m.cols;
@@ -121,6 +130,7 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
     ctx.textAlign = 'center';
     // One pass per text colour: setting fillStyle parses a colour each time.
     for (const textColor of new Set(textColors)) {
+      if (!textColor) continue;
       ctx.fillStyle = textColor;
       for (let i = 0; i < m.rows; i++)
         for (let j = 0; j < m.cols; j++)
@@ -134,6 +144,17 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
     ctx.strokeStyle = fg;
     ctx.lineWidth = 2;
     ctx.strokeRect(L.left - 1, L.top + opts.highlightRow * L.cell - 1, L.cell * m.cols + 2, L.cell + 2);
+  }
+  if (opts.highlightCol != null && opts.highlightCol < m.cols) {
+    ctx.strokeStyle = fg;
+    ctx.lineWidth = 2;
+    ctx.strokeRect(L.left + opts.highlightCol * L.cell - 1, L.top - 1, L.cell + 2, L.cell * m.rows + 2);
+  }
+  if (opts.window) {
+    const w = opts.window;
+    ctx.strokeStyle = fg;
+    ctx.lineWidth = 2;
+    ctx.strokeRect(L.left + w.col0 * L.cell - 1, L.top + w.row0 * L.cell - 1, w.cols * L.cell + 2, w.rows * L.cell + 2);
   }
   if (opts.selected) {
     const [i, j] = opts.selected;
@@ -208,15 +229,14 @@ export function heatmapElement(m: MatrixView, opts: HeatmapOptions, reuse?: HTML
   const previous = reuse ? drawn.get(reuse) : undefined;
   if (reuse && previous) {
     describe(reuse, m);
-    drawn.set(reuse, { m, opts, L: drawHeatmap(reuse, m, opts), sel: opts.selected ?? [0, 0] });
+    drawn.set(reuse, { m, opts, L: drawHeatmap(reuse, m, opts), sel: opts.selected ?? previous.sel });
     return reuse;
   }
-  const canvas = h('canvas', {
-    class: 'heatmap',
-    tabindex: 0,
-    role: 'application', // arrow keys move the selection, announced through the live region
-    'aria-roledescription': 'heatmap',
-  });
+  const canvas = reuse ?? h('canvas');
+  canvas.className = 'heatmap';
+  canvas.tabIndex = 0;
+  canvas.setAttribute('role', 'application'); // arrow keys move the selection, announced through the live region
+  canvas.setAttribute('aria-roledescription', 'heatmap');
   describe(canvas, m);
   drawn.set(canvas, { m, opts, L: drawHeatmap(canvas, m, opts), sel: opts.selected ?? [0, 0] });
   // The listeners read what the canvas shows now: it may have been redrawn since.
@@ -239,6 +259,10 @@ export function heatmapElement(m: MatrixView, opts: HeatmapOptions, reuse?: HTML
     if (c) select(c[0], c[1], false);
   });
   canvas.addEventListener('mousemove', (e) => {
+    if (e.buttons === 1 && drawn.get(canvas)!.opts.brush) {
+      const c = cellAt(e);
+      if (c) select(c[0], c[1], false);
+    }
     // A hover tooltip with the exact value; clicking shows the derivation.
     const c = cellAt(e);
     const dm = drawn.get(canvas)!.m;
@@ -255,26 +279,32 @@ export function heatmapElement(m: MatrixView, opts: HeatmapOptions, reuse?: HTML
   return canvas;
 }
 
-/** Vector version for export; large matrices embed the rendered image instead of one rect per cell. */
-export function heatmapSvg(m: MatrixView, canvas: HTMLCanvasElement | null): SVGSVGElement {
-  if (m.rows * m.cols > 128 * 128 && canvas) {
-    const w = parseFloat(canvas.style.width);
-    const hgt = parseFloat(canvas.style.height);
-    return s('svg', { xmlns: 'http://www.w3.org/2000/svg', width: w, height: hgt, viewBox: `0 0 ${w} ${hgt}` },
-      s('title', {}, m.title), s('image', { href: canvas.toDataURL('image/png'), width: w, height: hgt }));
+/**
+ * The figure for export: its title above, the colour legend, no selection marks.
+ * Large matrices embed a cleanly drawn image instead of one rect per cell.
+ */
+export function heatmapSvg(m: MatrixView, range = maxAbs(m)): SVGSVGElement {
+  const kTitle = 24;
+  if (m.rows * m.cols > 128 * 128) {
+    const canvas = document.createElement('canvas');
+    const L = drawHeatmap(canvas, m, { maxWidth: 900, range });
+    const root = s('svg', { xmlns: 'http://www.w3.org/2000/svg', width: L.width, height: L.height + kTitle, viewBox: `0 0 ${L.width} ${L.height + kTitle}`, 'font-family': 'system-ui, sans-serif', 'font-size': 13 });
+    root.append(s('title', {}, m.title), s('rect', { width: L.width, height: L.height + kTitle, fill: '#fff' }), s('text', { x: 4, y: 16, 'font-weight': 600 }, m.title),
+      s('image', { href: canvas.toDataURL('image/png'), y: kTitle, width: L.width, height: L.height }));
+    return root;
   }
   const cell = Math.max(12, Math.min(kMaxCell, Math.floor(640 / m.cols)));
   const left = 96;
-  const top = 84;
-  const width = left + cell * m.cols + 8;
+  const top = 84 + kTitle;
+  const width = Math.max(left + cell * m.cols + 8, 8 + 7 * m.title.length);
   const height = top + cell * m.rows + 8;
-  const color = colorScale(m.kind, maxAbs(m));
+  const color = colorScale(m.kind, range);
   const root = s('svg', { xmlns: 'http://www.w3.org/2000/svg', width, height, viewBox: `0 0 ${width} ${height}`, 'font-family': 'system-ui, sans-serif', 'font-size': 11 });
-  root.append(s('title', {}, m.title), s('rect', { width, height, fill: '#fff' }));
-  root.append(s('text', { x: 4, y: 12, 'font-weight': 600 }, `${m.colAxis} →`), s('text', { x: 4, y: 26, 'font-weight': 600 }, `↓ ${m.rowAxis}`));
-  const [lo, hi] = legendRange(m.kind, maxAbs(m));
-  for (let k = 0; k < 60; k += 2) root.append(s('rect', { x: 4 + k, y: 40, width: 2, height: 8, fill: color(lo + ((hi - lo) * k) / 58) }));
-  root.append(s('text', { x: 4, y: 60, 'font-size': 10 }, fmt(lo, 2)), s('text', { x: 64, y: 60, 'font-size': 10, 'text-anchor': 'end' }, fmt(hi, 2)));
+  root.append(s('title', {}, m.title), s('rect', { width, height, fill: '#fff' }), s('text', { x: 4, y: 16, 'font-weight': 600, 'font-size': 13 }, m.title));
+  root.append(s('text', { x: 4, y: kTitle + 12, 'font-weight': 600 }, `${m.colAxis} →`), s('text', { x: 4, y: kTitle + 26, 'font-weight': 600 }, `↓ ${m.rowAxis}`));
+  const [lo, hi] = legendRange(m.kind, range);
+  for (let k = 0; k < 60; k += 2) root.append(s('rect', { x: 4 + k, y: kTitle + 40, width: 2, height: 8, fill: color(lo + ((hi - lo) * k) / 58) }));
+  root.append(s('text', { x: 4, y: kTitle + 60, 'font-size': 10 }, fmt(lo, 2)), s('text', { x: 64, y: kTitle + 60, 'font-size': 10, 'text-anchor': 'end' }, fmt(hi, 2)));
   for (let i = 0; i < m.rows; i++) {
     root.append(s('text', { x: left - 4, y: top + (i + 0.5) * cell, 'text-anchor': 'end', 'dominant-baseline': 'middle' }, labelFor(m.rowLabels[i])));
     for (let j = 0; j < m.cols; j++) {

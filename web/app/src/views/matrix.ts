@@ -12,6 +12,7 @@ export interface MatrixView {
   rowAxis: string; // e.g. "query (row i)"
   colAxis: string; // e.g. "key (column j)"
   kind: ColorKind;
+  scaleGroup?: string; // matrices of a stage in one group share a colour range (default: all of them)
 }
 
 export function maxAbs(m: MatrixView): number {

@@ -1,0 +1,76 @@
+// The stage's matrices as heatmaps, side by side (Q, K and V in one row), built up
+// over the stage's time t (anim/frames.ts); softmax adds the focused row as bars.
+// Long inputs open zoomed in on the focused query, with an overview to move over.
+import { useState } from 'preact/hooks';
+import { frameOf } from '../anim/frames';
+import { stageTime } from '../anim/clock';
+import { inspectCell, selectQuery, setPerMatrixScale } from '../store';
+import { HeatmapCanvas, Legend, MatrixFigure } from './common';
+import { RowBars } from './row-bars';
+import { colourRange, rangeNote } from './scales';
+import type { ViewProps } from './types';
+import { clampStart, kZoomFrom, windowOf, type Window } from './zoom';
+
+const kZooms = [16, 32, 64];
+
+export function HeatmapView({ r, stages, view, b, head, query, width }: ViewProps) {
+  const T = r.model.T;
+  const [chosen, setZoom] = useState<number | null>(null); // null: by the length; 0: everything
+  const zoom = chosen ?? (T > kZoomFrom ? 32 : 0);
+  const [colStart, setColStart] = useState<number | null>(null); // null: follow the query
+  const stage = stages[view.stage];
+  const mats = stage.matrices(r, b, head);
+  const t = stageTime.value;
+  const n = zoom && zoom < T ? zoom : T;
+  const row0 = clampStart(query - n / 2, n, T);
+  const col0 = clampStart(colStart ?? row0, n, T);
+  const win = (rows: number, cols: number): Window => ({ row0: rows === T ? row0 : 0, col0: cols === T ? col0 : 0, rows: rows === T ? n : rows, cols: cols === T ? n : cols });
+  const per = mats.length > 1 ? Math.max(180, Math.floor(width / Math.min(3, mats.length)) - 12) : width;
+  const ranges = mats.map((m) => colourRange(r, stage.id, m, b, head, view.perMatrixScale, mats));
+  const square = mats.find((m) => m.rows === T && m.cols === T);
+  return (
+    <div>
+      <div class="view-tools">
+        {/* One legend per group of matrices sharing a colour range. */}
+        {mats.map((m, k) => mats.findIndex((x) => x.scaleGroup === m.scaleGroup) === k && (
+          <Legend kind={m.kind} range={ranges[k]} note={`${m.scaleGroup === 'weights' ? 'W_Q, W_K, W_V: ' : ''}${rangeNote(stage.id, m.kind, view.perMatrixScale)}`} />
+        ))}
+        <label class="check"><input type="checkbox" id="per-matrix" checked={view.perMatrixScale} onChange={(e) => setPerMatrixScale((e.currentTarget as HTMLInputElement).checked)} /> colours per matrix</label>
+        {T > 16 && (
+          <label>zoom <select id="zoom" value={String(zoom)} onChange={(e) => { setZoom(Number((e.currentTarget as HTMLSelectElement).value)); setColStart(null); }}>
+            <option value="0">{`all ${T} tokens`}</option>
+            {kZooms.filter((z) => z < T).map((z) => <option value={String(z)}>{`${z} tokens around the query`}</option>)}
+          </select></label>
+        )}
+      </div>
+      {n < T && square && (
+        <figure class="overview">
+          <figcaption>{`Overview: tokens ${row0 + 1}–${row0 + n} (rows) × ${col0 + 1}–${col0 + n} (columns) of ${T}. Click or drag to move.`}</figcaption>
+          <HeatmapCanvas m={square} opts={{ compact: true, maxWidth: 170, maxHeight: 170, range: ranges[mats.indexOf(square)], brush: true, window: win(T, T), highlightRow: query,
+            onSelect: (i, j) => { selectQuery(i); setColStart(j - n / 2); } }} />
+        </figure>
+      )}
+      {stage.id === 'weights' && <RowBars r={r} b={b} head={head} query={query} t={t} from={col0} count={n} />}
+      <div class={`figures n${Math.min(3, mats.length)}`}>
+        {mats.map((m, k) => {
+          const frame = frameOf(r, stage.id, m, b, head, query, t);
+          const w = win(m.rows, m.cols);
+          const local = (i: number | null, start: number, size: number) => (i != null && i >= start && i < start + size ? i - start : null);
+          const sel = view.inspect === m.id ? [local(view.sel.query, w.row0, w.rows), local(view.sel.key, w.col0, w.cols)] : [null, null];
+          return (
+            <MatrixFigure key={`${stage.id}:${k}`} m={windowOf(m, w)} frame={windowOf(frame.m, w)} range={ranges[k]}
+              opts={{
+                maxWidth: per,
+                // A few rows of text fit above the figure on a laptop screen; the cells take the rest.
+                maxHeight: Math.max(240, window.innerHeight - 400),
+                selected: sel[0] != null && sel[1] != null ? [sel[0], sel[1]] : null,
+                highlightRow: m.rows === T ? local(query, w.row0, w.rows) : null,
+                highlightCol: local(frame.column, w.col0, w.cols),
+                onSelect: (i, j) => inspectCell(m.id, i + w.row0, j + w.col0),
+              }} />
+          );
+        })}
+      </div>
+    </div>
+  );
+}
