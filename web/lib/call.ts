@@ -75,7 +75,11 @@ function copyIn(fn: string, raw: AttnModule, call: RawCall, inputs: CallInputs):
 function place(into: CallOutputs, path: string, value: CallOutputs[string]): void {
   const parts = path.split('.');
   let node = into;
-  for (const part of parts.slice(0, -1)) node = (node[part] ??= {}) as CallOutputs;
+  for (const part of parts.slice(0, -1)) {
+    // Own properties only: an inherited `trace` (a polluted prototype) is not a node.
+    if (!Object.prototype.hasOwnProperty.call(node, part)) node[part] = {};
+    node = node[part] as CallOutputs;
+  }
   node[parts[parts.length - 1]!] = value;
 }
 

@@ -33,6 +33,8 @@ function honestView<T extends Float32Array | Float64Array | Uint8Array>(
   array: T,
   make: new (buffer: ArrayBufferLike, offset: number, length: number) => T,
 ): T {
+  // A detached buffer reads as length 0 and cannot be viewed.
+  if ((typedArrayLength.call(array) as number) === 0) return new make(new ArrayBuffer(0), 0, 0);
   return new make(
     typedArrayBuffer.call(array) as ArrayBufferLike,
     typedArrayOffset.call(array) as number,
@@ -229,7 +231,7 @@ function flatten(fn: string, name: string, input: unknown, options: { acceptBool
     const proxyHint = ArrayBuffer.isView(input) || input instanceof Float32Array ? ' (a Proxy or an object posing as one)' : '';
     fail(fn, `${name} must be a Float32Array or an array of numbers, got ${describe(input)}${proxyHint}`);
   }
-  if (flat.data.length === 0) fail(fn, `${name} is empty`);
+  if (flat.data.length === 0) fail(fn, `${name} is empty (or its buffer was detached)`);
   // NaN and infinities are left to the core, which rejects them naming the
   // argument and the index; checking here too would scan every input twice.
   return flat;
