@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
-#include <functional>
 #include <new>
 #include <stdexcept>
 #include <utility>
@@ -182,19 +181,23 @@ void run_transformer_block(Call& c) {
   c.put("norm2", std::move(r.trace.norm2));
 }
 
-const std::map<std::string, void (*)(Call&)>& runners() {
-  static const std::map<std::string, void (*)(Call&)> table = {
-      {"attention", run_attention},
-      {"self_attention", run_self_attention},
-      {"positional_encoding", run_positional_encoding},
-      {"linear", run_linear},
-      {"layer_norm", run_layer_norm},
-      {"feed_forward", run_feed_forward},
-      {"residual_add", run_residual_add},
-      {"transformer_block", run_transformer_block},
-  };
-  return table;
-}
+struct Runner {
+  const char* name;
+  void (*run)(Call&);
+};
+
+// A plain array, not a map: a static container would stay allocated after
+// the first call, and tests check that calls leave the heap as they found it.
+constexpr Runner kRunners[] = {
+    {"attention", run_attention},
+    {"self_attention", run_self_attention},
+    {"positional_encoding", run_positional_encoding},
+    {"linear", run_linear},
+    {"layer_norm", run_layer_norm},
+    {"feed_forward", run_feed_forward},
+    {"residual_add", run_residual_add},
+    {"transformer_block", run_transformer_block},
+};
 
 }  // namespace
 
@@ -255,9 +258,12 @@ std::string Call::run(const std::string& function) {
   kept_tensors_.clear();
   kept_flags_.clear();
   error_ = guarded([&] {
-    const auto runner = runners().find(function);
-    if (runner == runners().end()) throw Error("unknown engine function " + function);
-    runner->second(*this);
+    const Runner* runner = nullptr;
+    for (const Runner& r : kRunners) {
+      if (function == r.name) runner = &r;
+    }
+    if (!runner) throw Error("unknown engine function " + function);
+    runner->run(*this);
     table_.assign(outputs_.size() * kOutputRecord, 0.0);
     for (std::size_t i = 0; i < outputs_.size(); ++i) {
       const Output& o = outputs_[i];
