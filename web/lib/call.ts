@@ -103,11 +103,13 @@ function copyOut(raw: AttnModule, call: RawCall, out: Float32Array | undefined):
         out.set(raw.HEAPF32.subarray(begin, begin + size));
         data = out;
       } else {
-        data = raw.HEAPF32.slice(begin, begin + size);
+        // A view of exactly the output, sliced whole: measured faster than
+        // slicing a range of the whole heap view.
+        data = new Float32Array(raw.HEAPF32.buffer, address, size).slice();
       }
       place(result, name, { data, shape });
     } else if (type === kUint8) {
-      place(result, name, raw.HEAPU8.slice(address, address + size));
+      place(result, name, new Uint8Array(raw.HEAPU8.buffer, address, size).slice());
     } else {
       place(result, name, table[at + 3]!);
     }
