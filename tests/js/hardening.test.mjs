@@ -165,12 +165,34 @@ test('a trace of exactly 4 GiB is refused at once, before memory grows', () => {
   const start = performance.now();
   rejects(
     () => engine.attention({ q: big, k: big, v: big, shape: [T, 1] }),
-    /attention: a trace with B=1, H=1, T=16384 needs 4\.00 GiB of WebAssembly memory .*more than WebAssembly's 4 GiB memory can still provide \(\d\.\d\d GiB\).*pass trace: false/,
+    /attention: a trace with B=1, H=1, T=16384 needs 4\.000 GiB of WebAssembly memory .*more than WebAssembly's 4 GiB memory can still provide \(\d\.\d\d\d GiB\).*pass trace: false/,
   );
   assert.ok(performance.now() - start < 2000, 'refused without computing');
   assert.equal(engine.memoryUsage().heapSize, sizeBefore, 'wasm memory did not grow');
   // The fast path of the same call needs no T×T and runs.
   assert.equal(engine.attention({ q: big, k: big, v: big, shape: [T, 1], trace: false }).output.data.length, T);
+});
+
+// About 80 s and 9 GB of RAM (4 GiB of wasm memory plus the copies), so only on request.
+const kLarge = process.env.ATTNSCOPE_LARGE_TESTS === '1';
+test('the largest trace the guard admits runs (T just under 16384, d = 1)', { skip: !kLarge && 'set ATTNSCOPE_LARGE_TESTS=1 to run (about 80 s, 9 GB of RAM)' }, () => {
+  // Counting down from 16384, every refusal is immediate; the first T admitted
+  // is the boundary, and it must really fit.
+  for (let T = 16384; T > 16000; T--) {
+    const x = f32(T, 0.25);
+    let result;
+    try {
+      result = engine.attention({ q: x, k: x, v: x, shape: [T, 1] });
+    } catch (e) {
+      assert.ok(e instanceof AttnScopeError && /T=\d+ needs/.test(e.message), String(e));
+      continue;
+    }
+    assert.ok(T > 16300, `the guard refused every T above ${T}: it counts too much`);
+    assert.equal(result.trace.weights.data.length, T * T);
+    assert.equal(result.trace.weights.data[T * T - 1], 1 / T);
+    return;
+  }
+  assert.fail('no T above 16000 was admitted');
 });
 
 test('selfAttention and transformerBlock count their traces the same way', () => {

@@ -64,8 +64,9 @@ function optionalBoolean(fn: string, name: string, value: unknown, fallback: boo
   return value;
 }
 
+/** Three decimals: near the limit, "4.00 GiB needed, 4.00 available" would say nothing. */
 function gib(bytes: number): string {
-  return (bytes / kGiB).toFixed(2);
+  return (bytes / kGiB).toFixed(3);
 }
 
 interface AttentionDims {
