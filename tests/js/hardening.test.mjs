@@ -189,7 +189,7 @@ test('the largest trace the guard admits runs (T just under 16384, d = 1)', { sk
     }
     assert.ok(T > 16300, `the guard refused every T above ${T}: it counts too much`);
     assert.equal(result.trace.weights.data.length, T * T);
-    assert.equal(result.trace.weights.data[T * T - 1], 1 / T);
+    assert.ok(Math.abs(result.trace.weights.data[T * T - 1] - 1 / T) < 1e-9, "uniform weights");
     return;
   }
   assert.fail('no T above 16000 was admitted');

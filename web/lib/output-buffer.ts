@@ -3,7 +3,7 @@
 // the bindings write into it; the worker and the pool keep it on the calling
 // side (a structured clone would fill a copy) and fill it when the result
 // arrives.
-import { describe, fail, formatShape, honestFloat32Array, product } from './tensors.js';
+import { describe, fail, formatShape, honestFloat32Array, own, product } from './tensors.js';
 import type { AttentionArgs, AttentionResult, LinearArgs, TensorOut } from './types.js';
 
 /**
@@ -39,8 +39,9 @@ async function keepingOut<Args extends { out?: Float32Array }, Result>(
   outputOf: (result: Result) => TensorOut,
   withOutput: (result: Result, output: TensorOut) => Result,
 ): Promise<Result> {
-  if (typeof args !== 'object' || args === null || args.out === undefined) return run(args);
-  const { out, ...rest } = args;
+  const out = own(args, 'out') as Float32Array | undefined;
+  if (out === undefined) return run(args);
+  const { out: _, ...rest } = args;
   const array = outputArray(fn, out);
   const result = await run(rest as Args);
   const output = outputOf(result);

@@ -42,6 +42,20 @@ function honestView<T extends Float32Array | Float64Array | Uint8Array>(
   );
 }
 
+/** A fresh, honest view of a real Float32Array, Float64Array or Uint8Array; undefined for anything else. */
+export function honestTypedArray(value: unknown): Float32Array | Float64Array | Uint8Array | undefined {
+  switch (typedArrayKind(value)) {
+    case 'Float32Array':
+      return honestView(value as Float32Array, Float32Array);
+    case 'Float64Array':
+      return honestView(value as Float64Array, Float64Array);
+    case 'Uint8Array':
+      return honestView(value as Uint8Array, Uint8Array);
+    default:
+      return undefined;
+  }
+}
+
 /** `value` as a Float32Array the engine owns the view of, or undefined if it is none. */
 export function honestFloat32Array(value: unknown): Float32Array | undefined {
   return typedArrayKind(value) === 'Float32Array' ? honestView(value as Float32Array, Float32Array) : undefined;
