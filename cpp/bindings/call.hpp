@@ -10,7 +10,11 @@
 // the call in `finally`. Every size arrives as a double and is checked here,
 // so no JS number can wrap into a size_t.
 //
-// A new option is a new name: the TS layer sets it, a reader below reads it.
+// A new option is a new name: the TS layer sets it (web/lib/engine.ts, e.g.
+// numbers: { ropeBase }, texts: { bias: 'alibi' }, tensors: { k } with its own
+// shape for GQA), a reader in call.cpp reads it (number_or("ropeBase", 0)),
+// and a new result is put under a dotted name ("trace.qRotated"), which the
+// TS layer nests as result.trace.qRotated without further code.
 // Plain C++ (no Emscripten): cpp/bindings/embind.cpp only registers it.
 #pragma once
 
