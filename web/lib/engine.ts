@@ -164,6 +164,25 @@ function selfAttentionWeights(
   };
 }
 
+/**
+ * Bytes selfAttention (and, with `hidden` > 0, transformerBlock) holds besides
+ * the T×T trace: the core's copies of the inputs; Q, K, V and their per-head
+ * copies (2·(2·w + w_v) floats a row); head outputs, concatenation and output
+ * (2·w_v + C); and for the block the residuals, norms, feed-forward and output
+ * (6·C + 2·hidden). Rounded up, so that a call refused late is rare.
+ */
+function selfAttentionBytes(
+  inputs: CallInputs,
+  rows: number,
+  weights: { width: number; valueWidth: number },
+  channels: number,
+  hidden: number,
+): number {
+  const { width, valueWidth } = weights;
+  const perRow = 4 * width + 4 * valueWidth + 2 * channels + (hidden > 0 ? 6 * channels + 2 * hidden : 0);
+  return inputBytes(inputs) + rows * perRow * 4;
+}
+
 /** Sequence dimensions of x: (B, T, C) or (T, C). */
 function sequenceDims(x: RawTensor): { batch: number; length: number; channels: number; batched: boolean } {
   const batched = x.shape.length === 3;
@@ -243,9 +262,7 @@ export function createEngine(raw: AttnModule): AttnScope {
     const dims = { batch, heads: weights.heads, length };
     const options = attentionOptions(fn, args, dims);
     const inputs = merge({ tensors: { x } }, weights.inputs, options.inputs);
-    // Projections, per-head copies and outputs: a few times (B·T·widths) each.
-    const rows = batch * length;
-    const linear = 8 * rows * (2 * weights.width + 2 * weights.valueWidth + channels) * 4;
+    const linear = selfAttentionBytes(inputs, batch * length, weights, channels, 0);
     requireAttentionMemory(fn, inputs, dims, options.trace, linear);
     const result = callEngine(fn, raw, 'self_attention', inputs);
     return withFlagShape(result, batched ? [batch, weights.heads, length] : [weights.heads, length]);
@@ -395,8 +412,7 @@ export function createEngine(raw: AttnModule): AttnScope {
     const dims = { batch, heads: weights.heads, length };
     const options = attentionOptions(fn, args, dims);
     const inputs = merge(block, weights.inputs, options.inputs);
-    const rows = batch * length;
-    const linear = 8 * rows * (2 * weights.width + 2 * weights.valueWidth + 6 * channels + 2 * hidden) * 4;
+    const linear = selfAttentionBytes(inputs, batch * length, weights, channels, hidden);
     requireAttentionMemory(fn, inputs, dims, options.trace, linear);
     const result = callEngine(fn, raw, 'transformer_block', inputs);
     const flagShape = batched ? [batch, weights.heads, length] : [weights.heads, length];
