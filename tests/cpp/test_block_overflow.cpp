@@ -19,9 +19,9 @@ TEST_CASE("block parts reject results that overflow float", "[block][errors]") {
   const Tensor same({2}, {kMax, -kMax});
   CHECK_THROWS_WITH(attnscope::residual_add(big, same),
                     Catch::Contains("residual_add: the output overflows float"));
-  // The row sum overflows, which would make the mean inf and the result NaN.
-  const Tensor row({3}, {kMax, kMax, 1.0f});
-  CHECK_THROWS_WITH(attnscope::layer_norm(row, {}, {}, 1e-5f),
+  // A row that normalises fine, scaled by a gamma that overflows.
+  const Tensor row({2}, {1.0f, -1.0f});
+  CHECK_THROWS_WITH(attnscope::layer_norm(row, Tensor({2}, {kMax, kMax}), Tensor({2}, {kMax, kMax}), 1e-5f),
                     Catch::Contains("layer_norm: the output overflows float"));
   attnscope::Linear layer{Tensor({2, 1}, {kMax, kMax}), {}};
   CHECK_THROWS_WITH(attnscope::linear(Tensor({2}, {2.0f, 2.0f}), layer),

@@ -63,7 +63,7 @@ const kBadInputs = [
   ['k of a different length than q', () => engine.attention({ q: f32(8), k: f32(6), v: f32(8), shape: [4, 2] }), /attention: k has 6 values but shape \[4, 2\] needs 8/],
   ['positionalEncoding with dim 0', () => engine.positionalEncoding({ length: 4, dim: 0 }), /dim must be a positive integer, got 0/],
   ['positionalEncoding larger than wasm memory', () => engine.positionalEncoding({ length: 2 ** 20, dim: 2 ** 12 }), /more than WebAssembly's 4 GiB/],
-  ['positionalEncoding beyond the core element limit', () => engine.positionalEncoding({ length: 1048575, dim: 1024 }), /positional_encoding: output: shape \(1048575, 1024\) has too many elements/],
+  ['positionalEncoding just under 4 GiB, refused before allocating', () => engine.positionalEncoding({ length: 1048575, dim: 1024 }), /positionalEncoding: the call needs 4\.000 GiB of WebAssembly memory .*more than WebAssembly's 4 GiB/],
   ['linear with outDim not matching weight', () => engine.linear({ x: f32(4), shape: [2, 2], weight: f32(6), outDim: 2 }), /weight has shape \[2, 3\], expected outDim=2 columns/],
   ['linear out of the wrong size', () => engine.linear({ x: f32(4), shape: [2, 2], weight: f32(6), out: f32(4) }), /linear: out has 4 elements, but the output \[2, 3\] has 6/],
   ['linear out not a Float32Array', () => engine.linear({ x: f32(4), shape: [2, 2], weight: f32(6), out: [0, 0, 0, 0, 0, 0] }), /linear: out must be a Float32Array, got an array/],

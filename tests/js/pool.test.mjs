@@ -191,3 +191,22 @@ test('out receives the whole result of a split call, and a call that fails leave
   await assert.rejects(pool.attention({ ...bad, out: untouched }), /attention: q has a non-finite value/);
   assert.ok(untouched.every((x) => x === 7));
 });
+
+test('the split reads honest lengths and own options only', async () => {
+  const [B, H, T, d] = [2, 2, 4, 2];
+  const n = B * H * T * d;
+  const q = Float32Array.from({ length: n }, (_, i) => Math.sin(i));
+  const args = { q, k: q.map((x) => -x), v: q.map((x) => x * 2), shape: [B, H, T, d] };
+  const clean = engine.attention(args);
+  // A q claiming half its length: the pool splits by the real one, like the engine.
+  const lying = Object.defineProperty(q.slice(), 'length', { value: n / 2 });
+  assert.deepEqual((await pool.attention({ ...args, q: lying })).output, clean.output);
+  // Inherited mask fields are ignored when splitting too.
+  Object.defineProperty(Object.prototype, 'lengths', { value: [1, 1], configurable: true, writable: true });
+  try {
+    assert.deepEqual(splitAttention({ ...args, mask: {} }, 2, 0).parts.map((p) => Object.hasOwn(p.args.mask, 'lengths')), [false, false]);
+    assert.deepEqual((await pool.attention({ ...args, mask: {} })).output, clean.output);
+  } finally {
+    delete Object.prototype.lengths;
+  }
+});

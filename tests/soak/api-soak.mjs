@@ -33,12 +33,40 @@ function maskFor(B, H, T) {
   }
 }
 
+/**
+ * Inputs that are not what they claim, or JavaScript that throws part-way
+ * through a call (the copy out included): when `bad`, one of them, which must
+ * be rejected and leave nothing allocated; else a call with a lying but
+ * harmless `length`, which must work.
+ */
+function hostileCall(engine, T, d, bad) {
+  const n = T * d;
+  const lying = (array, length) => Object.defineProperty(array, 'length', { value: length });
+  const args = { q: floats(n), k: floats(n), v: floats(n), shape: [T, d], trace: random() < 0.5 };
+  if (!bad) return engine.attention({ ...args, v: lying(floats(n), int(0, 2 * n)), out: lying(new Float32Array(n), n + 1) });
+  switch (int(0, 4)) {
+    case 0: return engine.attention({ ...args, dv: d, v: lying(floats(n + int(1, n)), n) });
+    case 1: return engine.attention({ ...args, get mask() { throw new Error('getter'); } });
+    case 2: return engine.attention({ ...args, shape: [2 ** 32 + T, d] });
+    case 3: return engine.attention({ ...args, q: floats(n), mask: { lengths: [1n] } });
+    default: {
+      const slice = Float32Array.prototype.slice;
+      Float32Array.prototype.slice = () => { throw new RangeError('Array buffer allocation failed'); };
+      try {
+        return engine.attention(args);
+      } finally {
+        Float32Array.prototype.slice = slice;
+      }
+    }
+  }
+}
+
 /** One call of a random kind; about 1 in 10 is malformed and must be rejected. */
 function oneCall(engine) {
   const B = int(1, 3), T = int(1, 40), H = pick([1, 2, 4]), d = int(1, 8), C = int(1, 24);
   const trace = random() < 0.5;
   const bad = random() < 0.1;
-  const kind = int(0, 7);
+  const kind = int(0, 8);
   const call = () => {
     switch (kind) {
       case 0: {
@@ -63,7 +91,8 @@ function oneCall(engine) {
         return engine.feedForward({ x: floats(T * C), shape: [T, C], w1: floats(C * hidden), w2: floats(hidden * C), hidden, activation: pick(['relu', 'gelu']), b1: bad ? floats(hidden + 1) : undefined });
       }
       case 6: return engine.residualAdd({ a: floats(T * C), b: floats(bad ? T * C + 1 : T * C), shape: [T, C] });
-      default: return engine.positionalEncoding({ length: bad ? 0 : T, dim: C });
+      case 7: return engine.positionalEncoding({ length: bad ? 0 : T, dim: C });
+      default: return hostileCall(engine, T, d, bad);
     }
   };
   try {

@@ -7,7 +7,7 @@
 // explicit shape whose sizes agree, and masks whose shape is known. Anything
 // else (nested inputs, broadcast masks, bad sizes) is left whole, so the engine
 // itself validates it and reports its usual error.
-import { product } from './tensors.js';
+import { honestTypedArray, own, product } from './tensors.js';
 import type { AttentionArgs, AttentionResult, MaskSpec, TensorOut } from './types.js';
 
 type Flat = Float32Array | Float64Array;
@@ -22,7 +22,12 @@ export interface AttentionSplit {
   axis: number;
 }
 
-const isFlat = (x: unknown): x is Flat => x instanceof Float32Array || x instanceof Float64Array;
+/** A caller's q, k or v as an honest view (its own `length` cannot lie), or undefined unless it is a Float32Array or Float64Array. */
+function flatInput(x: unknown): Flat | undefined {
+  const view = honestTypedArray(x);
+  return view instanceof Uint8Array ? undefined : view;
+}
+const isFlat = (x: unknown): x is Flat => flatInput(x) !== undefined;
 const isCount = (n: unknown): n is number => typeof n === 'number' && Number.isInteger(n) && n > 0;
 
 /** `count` items in `parts` contiguous ranges whose sizes differ by at most one. */
@@ -41,7 +46,7 @@ function ranges(count: number, parts: number): [number, number][] {
  * half of it under a causal mask (its kernel skips the masked tiles).
  */
 export function attentionFlops(units: number, length: number, d: number, dv: number, mask: MaskSpec | undefined): number {
-  const causal = mask === 'causal' || (typeof mask === 'object' && mask !== null && mask.causal === true);
+  const causal = mask === 'causal' || own(mask, 'causal') === true;
   return (causal ? 1 : 2) * units * length * length * (d + dv);
 }
 
@@ -61,15 +66,17 @@ function maskShape(data: unknown, shape: unknown, candidates: number[][]): numbe
  * call should run whole: too small (`minFlops`), not splittable, or not valid.
  */
 export function splitAttention(args: AttentionArgs, maxParts: number, minFlops: number): AttentionSplit | undefined {
-  const { q, k, v, shape } = args;
-  if (!isFlat(q) || !isFlat(k) || !isFlat(v) || !Array.isArray(shape)) return undefined;
+  const [q, k, v] = [flatInput(own(args, 'q')), flatInput(own(args, 'k')), flatInput(own(args, 'v'))];
+  const shape = own(args, 'shape') as number[];
+  const mask = own(args, 'mask') as MaskSpec | undefined;
+  if (!q || !k || !v || !Array.isArray(shape)) return undefined;
   if ((shape.length !== 3 && shape.length !== 4) || !shape.every(isCount)) return undefined;
   const [batch, heads, length, d] = (shape.length === 4 ? shape : [1, ...shape]) as [number, number, number, number];
   const units = batch * heads;
   if (q.length !== units * length * d || k.length !== q.length) return undefined;
-  const dv = args.dv ?? v.length / (units * length);
+  const dv = (own(args, 'dv') as number | undefined) ?? v.length / (units * length);
   if (!isCount(dv) || v.length !== units * length * dv) return undefined;
-  if (attentionFlops(units, length, d, dv, args.mask) < minFlops) return undefined;
+  if (attentionFlops(units, length, d, dv, mask) < minFlops) return undefined;
 
   // Whole batches when there are several, else heads of the one sequence.
   const byBatch = shape.length === 4 && batch > 1;
@@ -79,7 +86,7 @@ export function splitAttention(args: AttentionArgs, maxParts: number, minFlops: 
   const n = Math.min(maxParts, count);
   if (n < 2) return undefined;
 
-  const maskFor = maskSplitter(args.mask, { batch, heads, length, byBatch });
+  const maskFor = maskSplitter(mask, { batch, heads, length, byBatch });
   if (!maskFor) return undefined;
 
   const parts = ranges(count, n).map(([start, end]) => {
@@ -112,7 +119,7 @@ function maskSplitter(mask: MaskSpec | undefined, dims: Dims): ((start: number, 
   if (mask === undefined || typeof mask === 'string') return () => mask;
   if (typeof mask !== 'object' || mask === null) return undefined;
   const { batch, heads, length, byBatch } = dims;
-  const { lengths } = mask;
+  const lengths = own(mask, 'lengths') as readonly number[] | undefined;
   if (lengths !== undefined && (!Array.isArray(lengths) || lengths.length !== batch)) return undefined;
 
   const candidates = [
@@ -126,9 +133,11 @@ function maskSplitter(mask: MaskSpec | undefined, dims: Dims): ((start: number, 
   ];
   const slicers: ((start: number, end: number) => Partial<MaskObject>)[] = [];
   for (const field of tensors) {
-    if (mask[field.data] === undefined) continue;
-    const data = mask[field.data] as MaskTensor;
-    const resolved = maskShape(data, mask[field.shape], candidates);
+    const given = own(mask, field.data);
+    if (given === undefined) continue;
+    // Typed masks as honest views; plain arrays as they are (the engine checks them).
+    const data = (honestTypedArray(given) ?? given) as MaskTensor;
+    const resolved = maskShape(data, own(mask, field.shape), candidates);
     const match = candidates.findIndex((c) => resolved && c.length === resolved.length && c.every((x, i) => x === resolved[i]));
     if (match < 0) return undefined; // broadcast or invalid: left to the engine
     const perBatch = product(resolved!.slice(1));

@@ -15,66 +15,38 @@ export interface RawBoolTensor {
   shape: number[];
 }
 
-/** Attention options, already normalised by the TypeScript layer. */
-export interface RawOptions {
-  scaleMode: 'inv_sqrt_dk' | 'none' | 'custom';
-  scaleFactor: number;
-  causal: boolean;
-  lengths?: number[];
-  additive?: RawTensor;
-  allowed?: RawBoolTensor;
-  trace: boolean;
-  /** attention only: the output is written into this array (its size checked by the caller). */
-  out?: Float32Array;
+/**
+ * One engine call (cpp/bindings/call.hpp). Buffer requests return the address
+ * of a buffer the call owns, or 0 with the reason in error(); run() returns ""
+ * or the core's error message. delete() frees everything.
+ */
+export interface RawCall {
+  tensor(name: string, rank: number, d0: number, d1: number, d2: number, d3: number): number;
+  bytes(name: string, rank: number, d0: number, d1: number, d2: number, d3: number): number;
+  counts(name: string, n: number): number;
+  number(name: string, value: number): void;
+  text(name: string, value: string): void;
+  run(fn: string): string;
+  /** Output names, one a line, in the order of the table. */
+  outputNames(): string;
+  /** Address of kOutputRecord doubles per output: type, address, size, number, rank, dims. */
+  outputTable(): number;
+  error(): string;
+  delete(): void;
 }
-
-export interface RawSelfAttentionWeights {
-  wq: RawTensor;
-  wk: RawTensor;
-  wv: RawTensor;
-  bq?: RawTensor;
-  bk?: RawTensor;
-  bv?: RawTensor;
-  wo?: RawTensor;
-  bo?: RawTensor;
-  heads: number;
-}
-
-export interface RawLinear {
-  weight: RawTensor;
-  bias?: RawTensor;
-}
-
-export interface RawBlockWeights {
-  attention: RawSelfAttentionWeights;
-  norm1Gamma?: RawTensor;
-  norm1Beta?: RawTensor;
-  norm2Gamma?: RawTensor;
-  norm2Beta?: RawTensor;
-  ff1: RawLinear;
-  ff2: RawLinear;
-  activation: 'relu' | 'gelu';
-  eps: number;
-  normFirst: boolean;
-}
-
-/** Every bound function answers with this envelope; C++ exceptions never escape. */
-export type RawResult<T> = { ok: true; value: T } | { ok: false; error: string };
 
 export interface AttnModule {
-  _self_attention(x: RawTensor, weights: RawSelfAttentionWeights, options: RawOptions): RawResult<unknown>;
-  _attention(q: RawTensor, k: RawTensor, v: RawTensor, options: RawOptions): RawResult<unknown>;
-  _positional_encoding(length: number, dim: number, base: number): RawResult<RawTensor>;
-  /** out: the output is written into this array (its size checked by the caller). */
-  _linear(x: RawTensor, layer: RawLinear, out: Float32Array | undefined): RawResult<RawTensor>;
-  _layer_norm(x: RawTensor, gamma: RawTensor | undefined, beta: RawTensor | undefined, eps: number): RawResult<RawTensor>;
-  _feed_forward(x: RawTensor, first: RawLinear, second: RawLinear, activation: 'relu' | 'gelu'): RawResult<RawTensor>;
-  _residual_add(a: RawTensor, b: RawTensor): RawResult<RawTensor>;
-  _transformer_block(x: RawTensor, block: RawBlockWeights, options: RawOptions): RawResult<unknown>;
+  Call: new () => RawCall;
+  kOutputRecord: number;
+  HEAPF32: Float32Array;
+  HEAPF64: Float64Array;
+  HEAPU8: Uint8Array;
   _version(): string;
   _simd_arch(): string;
   _heap_in_use(): number;
   _heap_size(): number;
+  /** Bytes malloc can still obtain, growth included. */
+  _memory_available(): number;
 }
 
 export interface AttnModuleOptions {
@@ -86,6 +58,7 @@ export interface AttnModuleOptions {
   ) => WebAssembly.Exports | Record<string, never>;
   print?: (text: string) => void;
   printErr?: (text: string) => void;
+  onAbort?: (what: unknown) => void;
 }
 
 declare function createAttnModule(options?: AttnModuleOptions): Promise<AttnModule>;

@@ -1,8 +1,11 @@
-// The typed engine over the raw Embind module: validates and normalises
-// arguments, calls the bound function, turns { ok: false } into an
-// AttnScopeError and adds the shapes the core leaves implicit.
-import type { AttnModule, RawOptions, RawResult, RawSelfAttentionWeights, RawTensor } from './attnscope.mjs';
-import { AttnScopeError } from './errors.js';
+// The typed engine over the raw module: validates and normalises arguments,
+// refuses calls that cannot fit in wasm memory, runs the core through the
+// call frame (call.ts) and adds the shapes the core leaves implicit. Every
+// argument object is read through its own properties only (own()), so a
+// polluted Object.prototype changes nothing.
+import type { AttnModule, RawTensor } from './attnscope.mjs';
+import { callEngine, inputBytes, type CallInputs, type CallOutputs } from './call.js';
+import { toAttnScopeError } from './errors.js';
 import { outputBuffer } from './output-buffer.js';
 import {
   boolMaskTensor,
@@ -10,16 +13,19 @@ import {
   finiteNumber,
   formatShape,
   inputTensor,
+  integerList,
+  kMaxDimension,
   maskTensor,
   matrix,
   optionalVector,
+  own,
   positiveInt,
+  product,
   shapedTensor,
 } from './tensors.js';
 import type {
   Activation,
   AttentionArgs,
-  AttentionCommonOptions,
   AttentionResult,
   AttnScope,
   FeedForwardArgs,
@@ -35,18 +41,10 @@ import type {
   TransformerBlockResult,
 } from './types.js';
 
-/** WebAssembly memory is 32-bit: no request can use more than 4 GiB. */
-const kWasmMemoryLimit = 2 ** 32;
 /** The traced path keeps four T×T tensors per head: scores, scaled, masked, weights. */
 const kTracedSquareTensors = 4;
 const kMaskFields = ['causal', 'lengths', 'additive', 'additiveShape', 'allowed', 'allowedShape'];
-
-type Raw<T> = Omit<T, 'fullyMasked'> & { fullyMasked: Uint8Array };
-
-function unwrap<T>(result: RawResult<T>): T {
-  if (result.ok) return result.value;
-  throw new AttnScopeError(result.error);
-}
+const kGiB = 2 ** 30;
 
 function argsObject(fn: string, args: unknown): void {
   if (typeof args !== 'object' || args === null)
@@ -66,119 +64,123 @@ function optionalBoolean(fn: string, name: string, value: unknown, fallback: boo
   return value;
 }
 
+/** Three decimals: near the limit, "4.00 GiB needed, 4.00 available" would say nothing. */
+function gib(bytes: number): string {
+  return (bytes / kGiB).toFixed(3);
+}
+
 interface AttentionDims {
   batch: number;
   heads: number;
   length: number;
 }
 
-/** Scale, mask and trace in the form the bindings take. */
-function rawOptions(fn: string, args: AttentionCommonOptions, dims: AttentionDims): RawOptions {
+/** Scale, mask and trace as named call inputs. */
+function attentionOptions(fn: string, args: object, dims: AttentionDims): { inputs: CallInputs; trace: boolean } {
   const { batch, heads, length } = dims;
-  const options: RawOptions = {
-    scaleMode: 'inv_sqrt_dk',
-    scaleFactor: 1,
-    causal: false,
-    trace: optionalBoolean(fn, 'trace', args.trace, true),
-  };
-  const scale = args.scale;
-  if (scale === false) options.scaleMode = 'none';
+  const trace = optionalBoolean(fn, 'trace', own(args, 'trace'), true);
+  const inputs: CallInputs = { numbers: { trace, causal: false }, texts: {}, tensors: {}, bytes: {}, counts: {} };
+  const scale = own(args, 'scale');
+  if (scale === false) inputs.texts!.scaleMode = 'none';
   else if (typeof scale === 'number') {
-    options.scaleMode = 'custom';
-    options.scaleFactor = finiteNumber(fn, 'scale', scale);
+    inputs.texts!.scaleMode = 'custom';
+    inputs.numbers!.scaleFactor = finiteNumber(fn, 'scale', scale);
   } else if (scale !== undefined && scale !== true) {
     fail(fn, `scale must be a boolean or a number, got ${typeof scale}`);
   }
 
-  const mask = args.mask;
-  if (mask === 'causal') options.causal = true;
+  const mask = own(args, 'mask');
+  if (mask === 'causal') inputs.numbers!.causal = true;
   else if (typeof mask === 'object' && mask !== null) {
     // A misspelt field (say `casual`) would otherwise mask nothing, silently.
     for (const key of Object.keys(mask)) {
       if (!kMaskFields.includes(key))
         fail(fn, `mask has an unknown field '${key}' (expected ${kMaskFields.join(', ')})`);
     }
-    options.causal = optionalBoolean(fn, 'mask.causal', mask.causal, false);
+    inputs.numbers!.causal = optionalBoolean(fn, 'mask.causal', own(mask, 'causal'), false);
     const candidates = [
       [length, length],
       [batch, length, length],
       [batch, heads, length, length],
     ];
-    if (mask.lengths !== undefined) {
-      if (!Array.isArray(mask.lengths)) fail(fn, `mask.lengths must be an array of integers`);
-      mask.lengths.forEach((n: unknown, i: number) => {
-        if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) {
-          fail(fn, `mask.lengths[${i}] must be a non-negative integer, got ${String(n)}`);
-        }
-      });
-      options.lengths = [...mask.lengths];
+    const lengths = own(mask, 'lengths');
+    if (lengths !== undefined) inputs.counts!.lengths = integerList(fn, 'mask.lengths', lengths, kMaxDimension);
+    const additive = own(mask, 'additive');
+    if (additive !== undefined) {
+      inputs.tensors!.additive = maskTensor(fn, 'mask.additive', additive, own(mask, 'additiveShape'), candidates);
     }
-    if (mask.additive !== undefined) {
-      options.additive = maskTensor(fn, 'mask.additive', mask.additive, mask.additiveShape, candidates);
-    }
-    if (mask.allowed !== undefined) {
-      options.allowed = boolMaskTensor(fn, 'mask.allowed', mask.allowed, mask.allowedShape, candidates);
+    const allowed = own(mask, 'allowed');
+    if (allowed !== undefined) {
+      inputs.bytes!.allowed = boolMaskTensor(fn, 'mask.allowed', allowed, own(mask, 'allowedShape'), candidates);
     }
   } else if (mask !== undefined && mask !== 'none') {
     fail(fn, `mask must be 'none', 'causal' or a mask object, got ${String(mask)}`);
   }
-
-  // Refuse a trace that cannot fit before anything is allocated.
-  const squareBytes = batch * heads * length * length * Float32Array.BYTES_PER_ELEMENT;
-  if (options.trace && squareBytes * kTracedSquareTensors > kWasmMemoryLimit) {
-    const gib = ((squareBytes * kTracedSquareTensors) / 2 ** 30).toFixed(1);
-    fail(
-      fn,
-      `a trace with B=${batch}, H=${heads}, T=${length} needs ${gib} GiB for scores, scaled, masked ` +
-        `and weights (B·H·T·T floats each), more than WebAssembly's 4 GiB memory; pass trace: false ` +
-        `for the fast path, which never materialises T×T`,
-    );
-  }
-  return options;
+  return { inputs, trace };
 }
 
-function withFlagShape<T extends { fullyMasked: unknown }>(raw: Raw<T>, shape: number[]): T {
+/** Merges named inputs; later groups add to earlier ones. */
+function merge(...groups: CallInputs[]): CallInputs {
+  const out: Required<CallInputs> = { tensors: {}, bytes: {}, counts: {}, numbers: {}, texts: {} };
+  for (const g of groups) {
+    for (const key of Object.keys(out) as (keyof CallInputs)[]) Object.assign(out[key], g[key]);
+  }
+  return out;
+}
+
+function withFlagShape<T extends { fullyMasked: unknown }>(raw: CallOutputs, shape: number[]): T {
   return { ...raw, fullyMasked: { data: raw.fullyMasked, shape } } as unknown as T;
 }
 
-interface SelfAttentionParams {
-  wq: unknown;
-  wk: unknown;
-  wv: unknown;
-  bq?: unknown;
-  bk?: unknown;
-  bv?: unknown;
-  wo?: unknown;
-  bo?: unknown;
-  heads?: unknown;
-}
-
+/** Projection weights and heads of selfAttention and transformerBlock, as named inputs. */
 function selfAttentionWeights(
   fn: string,
-  p: SelfAttentionParams,
+  p: object,
   channels: number,
   requireWo: boolean,
-): RawSelfAttentionWeights {
-  const heads = p.heads === undefined && !requireWo ? 1 : positiveInt(fn, 'heads', p.heads);
-  const wv = matrix(fn, 'wv', p.wv, channels, 'C');
-  const weights: RawSelfAttentionWeights = {
-    wq: matrix(fn, 'wq', p.wq, channels, 'C'),
-    wk: matrix(fn, 'wk', p.wk, channels, 'C'),
+): { inputs: CallInputs; heads: number; width: number; valueWidth: number } {
+  const headsArg = own(p, 'heads');
+  const heads = headsArg === undefined && !requireWo ? 1 : positiveInt(fn, 'heads', headsArg);
+  const wv = matrix(fn, 'wv', own(p, 'wv'), channels, 'C');
+  const wq = matrix(fn, 'wq', own(p, 'wq'), channels, 'C');
+  const tensors: Record<string, RawTensor | undefined> = {
+    wq,
+    wk: matrix(fn, 'wk', own(p, 'wk'), channels, 'C'),
     wv,
-    heads,
+    bq: optionalVector(fn, 'bq', own(p, 'bq')),
+    bk: optionalVector(fn, 'bk', own(p, 'bk')),
+    bv: optionalVector(fn, 'bv', own(p, 'bv')),
   };
-  const bq = optionalVector(fn, 'bq', p.bq);
-  const bk = optionalVector(fn, 'bk', p.bk);
-  const bv = optionalVector(fn, 'bv', p.bv);
-  if (bq) weights.bq = bq;
-  if (bk) weights.bk = bk;
-  if (bv) weights.bv = bv;
-  if (p.wo !== undefined && p.wo !== null) weights.wo = matrix(fn, 'wo', p.wo, wv.shape[1]!, 'H*d_v');
+  const wo = own(p, 'wo');
+  if (wo !== undefined && wo !== null) tensors.wo = matrix(fn, 'wo', wo, wv.shape[1]!, 'H*d_v');
   else if (requireWo)
     fail(fn, 'attention.wo is required (the residual needs the output projected back to C)');
-  const bo = optionalVector(fn, 'bo', p.bo);
-  if (bo) weights.bo = bo;
-  return weights;
+  tensors.bo = optionalVector(fn, 'bo', own(p, 'bo'));
+  return {
+    inputs: { tensors, numbers: { heads } },
+    heads,
+    width: wq.shape[wq.shape.length - 1]!,
+    valueWidth: wv.shape[wv.shape.length - 1]!,
+  };
+}
+
+/**
+ * Bytes selfAttention (and, with `hidden` > 0, transformerBlock) holds besides
+ * the T×T trace: the core's copies of the inputs; Q, K, V and their per-head
+ * copies (2·(2·w + w_v) floats a row); head outputs, concatenation and output
+ * (2·w_v + C); and for the block the residuals, norms, feed-forward and output
+ * (6·C + 2·hidden). Rounded up, so that a call refused late is rare.
+ */
+function selfAttentionBytes(
+  inputs: CallInputs,
+  rows: number,
+  weights: { width: number; valueWidth: number },
+  channels: number,
+  hidden: number,
+): number {
+  const { width, valueWidth } = weights;
+  const perRow = 4 * width + 4 * valueWidth + 2 * channels + (hidden > 0 ? 6 * channels + 2 * hidden : 0);
+  return inputBytes(inputs) + rows * perRow * 4;
 }
 
 /** Sequence dimensions of x: (B, T, C) or (T, C). */
@@ -203,29 +205,82 @@ export function createEngine(raw: AttnModule): AttnScope {
   const version = raw._version();
   const simdArch = raw._simd_arch();
 
+  /**
+   * Refuses, before anything is allocated, a call whose inputs plus `work`
+   * bytes (its outputs, trace and intermediates) exceed what wasm memory can
+   * still provide. The results are then copied to JS as well (`copies` bytes).
+   */
+  function requireMemory(fn: string, inputs: CallInputs, work: number, copies: number, what = 'the call'): void {
+    const needed = inputBytes(inputs) + work;
+    const available = raw._memory_available();
+    if (needed > available) {
+      fail(
+        fn,
+        `${what} needs ${gib(needed)} GiB of WebAssembly memory (inputs, outputs and intermediates), more than ` +
+          `WebAssembly's 4 GiB memory can still provide (${gib(available)} GiB); its copies returned to ` +
+          `JavaScript would take ${gib(copies)} GiB more`,
+      );
+    }
+  }
+
+  /** Memory of an attention-shaped call: T×T tensors when traced, plus `linear` bytes. */
+  function requireAttentionMemory(fn: string, inputs: CallInputs, dims: AttentionDims, trace: boolean, linear: number): void {
+    const { batch, heads, length } = dims;
+    const square = trace ? kTracedSquareTensors * batch * heads * length * length * 4 : 0;
+    try {
+      requireMemory(fn, inputs, square + linear, square + linear);
+    } catch (e) {
+      if (!trace) throw e;
+      // Say what fills the memory and how to avoid it.
+      fail(
+        fn,
+        `a trace with B=${batch}, H=${heads}, T=${length} ` +
+          (e as Error).message.slice(`${fn}: the call `.length) +
+          `; scores, scaled, masked and weights take B·H·T·T floats each (${gib(square)} GiB): ` +
+          `pass trace: false for the fast path, which never materialises T×T`,
+      );
+    }
+  }
+
+  /** Runs a public method: any exception that is not already an AttnScopeError becomes one. */
+  function guarded<A, R>(fn: string, body: (args: A) => R): (args: A) => R {
+    return (args: A) => {
+      try {
+        return body(args);
+      } catch (e) {
+        throw toAttnScopeError(fn, e);
+      }
+    };
+  }
+
   function selfAttention(args: SelfAttentionArgs): SelfAttentionResult {
     const fn = 'selfAttention';
     argsObject(fn, args);
-    const x = inputTensor(fn, 'x', args.x, args.shape, [2, 3], '[B, T, C] or [T, C]');
+    const x = inputTensor(fn, 'x', own(args, 'x'), own(args, 'shape'), [2, 3], '[B, T, C] or [T, C]');
     const { batch, length, channels, batched } = sequenceDims(x);
     const weights = selfAttentionWeights(fn, args, channels, false);
-    const options = rawOptions(fn, args, { batch, heads: weights.heads, length });
-    const result = unwrap(raw._self_attention(x, weights, options)) as Raw<SelfAttentionResult>;
+    const dims = { batch, heads: weights.heads, length };
+    const options = attentionOptions(fn, args, dims);
+    const inputs = merge({ tensors: { x } }, weights.inputs, options.inputs);
+    const linear = selfAttentionBytes(inputs, batch * length, weights, channels, 0);
+    requireAttentionMemory(fn, inputs, dims, options.trace, linear);
+    const result = callEngine(fn, raw, 'self_attention', inputs);
     return withFlagShape(result, batched ? [batch, weights.heads, length] : [weights.heads, length]);
   }
 
   function attention(args: AttentionArgs): AttentionResult {
     const fn = 'attention';
     argsObject(fn, args);
-    const q = inputTensor(fn, 'q', args.q, args.shape, [2, 3, 4], '[B, H, T, d], [H, T, d] or [T, d]');
-    const k = shapedTensor(fn, 'k', args.k, q.shape);
+    const q = inputTensor(fn, 'q', own(args, 'q'), own(args, 'shape'), [2, 3, 4], '[B, H, T, d], [H, T, d] or [T, d]');
+    const k = shapedTensor(fn, 'k', own(args, 'k'), q.shape);
     const lead = q.shape.slice(0, -1);
     let v: RawTensor;
-    if (args.dv !== undefined) {
-      v = shapedTensor(fn, 'v', args.v, [...lead, positiveInt(fn, 'dv', args.dv)]);
+    const dv = own(args, 'dv');
+    if (dv !== undefined) {
+      v = shapedTensor(fn, 'v', own(args, 'v'), [...lead, positiveInt(fn, 'dv', dv)]);
     } else {
-      const rows = lead.reduce((a, b) => a * b, 1);
-      const m = matrix(fn, 'v', args.v, rows, 'B*H*T');
+      const rows = product(lead);
+      const m = matrix(fn, 'v', own(args, 'v'), rows, 'B*H*T');
       v = m.shape.length === q.shape.length ? m : { data: m.data, shape: [...lead, m.shape[1]!] };
     }
     const rank = q.shape.length;
@@ -234,115 +289,137 @@ export function createEngine(raw: AttnModule): AttnScope {
       heads: rank >= 3 ? q.shape[rank - 3]! : 1,
       length: q.shape[rank - 2]!,
     };
-    const options = rawOptions(fn, args, dims);
-    const out = outputBuffer(fn, args.out, [...lead, v.shape[rank - 1]!]);
-    if (out) options.out = out;
-    const result = unwrap(raw._attention(q, k, v, options)) as Raw<AttentionResult>;
-    return withFlagShape(result, lead);
+    const options = attentionOptions(fn, args, dims);
+    const outputShape = [...lead, v.shape[rank - 1]!];
+    const out = outputBuffer(fn, own(args, 'out'), outputShape);
+    const inputs = merge({ tensors: { q, k, v } }, options.inputs);
+    // The output and the flags; the fast path's tiles are small.
+    requireAttentionMemory(fn, inputs, dims, options.trace, product(outputShape) * 4 + product(lead));
+    const result = withFlagShape<AttentionResult>(callEngine(fn, raw, 'attention', inputs, out), lead);
+    if (out) result.output.data = own(args, 'out') as Float32Array;
+    return result;
+  }
+
+  /** A call with one output tensor of `outputFloats` floats; the core copies its inputs once. */
+  function tensorCall(fn: string, name: string, inputs: CallInputs, outputFloats: number, out?: Float32Array): TensorOut {
+    requireMemory(fn, inputs, inputBytes(inputs) + outputFloats * 4, outputFloats * 4);
+    return callEngine(fn, raw, name, inputs, out).output as TensorOut;
   }
 
   function positionalEncoding(args: PositionalEncodingArgs): TensorOut {
     const fn = 'positionalEncoding';
     argsObject(fn, args);
-    const length = positiveInt(fn, 'length', args.length);
-    const dim = positiveInt(fn, 'dim', args.dim);
-    const base = args.base === undefined ? 10000 : finiteNumber(fn, 'base', args.base);
+    const length = positiveInt(fn, 'length', own(args, 'length'));
+    const dim = positiveInt(fn, 'dim', own(args, 'dim'));
+    const baseArg = own(args, 'base');
+    const base = baseArg === undefined ? 10000 : finiteNumber(fn, 'base', baseArg);
     if (base <= 0) fail(fn, `base must be positive, got ${base}`);
-    if (length * dim * Float32Array.BYTES_PER_ELEMENT > kWasmMemoryLimit) {
-      fail(fn, `length·dim = ${length * dim} floats is more than WebAssembly's 4 GiB memory`);
-    }
-    return unwrap(raw._positional_encoding(length, dim, base));
+    return tensorCall(fn, 'positional_encoding', { numbers: { length, dim, base } }, length * dim);
   }
 
   function linear(args: LinearArgs): TensorOut {
     const fn = 'linear';
     argsObject(fn, args);
-    const x = inputTensor(fn, 'x', args.x, args.shape, [1, 2, 3, 4], 'a shape of rank 1 to 4');
+    const x = inputTensor(fn, 'x', own(args, 'x'), own(args, 'shape'), [1, 2, 3, 4], 'a shape of rank 1 to 4');
     const inDim = x.shape[x.shape.length - 1]!;
-    const weight = matrix(fn, 'weight', args.weight, inDim, 'in');
-    if (args.outDim !== undefined)
-      checkColumns(fn, 'weight', weight, positiveInt(fn, 'outDim', args.outDim), 'outDim');
-    const bias = optionalVector(fn, 'bias', args.bias);
-    const out = outputBuffer(fn, args.out, [...x.shape.slice(0, -1), weight.shape[1]!]);
-    return unwrap(raw._linear(x, bias ? { weight, bias } : { weight }, out));
+    const weight = matrix(fn, 'weight', own(args, 'weight'), inDim, 'in');
+    const outDim = own(args, 'outDim');
+    if (outDim !== undefined) checkColumns(fn, 'weight', weight, positiveInt(fn, 'outDim', outDim), 'outDim');
+    const bias = optionalVector(fn, 'bias', own(args, 'bias'));
+    const shape = [...x.shape.slice(0, -1), weight.shape[1]!];
+    const out = outputBuffer(fn, own(args, 'out'), shape);
+    const result = tensorCall(fn, 'linear', { tensors: { x, weight, bias } }, product(shape), out);
+    if (out) result.data = own(args, 'out') as Float32Array;
+    return result;
   }
 
   function layerNorm(args: LayerNormArgs): TensorOut {
     const fn = 'layerNorm';
     argsObject(fn, args);
-    const x = inputTensor(fn, 'x', args.x, args.shape, [1, 2, 3, 4], 'a shape of rank 1 to 4');
-    const eps = args.eps === undefined ? 1e-5 : finiteNumber(fn, 'eps', args.eps);
-    const gamma = optionalVector(fn, 'gamma', args.gamma);
-    const beta = optionalVector(fn, 'beta', args.beta);
-    return unwrap(raw._layer_norm(x, gamma, beta, eps));
+    const x = inputTensor(fn, 'x', own(args, 'x'), own(args, 'shape'), [1, 2, 3, 4], 'a shape of rank 1 to 4');
+    const epsArg = own(args, 'eps');
+    const eps = epsArg === undefined ? 1e-5 : finiteNumber(fn, 'eps', epsArg);
+    const gamma = optionalVector(fn, 'gamma', own(args, 'gamma'));
+    const beta = optionalVector(fn, 'beta', own(args, 'beta'));
+    return tensorCall(fn, 'layer_norm', { tensors: { x, gamma, beta }, numbers: { eps } }, x.data.length);
   }
 
   function feedForward(args: FeedForwardArgs): TensorOut {
     const fn = 'feedForward';
     argsObject(fn, args);
-    const x = inputTensor(fn, 'x', args.x, args.shape, [1, 2, 3, 4], 'a shape of rank 1 to 4');
-    const hidden = positiveInt(fn, 'hidden', args.hidden);
-    const w1 = matrix(fn, 'w1', args.w1, x.shape[x.shape.length - 1]!, 'C');
+    const x = inputTensor(fn, 'x', own(args, 'x'), own(args, 'shape'), [1, 2, 3, 4], 'a shape of rank 1 to 4');
+    const hidden = positiveInt(fn, 'hidden', own(args, 'hidden'));
+    const w1 = matrix(fn, 'w1', own(args, 'w1'), x.shape[x.shape.length - 1]!, 'C');
     checkColumns(fn, 'w1', w1, hidden, 'hidden');
-    const w2 = matrix(fn, 'w2', args.w2, hidden, 'hidden');
-    const b1 = optionalVector(fn, 'b1', args.b1);
-    const b2 = optionalVector(fn, 'b2', args.b2);
-    const act = activation(fn, args.activation);
-    return unwrap(
-      raw._feed_forward(
-        x,
-        b1 ? { weight: w1, bias: b1 } : { weight: w1 },
-        b2 ? { weight: w2, bias: b2 } : { weight: w2 },
-        act,
-      ),
+    const w2 = matrix(fn, 'w2', own(args, 'w2'), hidden, 'hidden');
+    const b1 = optionalVector(fn, 'b1', own(args, 'b1'));
+    const b2 = optionalVector(fn, 'b2', own(args, 'b2'));
+    const act = activation(fn, own(args, 'activation'));
+    const rows = x.data.length / x.shape[x.shape.length - 1]!;
+    return tensorCall(
+      fn,
+      'feed_forward',
+      { tensors: { x, w1, b1, w2, b2 }, texts: { activation: act } },
+      rows * (hidden + w2.shape[1]!),
     );
   }
 
   function residualAdd(args: ResidualAddArgs): TensorOut {
     const fn = 'residualAdd';
     argsObject(fn, args);
-    const a = inputTensor(fn, 'a', args.a, args.shape, [1, 2, 3, 4], 'a shape of rank 1 to 4');
-    const b = shapedTensor(fn, 'b', args.b, a.shape);
-    return unwrap(raw._residual_add(a, b));
+    const a = inputTensor(fn, 'a', own(args, 'a'), own(args, 'shape'), [1, 2, 3, 4], 'a shape of rank 1 to 4');
+    const b = shapedTensor(fn, 'b', own(args, 'b'), a.shape);
+    return tensorCall(fn, 'residual_add', { tensors: { a, b } }, a.data.length);
   }
 
   function transformerBlock(args: TransformerBlockArgs): TransformerBlockResult {
     const fn = 'transformerBlock';
     argsObject(fn, args);
-    const x = inputTensor(fn, 'x', args.x, args.shape, [2, 3], '[B, T, C] or [T, C]');
+    const x = inputTensor(fn, 'x', own(args, 'x'), own(args, 'shape'), [2, 3], '[B, T, C] or [T, C]');
     const { batch, length, channels, batched } = sequenceDims(x);
-    if (typeof args.attention !== 'object' || args.attention === null)
-      fail(fn, 'attention weights are required');
-    const attentionWeights = selfAttentionWeights(fn, args.attention, channels, true);
-    const hidden = positiveInt(fn, 'hidden', args.hidden);
-    if (typeof args.ff1 !== 'object' || args.ff1 === null) fail(fn, 'ff1 is required');
-    if (typeof args.ff2 !== 'object' || args.ff2 === null) fail(fn, 'ff2 is required');
-    const ff1Weight = matrix(fn, 'ff1.weight', args.ff1.weight, channels, 'C');
+    const attentionArgs = own(args, 'attention');
+    if (typeof attentionArgs !== 'object' || attentionArgs === null) fail(fn, 'attention weights are required');
+    const weights = selfAttentionWeights(fn, attentionArgs, channels, true);
+    const hidden = positiveInt(fn, 'hidden', own(args, 'hidden'));
+    const ff1 = own(args, 'ff1');
+    const ff2 = own(args, 'ff2');
+    if (typeof ff1 !== 'object' || ff1 === null) fail(fn, 'ff1 is required');
+    if (typeof ff2 !== 'object' || ff2 === null) fail(fn, 'ff2 is required');
+    const ff1Weight = matrix(fn, 'ff1.weight', own(ff1, 'weight'), channels, 'C');
     checkColumns(fn, 'ff1.weight', ff1Weight, hidden, 'hidden');
-    const ff2Weight = matrix(fn, 'ff2.weight', args.ff2.weight, hidden, 'hidden');
-    const ff1Bias = optionalVector(fn, 'ff1.bias', args.ff1.bias);
-    const ff2Bias = optionalVector(fn, 'ff2.bias', args.ff2.bias);
-    const block = {
-      attention: attentionWeights,
-      norm1Gamma: optionalVector(fn, 'norm1.gamma', args.norm1?.gamma),
-      norm1Beta: optionalVector(fn, 'norm1.beta', args.norm1?.beta),
-      norm2Gamma: optionalVector(fn, 'norm2.gamma', args.norm2?.gamma),
-      norm2Beta: optionalVector(fn, 'norm2.beta', args.norm2?.beta),
-      ff1: ff1Bias ? { weight: ff1Weight, bias: ff1Bias } : { weight: ff1Weight },
-      ff2: ff2Bias ? { weight: ff2Weight, bias: ff2Bias } : { weight: ff2Weight },
-      activation: activation(fn, args.activation),
-      eps: args.eps === undefined ? 1e-5 : finiteNumber(fn, 'eps', args.eps),
-      normFirst: optionalBoolean(fn, 'normFirst', args.normFirst, false),
+    const ff2Weight = matrix(fn, 'ff2.weight', own(ff2, 'weight'), hidden, 'hidden');
+    const norm1 = own(args, 'norm1');
+    const norm2 = own(args, 'norm2');
+    const epsArg = own(args, 'eps');
+    const block: CallInputs = {
+      tensors: {
+        x,
+        norm1Gamma: optionalVector(fn, 'norm1.gamma', own(norm1, 'gamma')),
+        norm1Beta: optionalVector(fn, 'norm1.beta', own(norm1, 'beta')),
+        norm2Gamma: optionalVector(fn, 'norm2.gamma', own(norm2, 'gamma')),
+        norm2Beta: optionalVector(fn, 'norm2.beta', own(norm2, 'beta')),
+        ff1Weight,
+        ff1Bias: optionalVector(fn, 'ff1.bias', own(ff1, 'bias')),
+        ff2Weight,
+        ff2Bias: optionalVector(fn, 'ff2.bias', own(ff2, 'bias')),
+      },
+      texts: { activation: activation(fn, own(args, 'activation')) },
+      numbers: {
+        eps: epsArg === undefined ? 1e-5 : finiteNumber(fn, 'eps', epsArg),
+        normFirst: optionalBoolean(fn, 'normFirst', own(args, 'normFirst'), false),
+      },
     };
-    const options = rawOptions(fn, args, { batch, heads: attentionWeights.heads, length });
-    const result = unwrap(raw._transformer_block(x, block, options)) as Omit<
-      TransformerBlockResult,
-      'attention'
-    > & {
-      attention: Raw<SelfAttentionResult>;
-    };
-    const flagShape = batched ? [batch, attentionWeights.heads, length] : [attentionWeights.heads, length];
-    return { ...result, attention: withFlagShape(result.attention, flagShape) };
+    const dims = { batch, heads: weights.heads, length };
+    const options = attentionOptions(fn, args, dims);
+    const inputs = merge(block, weights.inputs, options.inputs);
+    const linear = selfAttentionBytes(inputs, batch * length, weights, channels, hidden);
+    requireAttentionMemory(fn, inputs, dims, options.trace, linear);
+    const result = callEngine(fn, raw, 'transformer_block', inputs);
+    const flagShape = batched ? [batch, weights.heads, length] : [weights.heads, length];
+    return {
+      ...result,
+      attention: withFlagShape(result.attention as CallOutputs, flagShape),
+    } as unknown as TransformerBlockResult;
   }
 
   function memoryUsage(): MemoryUsage {
@@ -352,14 +429,15 @@ export function createEngine(raw: AttnModule): AttnScope {
   return {
     version,
     simdArch,
-    selfAttention,
-    attention,
-    positionalEncoding,
-    linear,
-    layerNorm,
-    feedForward,
-    residualAdd,
-    transformerBlock,
+    selfAttention: guarded('selfAttention', selfAttention),
+    attention: guarded('attention', attention),
+    positionalEncoding: guarded('positionalEncoding', positionalEncoding),
+    linear: guarded('linear', linear),
+    layerNorm: guarded('layerNorm', layerNorm),
+    feedForward: guarded('feedForward', feedForward),
+    residualAdd: guarded('residualAdd', residualAdd),
+    transformerBlock: guarded('transformerBlock', transformerBlock),
     memoryUsage,
   };
 }
+

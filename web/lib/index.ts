@@ -53,6 +53,6 @@ export const version = '0.1.0';
  * @param options - which build to load (`simd`) and where to find it (default: next to this module).
  * @throws AttnScopeError when the wasm cannot be fetched or instantiated.
  */
-export function createAttnScope(options: CreateOptions = {}): Promise<AttnScope> {
+export function createAttnScope(options?: CreateOptions): Promise<AttnScope> {
   return instantiate(options);
 }

@@ -50,30 +50,124 @@ export function defaultWasmUrl(file: string): URL {
     : new URL('./attnscope.wasm', import.meta.url);
 }
 
-/** Loads the wasm as described by `options` (already environment-specific). */
-export async function instantiate(options: CreateOptions): Promise<AttnScope> {
-  const moduleOptions: AttnModuleOptions = {};
-  let file = kWasmFileName;
-  if (options.wasmBinary !== undefined) {
-    moduleOptions.wasmBinary = options.wasmBinary;
-  } else if (options.locateFile === undefined && options.wasmUrl !== undefined) {
-    const url = String(options.wasmUrl);
-    file = url;
-    moduleOptions.locateFile = (path, dir) => (path.endsWith('.wasm') ? url : dir + path);
-  } else {
-    file = wasmFileFor(options.simd);
-    const locate = options.locateFile;
-    moduleOptions.locateFile = (path, dir) => {
-      if (!path.endsWith('.wasm')) return dir + path;
-      return locate ? locate(file, dir) : defaultWasmUrl(file).href;
-    };
+/** Throws an AttnScopeError for createAttnScope. */
+function loadFailure(message: string, cause?: unknown): never {
+  throw new AttnScopeError(`createAttnScope: ${message}`, cause === undefined ? undefined : { cause });
+}
+
+function reason(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** The caller's options as own properties only; anything but an object (or nothing) is refused. */
+export function checkedOptions(options: unknown): CreateOptions {
+  if (options === undefined) return {};
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    loadFailure(`options must be an object, got ${options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options}`);
   }
+  const own = (key: keyof CreateOptions): unknown =>
+    Object.prototype.hasOwnProperty.call(options, key) ? (options as Record<string, unknown>)[key] : undefined;
+  const checked: CreateOptions = {};
+  const wasmBinary = own('wasmBinary');
+  if (wasmBinary !== undefined) {
+    if (!(wasmBinary instanceof ArrayBuffer) && !ArrayBuffer.isView(wasmBinary)) {
+      loadFailure(`wasmBinary must be an ArrayBuffer or a Uint8Array, got ${wasmBinary === null ? 'null' : typeof wasmBinary}`);
+    }
+    checked.wasmBinary = wasmBinary as ArrayBuffer | Uint8Array;
+  }
+  const wasmUrl = own('wasmUrl');
+  if (wasmUrl !== undefined) {
+    if (typeof wasmUrl !== 'string' && !(wasmUrl instanceof URL)) {
+      loadFailure(`wasmUrl must be a string or a URL, got ${wasmUrl === null ? 'null' : typeof wasmUrl}`);
+    }
+    checked.wasmUrl = wasmUrl;
+  }
+  const locateFile = own('locateFile');
+  if (locateFile !== undefined) {
+    if (typeof locateFile !== 'function') loadFailure(`locateFile must be a function, got ${typeof locateFile}`);
+    checked.locateFile = locateFile as CreateOptions['locateFile'];
+  }
+  const simd = own('simd');
+  if (simd !== undefined) checked.simd = simd as CreateOptions['simd'];
+  return checked;
+}
+
+/** The caller's locateFile, its exceptions and its non-string answers reported as such. */
+export function locate(options: CreateOptions, file: string, directory: string): string {
+  let url: unknown;
+  try {
+    url = options.locateFile!(file, directory);
+  } catch (e) {
+    loadFailure(`locateFile threw while resolving ${file}: ${reason(e)}`, e);
+  }
+  if (typeof url !== 'string' && !(url instanceof URL)) {
+    loadFailure(`locateFile must return a URL string for ${file}, got ${url === null ? 'null' : typeof url}`);
+  }
+  return String(url);
+}
+
+/** Compiles the module's bytes, naming what they came from when they are not valid WebAssembly. */
+async function compile(bytes: ArrayBuffer | ArrayBufferView, what: string): Promise<WebAssembly.Module> {
+  try {
+    return await WebAssembly.compile(bytes as BufferSource);
+  } catch (e) {
+    const size = bytes.byteLength;
+    loadFailure(`${what} (${size} bytes) is not a WebAssembly module this engine can compile: ${reason(e)}`, e);
+  }
+}
+
+async function download(url: string): Promise<ArrayBuffer> {
+  let response: Response;
+  try {
+    response = await fetch(url, { credentials: 'same-origin' });
+  } catch (e) {
+    loadFailure(`could not fetch ${url}: ${reason(e)}`, e);
+  }
+  if (!response.ok) loadFailure(`could not fetch ${url}: HTTP ${response.status} ${response.statusText}`.trimEnd());
+  return response.arrayBuffer();
+}
+
+/**
+ * Instantiates the glue on a module compiled here, so that every failure is
+ * an AttnScopeError naming the file or bytes and the cause, and the glue has
+ * nothing to abort on (its print, printErr and onAbort go nowhere else).
+ */
+export async function instantiateCompiled(module: WebAssembly.Module, what: string): Promise<AttnScope> {
+  let fail: (e: unknown) => void = () => {};
+  const failed = new Promise<never>((_, reject) => {
+    fail = reject;
+  });
+  const moduleOptions: AttnModuleOptions = {
+    instantiateWasm: (imports, receive) => {
+      WebAssembly.instantiate(module, imports).then((instance) => receive(instance, module), fail);
+      return {};
+    },
+    print: () => {},
+    printErr: () => {},
+    onAbort: (why) => fail(new Error(String(why))),
+  };
   let raw;
   try {
-    raw = await createAttnModule(moduleOptions);
+    raw = await Promise.race([createAttnModule(moduleOptions), failed]);
   } catch (e) {
-    const reason = e instanceof Error ? e.message : String(e);
-    throw new AttnScopeError(`createAttnScope: could not load ${file} (${reason})`);
+    loadFailure(`could not instantiate ${what}: ${reason(e)}`, e);
   }
   return createEngine(raw);
+}
+
+/** Loads the wasm as described by `options` (browser and worker: fetched; Node passes wasmBinary). */
+export async function instantiate(options: unknown, what?: string): Promise<AttnScope> {
+  const checked = checkedOptions(options);
+  if (checked.wasmBinary !== undefined) {
+    const label = what ?? 'wasmBinary';
+    return instantiateCompiled(await compile(checked.wasmBinary, label), label);
+  }
+  let url: string;
+  if (checked.locateFile === undefined && checked.wasmUrl !== undefined) {
+    url = String(checked.wasmUrl);
+  } else {
+    const file = wasmFileFor(checked.simd);
+    url = checked.locateFile ? locate(checked, file, new URL('./', import.meta.url).href) : defaultWasmUrl(file).href;
+  }
+  return instantiateCompiled(await compile(await download(url), url), url);
 }

@@ -4,7 +4,7 @@
 import { readFile } from 'node:fs/promises';
 
 import { AttnScopeError } from './errors.js';
-import { instantiate, wasmFileFor } from './load.js';
+import { checkedOptions, instantiate, locate, wasmFileFor } from './load.js';
 import type { AttnScope, CreateOptions } from './types.js';
 
 export * from './index.js';
@@ -27,15 +27,16 @@ async function readWasm(location: string | URL): Promise<Uint8Array> {
  *
  * @throws AttnScopeError when the wasm cannot be read or instantiated.
  */
-export async function createAttnScope(options: CreateOptions = {}): Promise<AttnScope> {
-  if (options.wasmBinary !== undefined) return instantiate(options);
+export async function createAttnScope(options?: CreateOptions): Promise<AttnScope> {
+  const checked = checkedOptions(options);
+  if (checked.wasmBinary !== undefined) return instantiate(checked);
   const here = new URL('./', import.meta.url);
   let location: string | URL;
-  if (options.locateFile === undefined && options.wasmUrl !== undefined) {
-    location = options.wasmUrl;
+  if (checked.locateFile === undefined && checked.wasmUrl !== undefined) {
+    location = checked.wasmUrl;
   } else {
-    const file = wasmFileFor(options.simd);
-    location = options.locateFile?.(file, here.href) ?? new URL(file, here);
+    const file = wasmFileFor(checked.simd);
+    location = checked.locateFile ? locate(checked, file, here.href) : new URL(file, here);
   }
   let wasmBinary: Uint8Array;
   try {
@@ -43,7 +44,8 @@ export async function createAttnScope(options: CreateOptions = {}): Promise<Attn
   } catch (e) {
     throw new AttnScopeError(
       `createAttnScope: could not read ${String(location)} (${e instanceof Error ? e.message : String(e)})`,
+      { cause: e },
     );
   }
-  return instantiate({ wasmBinary });
+  return instantiate({ wasmBinary }, String(location));
 }

@@ -3,14 +3,19 @@
 // the bindings write into it; the worker and the pool keep it on the calling
 // side (a structured clone would fill a copy) and fill it when the result
 // arrives.
-import { describe, fail, formatShape, product } from './tensors.js';
+import { describe, fail, formatShape, honestFloat32Array, own, product } from './tensors.js';
 import type { AttentionArgs, AttentionResult, LinearArgs, TensorOut } from './types.js';
 
-/** `out` as a Float32Array, failing unless it is one (undefined stays undefined). */
+/**
+ * A view of `out`, failing unless it is a real Float32Array (undefined stays
+ * undefined). The view's length is the array's own, whatever an own `length`
+ * property on `out` claims; the output is written through it.
+ */
 export function outputArray(fn: string, out: unknown): Float32Array | undefined {
   if (out === undefined) return undefined;
-  if (!(out instanceof Float32Array)) fail(fn, `out must be a Float32Array, got ${describe(out)}`);
-  return out;
+  const view = honestFloat32Array(out);
+  if (!view) fail(fn, `out must be a Float32Array, got ${describe(out)}`);
+  return view;
 }
 
 /** `out` checked to hold exactly an output of `shape`. */
@@ -34,14 +39,14 @@ async function keepingOut<Args extends { out?: Float32Array }, Result>(
   outputOf: (result: Result) => TensorOut,
   withOutput: (result: Result, output: TensorOut) => Result,
 ): Promise<Result> {
-  if (typeof args !== 'object' || args === null || args.out === undefined) return run(args);
-  const { out, ...rest } = args;
+  const out = own(args, 'out') as Float32Array | undefined;
+  if (out === undefined) return run(args);
+  const { out: _, ...rest } = args;
   const array = outputArray(fn, out);
   const result = await run(rest as Args);
   const output = outputOf(result);
-  const buffer = outputBuffer(fn, array, output.shape)!;
-  buffer.set(output.data);
-  return withOutput(result, { data: buffer, shape: output.shape });
+  outputBuffer(fn, array, output.shape)!.set(output.data);
+  return withOutput(result, { data: out, shape: output.shape });
 }
 
 /** `attention` on a worker with its `out` on the calling side. */

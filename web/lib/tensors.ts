@@ -6,6 +6,68 @@ import type { RawBoolTensor, RawTensor } from './attnscope.mjs';
 import { AttnScopeError } from './errors.js';
 import type { TensorInput } from './types.js';
 
+/** The largest dimension, count or head number: more floats than 4 GiB can hold is never valid. */
+export const kMaxDimension = 2 ** 30;
+/** The largest finite float32. */
+const kFloatMax = 3.4028234663852886e38;
+
+// The typed-array getters themselves, so that an own `length` (or `buffer`,
+// `byteOffset`) property on a caller's array is never what is read, and a
+// Proxy or a fake with a typed array's prototype is told apart from the real one.
+const typedArrayPrototype = Object.getPrototypeOf(Uint8Array.prototype) as object;
+function intrinsicGetter(name: string | symbol): (this: unknown) => unknown {
+  return Object.getOwnPropertyDescriptor(typedArrayPrototype, name)!.get!;
+}
+const typedArrayTag = intrinsicGetter(Symbol.toStringTag);
+const typedArrayLength = intrinsicGetter('length');
+const typedArrayBuffer = intrinsicGetter('buffer');
+const typedArrayOffset = intrinsicGetter('byteOffset');
+
+/** 'Float32Array' etc. for a real typed array, undefined for anything else (a Proxy included). */
+export function typedArrayKind(value: unknown): string | undefined {
+  return typedArrayTag.call(value) as string | undefined;
+}
+
+/** A fresh view of a real typed array's own elements: its length cannot lie. */
+function honestView<T extends Float32Array | Float64Array | Uint8Array>(
+  array: T,
+  make: new (buffer: ArrayBufferLike, offset: number, length: number) => T,
+): T {
+  // A detached buffer reads as length 0 and cannot be viewed.
+  if ((typedArrayLength.call(array) as number) === 0) return new make(new ArrayBuffer(0), 0, 0);
+  return new make(
+    typedArrayBuffer.call(array) as ArrayBufferLike,
+    typedArrayOffset.call(array) as number,
+    typedArrayLength.call(array) as number,
+  );
+}
+
+/** A fresh, honest view of a real Float32Array, Float64Array or Uint8Array; undefined for anything else. */
+export function honestTypedArray(value: unknown): Float32Array | Float64Array | Uint8Array | undefined {
+  switch (typedArrayKind(value)) {
+    case 'Float32Array':
+      return honestView(value as Float32Array, Float32Array);
+    case 'Float64Array':
+      return honestView(value as Float64Array, Float64Array);
+    case 'Uint8Array':
+      return honestView(value as Uint8Array, Uint8Array);
+    default:
+      return undefined;
+  }
+}
+
+/** `value` as a Float32Array the engine owns the view of, or undefined if it is none. */
+export function honestFloat32Array(value: unknown): Float32Array | undefined {
+  return typedArrayKind(value) === 'Float32Array' ? honestView(value as Float32Array, Float32Array) : undefined;
+}
+
+/** Own property `key` of a caller's object: inherited values (a polluted prototype) are never read. */
+export function own(object: unknown, key: string): unknown {
+  return typeof object === 'object' && object !== null && Object.prototype.hasOwnProperty.call(object, key)
+    ? (object as Record<string, unknown>)[key]
+    : undefined;
+}
+
 /** Throws an AttnScopeError prefixed with the API function's name. */
 export function fail(fn: string, message: string): never {
   throw new AttnScopeError(`${fn}: ${message}`);
@@ -15,7 +77,9 @@ export function fail(fn: string, message: string): never {
 export function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
-  if (ArrayBuffer.isView(value)) return value.constructor.name;
+  const kind = typedArrayKind(value);
+  if (kind) return kind;
+  if (typeof value === 'bigint') return `the BigInt ${String(value)}n`;
   return typeof value;
 }
 
@@ -27,23 +91,52 @@ export function product(shape: readonly number[]): number {
   return shape.reduce((a, b) => a * b, 1);
 }
 
-/** A positive integer argument such as `heads` or `hidden`. */
-export function positiveInt(fn: string, name: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    fail(
-      fn,
-      `${name} must be a positive integer, got ${typeof value === 'number' ? value : describe(value)}`,
-    );
+/** An integer argument in [min, max], such as `heads`, `hidden` or a mask length. */
+export function integerIn(fn: string, name: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    const what = min === 1 ? 'a positive integer' : min === 0 ? 'a non-negative integer' : `an integer from ${min}`;
+    const got = typeof value === 'number' ? value : describe(value);
+    fail(fn, `${name} must be ${what}, got ${got}${typeof value === 'number' && value > max ? ` (at most ${max})` : ''}`);
   }
   return value;
 }
 
-/** A finite number argument such as `eps` or `base`. */
+/** A positive integer argument such as `heads` or `hidden`, at most kMaxDimension. */
+export function positiveInt(fn: string, name: string, value: unknown): number {
+  return integerIn(fn, name, value, 1, kMaxDimension);
+}
+
+/**
+ * A finite number the engine takes as a float32 (`eps`, `base`, a scale):
+ * refused, naming the value, when float32 cannot hold it, so that 1e-50 is
+ * never reported as 0 nor 1e39 as inf.
+ */
 export function finiteNumber(fn: string, name: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isFinite(value)) {
     fail(fn, `${name} must be a finite number, got ${typeof value === 'number' ? value : describe(value)}`);
   }
+  const single = Math.fround(value);
+  if (!Number.isFinite(single)) fail(fn, `${name} is ${value}, outside float32's range (±${kFloatMax})`);
+  if (single === 0 && value !== 0) {
+    fail(fn, `${name} is ${value}, which rounds to 0 in float32 (the smallest positive float32 is 1.4e-45)`);
+  }
   return value;
+}
+
+/**
+ * A caller's array of integers in [min, max], copied by index: holes, inherited
+ * elements and custom iterators never count, and the copy cannot change later.
+ */
+export function integerList(fn: string, name: string, value: unknown, max: number, min = 0): number[] {
+  if (!Array.isArray(value)) fail(fn, `${name} must be an array of integers, got ${describe(value)}`);
+  const length = value.length;
+  if (length > kMaxDimension) fail(fn, `${name} has ${length} entries, more than ${kMaxDimension}`);
+  const out = new Array<number>(length);
+  for (let i = 0; i < length; i++) {
+    if (!Object.prototype.hasOwnProperty.call(value, i)) fail(fn, `${name}[${i}] is missing (a hole in the array)`);
+    out[i] = integerIn(fn, `${name}[${i}]`, value[i], min, max);
+  }
+  return out;
 }
 
 /** A shape: an array of positive integers with one of the allowed ranks. */
@@ -56,14 +149,9 @@ export function checkShape(
 ): number[] {
   if (!Array.isArray(shape)) fail(fn, `${name} must be ${expected}, got ${describe(shape)}`);
   if (!ranks.includes(shape.length)) {
-    fail(fn, `${name} must be ${expected}, got rank ${shape.length} ${formatShape(shape as number[])}`);
+    fail(fn, `${name} must be ${expected}, got rank ${shape.length}`);
   }
-  shape.forEach((d: unknown, i: number) => {
-    if (typeof d !== 'number' || !Number.isInteger(d) || d < 1) {
-      fail(fn, `${name}[${i}] must be a positive integer, got ${typeof d === 'number' ? d : describe(d)}`);
-    }
-  });
-  return [...(shape as number[])];
+  return integerList(fn, name, shape, kMaxDimension, 1);
 }
 
 interface Flat {
@@ -72,16 +160,32 @@ interface Flat {
   nestedShape?: number[];
 }
 
+/** No tensor has more dimensions; deeper nesting is refused before it is walked. */
+const kMaxNesting = 4;
+
 /** Shape given by the nesting of plain arrays, following first elements. */
 function nestingShape(fn: string, name: string, input: readonly unknown[]): number[] {
   const shape: number[] = [];
   let level: unknown = input;
   while (Array.isArray(level)) {
+    if (shape.length === kMaxNesting) {
+      fail(fn, `${name} is nested more than ${kMaxNesting} levels deep (a tensor has at most ${kMaxNesting} dimensions)`);
+    }
     if (level.length === 0) fail(fn, `${name} has an empty dimension at depth ${shape.length}`);
     shape.push(level.length);
     level = level[0];
   }
   return shape;
+}
+
+/** Fails unless every element of `data` (converted from `source`) is a finite float32 or kept its NaN/inf. */
+function checkFloatRange(fn: string, name: string, data: Float32Array, source: ArrayLike<number>): void {
+  for (let i = 0; i < data.length; i++) {
+    const v = data[i]!;
+    if ((v === Infinity || v === -Infinity) && Number.isFinite(source[i]!)) {
+      fail(fn, `${name} has ${source[i]} at flat index ${i}, outside float32's range (±${kFloatMax})`);
+    }
+  }
 }
 
 function fillNested(
@@ -97,7 +201,12 @@ function fillNested(
 ): void {
   if (depth === shape.length) {
     if (typeof input === 'number' || (acceptBooleans && typeof input === 'boolean')) {
-      out[offset.i++] = Number(input);
+      const value = Number(input);
+      out[offset.i] = value;
+      if (Number.isFinite(value) && !Number.isFinite(out[offset.i]!)) {
+        fail(fn, `${name}${path} is ${value}, outside float32's range (±${kFloatMax})`);
+      }
+      offset.i++;
       return;
     }
     fail(fn, `${name}${path} must be a number, got ${describe(input)}`);
@@ -114,10 +223,18 @@ function fillNested(
 /** Flattens any accepted input to a Float32Array (no copy for a Float32Array). */
 function flatten(fn: string, name: string, input: unknown, options: { acceptBooleans?: boolean } = {}): Flat {
   let flat: Flat;
-  if (input instanceof Float32Array) {
-    flat = { data: input };
-  } else if (input instanceof Float64Array || input instanceof Uint8Array) {
-    flat = { data: Float32Array.from(input) };
+  const kind = typedArrayKind(input);
+  if (kind === 'Float32Array') {
+    flat = { data: honestView(input as Float32Array, Float32Array) };
+  } else if (kind === 'Float64Array' || kind === 'Uint8Array') {
+    const source =
+      kind === 'Float64Array'
+        ? honestView(input as Float64Array, Float64Array)
+        : honestView(input as Uint8Array, Uint8Array);
+    const data = new Float32Array(source.length);
+    data.set(source);
+    if (kind === 'Float64Array') checkFloatRange(fn, name, data, source);
+    flat = { data };
   } else if (Array.isArray(input)) {
     if (input.length === 0) fail(fn, `${name} is empty`);
     const shape = nestingShape(fn, name, input);
@@ -125,9 +242,10 @@ function flatten(fn: string, name: string, input: unknown, options: { acceptBool
     fillNested(fn, name, input, shape, 0, '', data, { i: 0 }, options.acceptBooleans ?? false);
     flat = shape.length > 1 ? { data, nestedShape: shape } : { data };
   } else {
-    fail(fn, `${name} must be a Float32Array or an array of numbers, got ${describe(input)}`);
+    const proxyHint = ArrayBuffer.isView(input) || input instanceof Float32Array ? ' (a Proxy or an object posing as one)' : '';
+    fail(fn, `${name} must be a Float32Array or an array of numbers, got ${describe(input)}${proxyHint}`);
   }
-  if (flat.data.length === 0) fail(fn, `${name} is empty`);
+  if (flat.data.length === 0) fail(fn, `${name} is empty (or its buffer was detached)`);
   // NaN and infinities are left to the core, which rejects them naming the
   // argument and the index; checking here too would scan every input twice.
   return flat;

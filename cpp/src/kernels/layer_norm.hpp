@@ -1,5 +1,11 @@
 // LayerNorm of one row: y = (x - mean) / sqrt(var + eps) * gamma + beta,
 // with the biased variance (divide by n, as PyTorch does).
+//
+// Every finite row normalises: a row whose float sum or sum of squared
+// deviations overflows (|x - mean| beyond ~1.8e19 already does) is computed
+// by the double-precision reference instead, which cannot overflow for float
+// inputs. Without that, the variance would be inf, 1/std 0, and the output a
+// silent row of beta.
 #pragma once
 
 #include <cmath>
@@ -10,6 +16,24 @@
 #include "kernels/multiply_add.hpp"
 
 namespace attnscope::kernels {
+
+/// Scalar reference with double accumulation: what the kernel must match.
+inline void layer_norm_row_reference(const float* x, const float* gamma,
+                                     const float* beta, float eps, float* y,
+                                     std::size_t n) {
+  double sum = 0.0;
+  for (std::size_t i = 0; i < n; ++i) sum += x[i];
+  const double mean = sum / static_cast<double>(n);
+  double sq_sum = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double d = x[i] - mean;
+    sq_sum += d * d;
+  }
+  const double inv_std = 1.0 / std::sqrt(sq_sum / static_cast<double>(n) + eps);
+  for (std::size_t i = 0; i < n; ++i) {
+    y[i] = static_cast<float>((x[i] - mean) * inv_std * gamma[i] + beta[i]);
+  }
+}
 
 /// x, gamma, beta, y: n floats each (n >= 1); y must not alias gamma/beta.
 template <class Arch = xsimd::default_arch>
@@ -39,6 +63,10 @@ void layer_norm_row(const float* x, const float* gamma, const float* beta,
     const float d = x[i] - mean;
     sq_sum += d * d;
   }
+  if (!std::isfinite(sum) || !std::isfinite(sq_sum)) {
+    layer_norm_row_reference(x, gamma, beta, eps, y, n);
+    return;
+  }
   const float inv_std = 1.0f / std::sqrt(sq_sum / static_cast<float>(n) + eps);
 
   const batch inv_std_b(inv_std);
@@ -50,24 +78,6 @@ void layer_norm_row(const float* x, const float* gamma, const float* beta,
   }
   for (std::size_t i = vec_end; i < n; ++i) {
     y[i] = (x[i] - mean) * inv_std * gamma[i] + beta[i];
-  }
-}
-
-/// Scalar reference with double accumulation: what the kernel must match.
-inline void layer_norm_row_reference(const float* x, const float* gamma,
-                                     const float* beta, float eps, float* y,
-                                     std::size_t n) {
-  double sum = 0.0;
-  for (std::size_t i = 0; i < n; ++i) sum += x[i];
-  const double mean = sum / static_cast<double>(n);
-  double sq_sum = 0.0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double d = x[i] - mean;
-    sq_sum += d * d;
-  }
-  const double inv_std = 1.0 / std::sqrt(sq_sum / static_cast<double>(n) + eps);
-  for (std::size_t i = 0; i < n; ++i) {
-    y[i] = static_cast<float>((x[i] - mean) * inv_std * gamma[i] + beta[i]);
   }
 }
 

@@ -180,3 +180,52 @@ test('pool: split attention equals the single engine, result or error', async ()
     { numRuns: runs },
   );
 });
+
+// Integers past every bound (2^32 and beyond, the wrap points of a 32-bit
+// size_t) and holes: always an AttnScopeError naming the argument, never a
+// call run with a wrapped value.
+const hugeInt = fc.oneof(fc.integer({ min: 2 ** 30 + 1, max: 2 ** 53 }), fc.constantFrom(2 ** 32, 2 ** 32 + 1, 2 ** 32 + 2, 2 ** 53, 1e20));
+test('integers beyond their bounds and holes are refused by name', () => {
+  const heapBefore = engine.memoryUsage().heapInUse;
+  const q = { q: new Float32Array(16), k: new Float32Array(16), v: new Float32Array(16), shape: [2, 1, 4, 2] };
+  fc.assert(
+    fc.property(hugeInt, fc.integer({ min: 0, max: 5 }), (n, where) => {
+      const calls = [
+        ['heads', () => engine.selfAttention({ ...seed001, heads: n })],
+        ['mask.lengths', () => engine.attention({ ...q, mask: { lengths: [1, n] } })],
+        ['shape', () => engine.attention({ ...q, shape: [n, 1, 4, 2] })],
+        ['dv', () => engine.attention({ ...q, dv: n })],
+        ['length', () => engine.positionalEncoding({ length: n, dim: 2 })],
+        ['mask.lengths', () => engine.attention({ ...q, mask: { lengths: where % 2 ? [, 1] : [1, , ] } })],
+      ];
+      const [name, call] = calls[where];
+      assert.throws(call, (e) => {
+        checkError(name, e);
+        assert.ok(e.message.includes(name.split('.').pop()), `${name}: ${e.message}`);
+        return true;
+      });
+    }),
+    { numRuns: runs },
+  );
+  assert.equal(engine.memoryUsage().heapInUse, heapBefore, 'the wasm heap changed');
+});
+
+// Option names set on Object.prototype: results are exactly those of a clean run.
+const optionNames = fc.constantFrom('mask', 'lengths', 'additive', 'allowed', 'causal', 'trace', 'scale', 'heads', 'dv', 'out', 'bq', 'wo', 'eps', 'gamma', 'beta', 'shape', 'normFirst');
+test('a polluted Object.prototype changes no result', () => {
+  const q = { q: Float32Array.from({ length: 16 }, (_, i) => i / 8), k: Float32Array.from({ length: 16 }, (_, i) => 1 - i / 16), v: Float32Array.from({ length: 16 }, (_, i) => i), shape: [2, 1, 4, 2] };
+  const clean = { attention: engine.attention(q), selfAttention: engine.selfAttention(seed001), layerNorm: engine.layerNorm({ x: I2 }) };
+  fc.assert(
+    fc.property(optionNames, anyValue, (key, value) => {
+      Object.defineProperty(Object.prototype, key, { value, configurable: true, writable: true });
+      try {
+        assert.deepEqual(engine.attention(q), clean.attention);
+        assert.deepEqual(engine.selfAttention(seed001), clean.selfAttention);
+        assert.deepEqual(engine.layerNorm({ x: I2 }), clean.layerNorm);
+      } finally {
+        delete Object.prototype[key];
+      }
+    }),
+    { numRuns: runs },
+  );
+});
