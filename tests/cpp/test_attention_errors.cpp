@@ -10,8 +10,10 @@
 
 #include "attnscope/attention.hpp"
 #include "test_attention_reference.hpp"
+#include "test_kernels_support.hpp"
 
 using namespace attnscope;
+using attnscope::testing::filled;
 using attnscope::testing::random_tensor;
 using Catch::Matchers::Contains;
 
@@ -19,12 +21,6 @@ namespace {
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
-
-Tensor filled(Shape shape, float value = 0.5f) {
-  std::size_t n = 1;
-  for (std::size_t d : shape) n *= d;
-  return Tensor(std::move(shape), std::vector<float>(n, value));
-}
 
 SelfAttentionWeights weights(std::size_t C, std::size_t H, std::size_t d) {
   SelfAttentionWeights w;

@@ -49,7 +49,8 @@ attnscope::testing::ReferenceResult reference_head(const std::vector<float>& q,
   m.causal = mask.causal;
   if (mask.key_length < T) m.lengths = {mask.key_length};
   if (mask.additive) {
-    m.additive = attnscope::Tensor({T, T}, std::vector<float>(mask.additive, mask.additive + T * T));
+    m.additive =
+        attnscope::Tensor({T, T}, std::vector<float>(mask.additive, mask.additive + T * T));
   }
   if (mask.allowed) {
     m.allowed.shape = {T, T};
