@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 
 import ts from 'typescript';
 
-const kPublicDeclarations = ['index.d.ts', 'types.d.ts', 'errors.d.ts', 'node.d.ts', 'worker.d.ts', 'worker-node.d.ts', 'worker-protocol.d.ts'];
+const kPublicDeclarations = ['index.d.ts', 'types.d.ts', 'errors.d.ts', 'node.d.ts', 'worker.d.ts', 'worker-node.d.ts', 'worker-protocol.d.ts', 'reference.d.ts'];
 const dist = new URL('./', import.meta.resolve('attnscope/attnscope.wasm'));
 
 function undocumented(file) {

@@ -44,12 +44,18 @@ export type HeadMaskFunction = (i: number, j: number) => number;
 
 /** Every step of one head's attention, in doubles. */
 export interface HeadSteps {
-  scores: Float64Array; // (T, T) q·kᵀ
-  scaled: Float64Array; // (T, T) scores · factor
-  masked: Float64Array; // (T, T) scaled + mask
-  weights: Float64Array; // (T, T) softmax over keys; a row that sees no key is all 0
-  output: Float64Array; // (T, dv) weights · v
-  fullyMasked: Uint8Array; // (T) 1 where the query sees no key
+  /** (T, T) q·kᵀ */
+  scores: Float64Array;
+  /** (T, T) scores · factor */
+  scaled: Float64Array;
+  /** (T, T) scaled + mask */
+  masked: Float64Array;
+  /** (T, T) softmax over keys; a row that sees no key is all 0 */
+  weights: Float64Array;
+  /** (T, dv) weights · v */
+  output: Float64Array;
+  /** (T) 1 where the query sees no key */
+  fullyMasked: Uint8Array;
 }
 
 /** Attention of one head: q (T, dk), k (T, dk), v (T, dv); scores multiplied by `factor`. */
@@ -61,6 +67,7 @@ export function attendHead(
   dk: number,
   dv: number,
   factor: number,
+  /** The mask terms of each (sequence, head), as maskFunction gives them; none by default. */
   mask: HeadMaskFunction = () => 0,
 ): HeadSteps {
   const scores = new Float64Array(T * T);
@@ -97,9 +104,13 @@ export function attendHead(
 
 /** The masks of a batch as the engine takes them (additive/allowed: (T, T), (B, T, T) or (B, H, T, T)). */
 export interface MaskDescription {
+  /** Query i sees keys j ≤ i only. */
   causal?: boolean;
+  /** Padding: keys j ≥ lengths[b] are hidden in sequence b. */
   lengths?: ArrayLike<number>;
+  /** Added to the scaled scores; -Infinity hides. */
   additive?: Values;
+  /** Boolean mask: 0 hides, anything else lets through. */
   allowed?: Values;
 }
 
@@ -132,32 +143,57 @@ function rows(values: Values, from: number, to: number): Values {
 
 /** Multi-head self-attention's inputs: x (B, T, C), weights (C, H·d), optional biases and W_O. */
 export interface SelfAttentionInput {
+  /** Inputs (B, T, C), row-major. */
   x: Values;
+  /** Sequences in the batch. */
   B: number;
+  /** Tokens per sequence. */
   T: number;
+  /** Width of each token. */
   C: number;
+  /** W_Q (C, H·dk). */
   wq: Values;
+  /** W_K (C, H·dk). */
   wk: Values;
+  /** W_V (C, H·dv). */
   wv: Values;
+  /** Optional bias of Q (H·dk). */
   bq?: Values | null;
+  /** Optional bias of K (H·dk). */
   bk?: Values | null;
+  /** Optional bias of V (H·dv). */
   bv?: Values | null;
+  /** Optional output projection W_O (H·dv, cOut). */
   wo?: Values | null;
+  /** Optional bias of the output (cOut). */
   bo?: Values | null;
+  /** H, the number of heads. */
   heads: number;
+  /** What the scores are multiplied by (1/√dk for the usual scaling). */
   factor: number;
+  /** The mask terms of each (sequence, head), as maskFunction gives them; none by default. */
   mask?: ((b: number, h: number) => HeadMaskFunction) | null;
 }
 
+/** Every step of multi-head self-attention, in doubles. */
 export interface SelfAttentionSteps {
-  output: Float64Array; // (B, T, cOut)
-  q: Float64Array; // (B, H, T, dk)
-  k: Float64Array; // (B, H, T, dk)
-  v: Float64Array; // (B, H, T, dv)
-  scores: Float64Array; // (B, H, T, T)
-  weights: Float64Array; // (B, H, T, T)
-  concat: Float64Array; // (B, T, H·dv)
-  fullyMasked: Uint8Array; // (B, H, T)
+  /** (B, T, cOut) */
+  output: Float64Array;
+  /** (B, H, T, dk) */
+  q: Float64Array;
+  /** (B, H, T, dk) */
+  k: Float64Array;
+  /** (B, H, T, dv) */
+  v: Float64Array;
+  /** (B, H, T, T) */
+  scores: Float64Array;
+  /** (B, H, T, T) */
+  weights: Float64Array;
+  /** (B, T, H·dv) */
+  concat: Float64Array;
+  /** (B, H, T) */
+  fullyMasked: Uint8Array;
+  /** Width of each output row (W_O's width, else H·dv). */
   cOut: number;
 }
 
@@ -234,7 +270,8 @@ export function layerNormReference(
     variance /= C;
     const inv = 1 / Math.sqrt(variance + eps);
     for (let c = 0; c < C; c++) {
-      out[r * C + c] = (x[r * C + c]! - mean) * inv * (gamma ? gamma[c]! : 1) + (beta ? beta[c]! : 0);
+      out[r * C + c] =
+        (x[r * C + c]! - mean) * inv * (gamma ? gamma[c]! : 1) + (beta ? beta[c]! : 0);
     }
   }
   return out;
@@ -263,4 +300,5 @@ export function erf(x: number): number {
 
 /** The exact GELU, x·Φ(x). */
 export const gelu = (v: number): number => 0.5 * v * (1 + erf(v / Math.SQRT2));
+/** ReLU, max(0, x). */
 export const relu = (v: number): number => Math.max(0, v);
