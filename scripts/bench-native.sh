@@ -5,7 +5,7 @@
 # the portable SSE2 baseline.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DATTN_BUILD_TESTS=OFF \
+cmake -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DATTNSCOPE_BUILD_TESTS=OFF \
   -DATTN_NATIVE_ARCH="${ATTN_NATIVE_ARCH:-OFF}" >/dev/null
 cmake --build build/bench -j2 --target attnscope_bench
 ./build/bench/cpp/bench/attnscope_bench "$@"

@@ -9,7 +9,7 @@ export NODE_PATH=/usr/share/nodejs   # emcc's optimizer needs Debian's acorn
 
 for flavour in wasm:OFF wasm-relaxed:ON; do
   emcmake cmake -S . -B "build/${flavour%:*}" -DCMAKE_BUILD_TYPE=Release \
-    -DATTN_BUILD_TESTS=OFF -DATTN_BUILD_BENCH=OFF "-DATTN_WASM_RELAXED_SIMD=${flavour#*:}" >/dev/null
+    -DATTNSCOPE_BUILD_TESTS=OFF -DATTNSCOPE_BUILD_BENCH=OFF "-DATTN_WASM_RELAXED_SIMD=${flavour#*:}" >/dev/null
   cmake --build "build/${flavour%:*}" --target attnscope_wasm -j2
 done
 # One loader serves both wasm files: they must export and import the same.

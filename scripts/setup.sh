@@ -5,8 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian packages: compilers and libraries for the core, Emscripten for the
-# wasm build, Chromium for the end-to-end tests.
-apt_packages=(g++ cmake make clang libclang-rt-14-dev emscripten binaryen
+# wasm build, clang-format for scripts/format.sh, Chromium for the end-to-end
+# tests.
+apt_packages=(g++ cmake make clang clang-format libclang-rt-14-dev emscripten binaryen
               libxsimd-dev catch2 chromium nodejs npm git ca-certificates)
 missing=()
 for p in "${apt_packages[@]}"; do

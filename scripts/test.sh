@@ -32,8 +32,12 @@ cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build/native -j"$jobs"
 ctest --test-dir build/native --output-on-failure --no-tests=error
 
+step "C++ consumers: find_package from an install prefix, add_subdirectory"
+bash tests/install/find-package.sh build/native
+bash tests/install/add-subdirectory.sh
+
 step "native core under AddressSanitizer + UBSan"
-cmake -S . -B build/sanitize -DCMAKE_BUILD_TYPE=Debug -DATTN_SANITIZE=ON -DATTN_BUILD_BENCH=OFF >/dev/null
+cmake -S . -B build/sanitize -DCMAKE_BUILD_TYPE=Debug -DATTN_SANITIZE=ON -DATTNSCOPE_BUILD_BENCH=OFF >/dev/null
 cmake --build build/sanitize -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build/sanitize --output-on-failure --no-tests=error
 
@@ -43,7 +47,7 @@ step "core compiled to wasm: Catch2 suite under Node (ctest)"
 # The relaxed-SIMD flavour (fused multiply-add) runs the same suite; its
 # CMake adds Node's relaxed-SIMD flag to the emulator where Node needs one.
 for flavour in wasm-tests:OFF wasm-tests-relaxed:ON; do
-  emcmake cmake -S . -B "build/${flavour%:*}" -DCMAKE_BUILD_TYPE=Release -DATTN_BUILD_BENCH=OFF \
+  emcmake cmake -S . -B "build/${flavour%:*}" -DCMAKE_BUILD_TYPE=Release -DATTNSCOPE_BUILD_BENCH=OFF \
     "-DATTN_WASM_RELAXED_SIMD=${flavour#*:}" \
     "-DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/node;--no-experimental-fetch" >/dev/null
   cmake --build "build/${flavour%:*}" --target attnscope_tests -j"$jobs"

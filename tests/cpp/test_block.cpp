@@ -12,11 +12,15 @@
 #include "attnscope/attnscope.hpp"
 #include "kernels/activation.hpp"
 #include "kernels/layer_norm.hpp"
+#include "test_attention_reference.hpp"
+#include "test_kernels_support.hpp"
 
 using attnscope::Activation;
 using attnscope::Linear;
 using attnscope::Shape;
 using attnscope::Tensor;
+using attnscope::testing::random_floats;
+using attnscope::testing::random_tensor;
 
 namespace {
 
@@ -30,20 +34,8 @@ std::vector<std::size_t> test_lengths() {
   return n;
 }
 
-std::vector<float> random_values(std::size_t n, std::mt19937& rng,
-                                 float lo = -2.0f, float hi = 2.0f) {
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
-Tensor random_tensor(Shape shape, std::mt19937& rng, float lo = -2.0f,
-                     float hi = 2.0f) {
-  std::size_t n = 1;
-  for (std::size_t d : shape) n *= d;
-  return Tensor(shape, random_values(n, rng, lo, hi));
-}
+// The block tests draw values in [-2, 2) unless they say otherwise.
+constexpr float kLo = -2.0f, kHi = 2.0f;
 
 // x (rows, in) · W (in, out) + b in double.
 std::vector<double> linear_ref(const std::vector<double>& x, std::size_t rows,
@@ -98,9 +90,9 @@ TEST_CASE("layer_norm kernel matches its double reference", "[block][layer_norm]
   for (std::size_t n : test_lengths()) {
     // A large offset checks the two-pass variance (no E[x²]−E[x]² cancellation).
     for (float offset : {0.0f, 50.0f}) {
-      std::vector<float> x = random_values(n, rng, offset - 1.5f, offset + 1.5f);
-      std::vector<float> gamma = random_values(n, rng, 0.5f, 1.5f);
-      std::vector<float> beta = random_values(n, rng);
+      std::vector<float> x = random_floats(rng, n, offset - 1.5f, offset + 1.5f);
+      std::vector<float> gamma = random_floats(rng, n, 0.5f, 1.5f);
+      std::vector<float> beta = random_floats(rng, n, kLo, kHi);
       std::vector<float> got(n), want(n);
       attnscope::kernels::layer_norm_row<Arch>(x.data(), gamma.data(),
                                            beta.data(), 1e-5f, got.data(), n);
@@ -119,7 +111,7 @@ TEST_CASE("layer_norm with gamma=1, beta=0 gives mean 0 and variance 1",
   std::mt19937 rng(11);
   for (std::size_t C : test_lengths()) {
     if (C < 2) continue;
-    const Tensor x = random_tensor({3, C}, rng, -4.0f, 4.0f);
+    const Tensor x = random_tensor(rng, {3, C}, -4.0f, 4.0f);
     const Tensor y = attnscope::layer_norm(x, Tensor(), Tensor(), 1e-5f);
     REQUIRE(y.shape == x.shape);
     for (std::size_t r = 0; r < 3; ++r) {
@@ -157,9 +149,9 @@ TEST_CASE("layer_norm with gamma, beta and eps matches the reference, any rank",
   std::mt19937 rng(13);
   for (std::size_t C : {1u, 3u, 4u, 5u, 8u, 17u, 64u, 67u}) {
     for (float eps : {1e-5f, 1e-2f, 1.0f}) {
-      const Tensor x = random_tensor({2, 3, C}, rng);
-      const Tensor gamma = random_tensor({C}, rng);
-      const Tensor beta = random_tensor({C}, rng);
+      const Tensor x = random_tensor(rng, {2, 3, C}, kLo, kHi);
+      const Tensor gamma = random_tensor(rng, {C}, kLo, kHi);
+      const Tensor beta = random_tensor(rng, {C}, kLo, kHi);
       INFO("C = " << C << ", eps = " << eps);
       check_close(attnscope::layer_norm(x, gamma, beta, eps),
                   layer_norm_ref(to_double(x), C, gamma, beta, eps), 3e-5);
@@ -217,12 +209,12 @@ TEST_CASE("add_positional_encoding adds the same encoding to every sequence",
           "[block][positional]") {
   std::mt19937 rng(17);
   const Tensor pe = attnscope::positional_encoding(5, 6);
-  const Tensor x2 = random_tensor({5, 6}, rng);
+  const Tensor x2 = random_tensor(rng, {5, 6}, kLo, kHi);
   const Tensor y2 = attnscope::add_positional_encoding(x2);
   REQUIRE(y2.shape == x2.shape);
   for (std::size_t i = 0; i < 30; ++i) CHECK(y2.data[i] == x2.data[i] + pe.data[i]);
 
-  const Tensor x3 = random_tensor({3, 5, 6}, rng);
+  const Tensor x3 = random_tensor(rng, {3, 5, 6}, kLo, kHi);
   const Tensor y3 = attnscope::add_positional_encoding(x3);
   REQUIRE(y3.shape == x3.shape);
   for (std::size_t i = 0; i < 90; ++i) CHECK(y3.data[i] == x3.data[i] + pe.data[i % 30]);
@@ -231,8 +223,8 @@ TEST_CASE("add_positional_encoding adds the same encoding to every sequence",
 TEST_CASE("residual_add is element-wise a + b", "[block][residual]") {
   std::mt19937 rng(19);
   for (std::size_t n : test_lengths()) {
-    const Tensor a = random_tensor({2, n}, rng);
-    const Tensor b = random_tensor({2, n}, rng);
+    const Tensor a = random_tensor(rng, {2, n}, kLo, kHi);
+    const Tensor b = random_tensor(rng, {2, n}, kLo, kHi);
     const Tensor y = attnscope::residual_add(a, b);
     REQUIRE(y.shape == a.shape);
     for (std::size_t i = 0; i < a.size(); ++i) REQUIRE(y.data[i] == a.data[i] + b.data[i]);
@@ -244,10 +236,10 @@ TEST_CASE("linear() matches the double reference",
   std::mt19937 rng(23);
   for (std::size_t in : {1u, 2u, 3u, 4u, 5u, 7u, 16u, 33u, 67u}) {
     for (std::size_t out : {1u, 3u, 4u, 5u, 8u, 9u, 31u, 64u, 67u}) {
-      const Tensor w = random_tensor({in, out}, rng);
-      const Tensor b = random_tensor({out}, rng);
+      const Tensor w = random_tensor(rng, {in, out}, kLo, kHi);
+      const Tensor b = random_tensor(rng, {out}, kLo, kHi);
       // 7 rows: one 4-row tile of the matmul and a remainder of 3.
-      const Tensor x = random_tensor({7, 1, in}, rng);
+      const Tensor x = random_tensor(rng, {7, 1, in}, kLo, kHi);
       INFO("in = " << in << ", out = " << out);
       const double tol = 1e-5 * (1.0 + in);
       check_close(attnscope::linear(x, Linear{w, b}),
@@ -278,7 +270,7 @@ TEST_CASE("GELU is exact (erf), ReLU clamps at zero", "[block][activation]") {
 
   std::mt19937 rng(29);
   for (std::size_t n : test_lengths()) {
-    const std::vector<float> x = random_values(n, rng, -6.0f, 6.0f);
+    const std::vector<float> x = random_floats(rng, n, -6.0f, 6.0f);
     std::vector<float> gelu = x, relu = x;
     attnscope::kernels::gelu_inplace<Arch>(gelu.data(), n);
     attnscope::kernels::relu_inplace<Arch>(relu.data(), n);
@@ -295,9 +287,11 @@ TEST_CASE("feed_forward is Linear → activation → Linear", "[block][feed_forw
   for (Activation act : {Activation::ReLU, Activation::GELU}) {
     for (std::size_t C : {1u, 4u, 6u, 17u}) {
       for (std::size_t hidden : {1u, 5u, 8u, 67u}) {
-        const Tensor x = random_tensor({2, 3, C}, rng);
-        const Linear first{random_tensor({C, hidden}, rng), random_tensor({hidden}, rng)};
-        const Linear second{random_tensor({hidden, C}, rng), random_tensor({C}, rng)};
+        const Tensor x = random_tensor(rng, {2, 3, C}, kLo, kHi);
+        const Linear first{random_tensor(rng, {C, hidden}, kLo, kHi),
+                           random_tensor(rng, {hidden}, kLo, kHi)};
+        const Linear second{random_tensor(rng, {hidden, C}, kLo, kHi),
+                            random_tensor(rng, {C}, kLo, kHi)};
         std::vector<double> h = linear_ref(to_double(x), 6, C, first.weight, first.bias);
         for (double& v : h) {
           v = act == Activation::ReLU ? attnscope::kernels::relu_reference(v)
@@ -360,19 +354,21 @@ attnscope::BlockWeights random_block(std::size_t C, std::size_t H, std::size_t h
                                      std::mt19937& rng) {
   attnscope::BlockWeights w;
   const std::size_t d = 4;
-  w.attention.wq = random_tensor({C, H * d}, rng, -0.5f, 0.5f);
-  w.attention.wk = random_tensor({C, H * d}, rng, -0.5f, 0.5f);
-  w.attention.wv = random_tensor({C, H * d}, rng, -0.5f, 0.5f);
-  w.attention.bq = random_tensor({H * d}, rng, -0.5f, 0.5f);
-  w.attention.wo = random_tensor({H * d, C}, rng, -0.5f, 0.5f);
-  w.attention.bo = random_tensor({C}, rng, -0.5f, 0.5f);
+  w.attention.wq = random_tensor(rng, {C, H * d}, -0.5f, 0.5f);
+  w.attention.wk = random_tensor(rng, {C, H * d}, -0.5f, 0.5f);
+  w.attention.wv = random_tensor(rng, {C, H * d}, -0.5f, 0.5f);
+  w.attention.bq = random_tensor(rng, {H * d}, -0.5f, 0.5f);
+  w.attention.wo = random_tensor(rng, {H * d, C}, -0.5f, 0.5f);
+  w.attention.bo = random_tensor(rng, {C}, -0.5f, 0.5f);
   w.attention.heads = H;
-  w.norm1_gamma = random_tensor({C}, rng, 0.5f, 1.5f);
-  w.norm1_beta = random_tensor({C}, rng, -0.5f, 0.5f);
-  w.norm2_gamma = random_tensor({C}, rng, 0.5f, 1.5f);
-  w.norm2_beta = random_tensor({C}, rng, -0.5f, 0.5f);
-  w.ff1 = Linear{random_tensor({C, hidden}, rng, -0.5f, 0.5f), random_tensor({hidden}, rng)};
-  w.ff2 = Linear{random_tensor({hidden, C}, rng, -0.5f, 0.5f), random_tensor({C}, rng)};
+  w.norm1_gamma = random_tensor(rng, {C}, 0.5f, 1.5f);
+  w.norm1_beta = random_tensor(rng, {C}, -0.5f, 0.5f);
+  w.norm2_gamma = random_tensor(rng, {C}, 0.5f, 1.5f);
+  w.norm2_beta = random_tensor(rng, {C}, -0.5f, 0.5f);
+  w.ff1 = Linear{random_tensor(rng, {C, hidden}, -0.5f, 0.5f),
+                 random_tensor(rng, {hidden}, kLo, kHi)};
+  w.ff2 = Linear{random_tensor(rng, {hidden, C}, -0.5f, 0.5f),
+                 random_tensor(rng, {C}, kLo, kHi)};
   return w;
 }
 
@@ -382,7 +378,7 @@ TEST_CASE("transformer_block composes the parts, pre-norm and post-norm",
           "[block][transformer_block]") {
   std::mt19937 rng(37);
   const std::size_t B = 2, T = 5, C = 8, H = 2, hidden = 16;
-  const Tensor x = random_tensor({B, T, C}, rng);
+  const Tensor x = random_tensor(rng, {B, T, C}, kLo, kHi);
   attnscope::BlockWeights w = random_block(C, H, hidden, rng);
   const std::vector<double> xd = to_double(x);
   const double eps = w.eps;
@@ -436,7 +432,7 @@ TEST_CASE("transformer_block: trace fields agree, fast path equals traced path",
           "[block][transformer_block]") {
   std::mt19937 rng(41);
   const std::size_t T = 7, C = 12, H = 3, hidden = 20;
-  const Tensor x = random_tensor({T, C}, rng);  // one sequence, rank 2
+  const Tensor x = random_tensor(rng, {T, C}, kLo, kHi);  // one sequence, rank 2
   attnscope::BlockWeights w = random_block(C, H, hidden, rng);
   for (bool norm_first : {false, true}) {
     w.norm_first = norm_first;
@@ -473,7 +469,7 @@ TEST_CASE("transformer_block: a fully padded sequence stays finite and is flagge
           "[block][transformer_block]") {
   std::mt19937 rng(43);
   const std::size_t B = 2, T = 4, C = 8, H = 2, hidden = 8;
-  const Tensor x = random_tensor({B, T, C}, rng);
+  const Tensor x = random_tensor(rng, {B, T, C}, kLo, kHi);
   attnscope::BlockWeights w = random_block(C, H, hidden, rng);
   for (bool trace : {true, false}) {
     attnscope::AttentionOptions options;

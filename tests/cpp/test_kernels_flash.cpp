@@ -12,6 +12,7 @@
 #include "kernels/flash_attention.hpp"
 #include "kernels/mask_row.hpp"
 #include "kernels/pack_keys.hpp"
+#include "test_attention_reference.hpp"
 #include "test_kernels_support.hpp"
 
 using namespace attnscope::kernels;
@@ -35,6 +36,29 @@ void flash_unpacked(const std::vector<float>& q, const std::vector<float>& k,
   FlashWorkspace ws;
   flash_attention(q.data(), keys.data(), values.data(), T, d_k, d_v, scale, mask, out.data(),
                   flags.data(), ws);
+}
+
+// The double-precision reference attention of one head under `mask`,
+// restated as the library's Mask: q, k (T × d_k), v (T × d_v).
+attnscope::testing::ReferenceResult reference_head(const std::vector<float>& q,
+                                                   const std::vector<float>& k,
+                                                   const std::vector<float>& v, std::size_t T,
+                                                   std::size_t d_k, std::size_t d_v,
+                                                   double scale, const HeadMask& mask) {
+  attnscope::Mask m;
+  m.causal = mask.causal;
+  if (mask.key_length < T) m.lengths = {mask.key_length};
+  if (mask.additive) {
+    m.additive =
+        attnscope::Tensor({T, T}, std::vector<float>(mask.additive, mask.additive + T * T));
+  }
+  if (mask.allowed) {
+    m.allowed.shape = {T, T};
+    m.allowed.data.assign(mask.allowed, mask.allowed + T * T);
+  }
+  using attnscope::testing::to_double;
+  return attnscope::testing::reference_attention(to_double(q), to_double(k), to_double(v), 1, 1,
+                                                 T, d_k, d_v, scale, m);
 }
 
 struct FlashCase {
@@ -67,11 +91,11 @@ void check_flash(const FlashCase& fc, std::mt19937& rng) {
   const float scale = 1.0f / std::sqrt(float(fc.d_k));
 
   std::vector<float> out(T * fc.d_v, 123.0f);
-  std::vector<std::uint8_t> flags(T, 7), ref_flags(T);
-  std::vector<double> ref(T * fc.d_v);
+  std::vector<std::uint8_t> flags(T, 7);
   flash_unpacked(q, k, v, T, fc.d_k, fc.d_v, scale, mask, out, flags);
-  flash_attention_reference(q.data(), k.data(), v.data(), T, fc.d_k, fc.d_v, scale, mask,
-                            ref.data(), ref_flags.data());
+  const auto reference = reference_head(q, k, v, T, fc.d_k, fc.d_v, scale, mask);
+  const std::vector<double>& ref = reference.output;
+  const std::vector<std::uint8_t>& ref_flags = reference.fully_masked;
   INFO("T = " << T << ", d_k = " << fc.d_k << ", d_v = " << fc.d_v << ", causal = " << fc.causal
               << ", key_length = " << fc.key_length << ", additive = " << fc.additive
               << ", allowed = " << fc.allowed);
@@ -97,12 +121,10 @@ OneDimResult flash_one_dim(const std::vector<float>& k, const std::vector<float>
   const std::size_t T = k.size(), d = 1;
   const std::vector<float> q(T, 1.0f);
   std::vector<float> out(T);
-  std::vector<std::uint8_t> flags(T), ref_flags(T);
-  std::vector<double> ref(T);
+  std::vector<std::uint8_t> flags(T);
   flash_unpacked(q, k, v, T, d, d, 1.0f, mask, out, flags);
-  flash_attention_reference(q.data(), k.data(), v.data(), T, d, d, 1.0, mask, ref.data(),
-                            ref_flags.data());
-  return {max_scaled_error(out, ref, 1.0), flags == ref_flags};
+  const auto reference = reference_head(q, k, v, T, d, d, 1.0, mask);
+  return {max_scaled_error(out, reference.output, 1.0), flags == reference.fully_masked};
 }
 
 // A mask that hides nothing: T queries, T keys.

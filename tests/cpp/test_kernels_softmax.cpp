@@ -152,8 +152,11 @@ TEST_CASE("exp_sum_row_in_range gives exp_sum_max_row's weights and sum bit for 
   // For a power-of-two scale, 2^((x − max/scale)·scale·log2 e) is
   // exactly the weight exp_sum_max_row computes from x·scale − max.
   std::mt19937 rng(7);
-  // Past 128, exp_sum_row_in_range works in chunks of 128 scores.
-  for (std::size_t n : {4u, 8u, 12u, 16u, 20u, 64u, 128u, 132u, 260u, 392u}) {
+  // Past 128, exp_sum_row_in_range works in chunks of 128 scores. n is a
+  // multiple of the batch width W (4, 8 or 16 floats), as the kernel requires.
+  constexpr std::size_t W = xsimd::batch<float>::size;
+  for (std::size_t batches : {1u, 2u, 3u, 4u, 5u, 16u, 32u, 33u, 65u, 98u}) {
+    const std::size_t n = batches * W;
     for (float scale : {1.0f, 0.125f, 0.5f, 4.0f, 0x1p-20f, 0x1p20f}) {
       // Scaled scores in [-30, 10], shifted against one of them.
       std::vector<float> x = random_floats(rng, n, -30.0f, 10.0f);
@@ -174,7 +177,9 @@ TEST_CASE("exp_sum_row_in_range gives exp_sum_max_row's weights and sum bit for 
 TEST_CASE("exp_sum_max_row scales, exponentiates, sums and finds the max in one pass",
           "[kernels][softmax]") {
   std::mt19937 rng(5);
-  for (std::size_t n : {4u, 8u, 12u, 16u, 20u, 64u, 128u}) {
+  constexpr std::size_t W = xsimd::batch<float>::size;  // n is a multiple of it
+  for (std::size_t batches : {1u, 2u, 3u, 4u, 5u, 16u, 32u}) {
+    const std::size_t n = batches * W;
     for (float scale : {1.0f, 0.125f, -2.0f}) {
     // Scaled scores z in [-30, 10]: weights e^-36 … e^4 against the shift.
     std::vector<float> x = random_floats(rng, n, -30.0f, 10.0f);
@@ -203,9 +208,9 @@ TEST_CASE("exp_sum_max_row scales, exponentiates, sums and finds the max in one 
     }
   }
   // An all-masked row: zeros, sum 0, max -inf.
-  std::vector<float> masked(8, -kInf), y(8, 1.0f);
+  std::vector<float> masked(2 * W, -kInf), y(2 * W, 1.0f);
   float x_max = 0.0f;
-  CHECK(exp_sum_max_row(masked.data(), y.data(), 8, 1.0f, 0.0f, &x_max) == 0.0f);
+  CHECK(exp_sum_max_row(masked.data(), y.data(), 2 * W, 1.0f, 0.0f, &x_max) == 0.0f);
   CHECK(x_max == -kInf);
   for (float v : y) CHECK(v == 0.0f);
 }

@@ -1,12 +1,17 @@
-// Helpers shared by the kernel and attention tests: fixed-seed random data,
-// the sizes every kernel is checked at, and relative error measures.
+// Helpers shared by the kernel, attention and block tests: fixed-seed random
+// data, constant tensors, the sizes every kernel is checked at, and relative
+// error measures. (random_tensor lives beside the reference, in
+// test_attention_reference.hpp.)
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <random>
+#include <utility>
 #include <vector>
+
+#include "attnscope/tensor.hpp"
 
 namespace attnscope::testing {
 
@@ -22,6 +27,13 @@ inline std::vector<float> random_floats(std::mt19937& rng, std::size_t n, float 
   std::vector<float> v(n);
   for (float& x : v) x = dist(rng);
   return v;
+}
+
+/// A tensor of `shape` with every value `value`.
+inline Tensor filled(Shape shape, float value = 0.5f) {
+  std::size_t n = 1;
+  for (std::size_t d : shape) n *= d;
+  return Tensor(std::move(shape), std::vector<float>(n, value));
 }
 
 /// max over i of |y − ref| / max(|ref|, floor): a relative error that

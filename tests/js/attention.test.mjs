@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { engine } from './engine.mjs';
-import { assertClose, attendHead, maskFunction, rng, selfAttentionReference } from './reference.mjs';
+import { attendHead, maskFunction, selfAttentionReference } from 'attnscope/reference';
+import { assertClose, rng } from './support.mjs';
 
 const tol = { atol: 3e-5, rtol: 3e-5 };
 

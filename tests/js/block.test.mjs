@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { engine } from './engine.mjs';
-import { assertClose, gelu, layerNormReference, matmul, relu, rng, selfAttentionReference } from './reference.mjs';
+import { gelu, layerNormReference, matmul, relu, selfAttentionReference } from 'attnscope/reference';
+import { assertClose, rng } from './support.mjs';
 
 const tol = { atol: 3e-5, rtol: 3e-5 };
 const add = (a, b) => a.map((v, i) => v + b[i]);

@@ -1,13 +1,13 @@
 // Every public name in the shipped declarations carries a doc comment (TSDoc),
 // so editors show documentation for the whole API.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import ts from 'typescript';
 
-const kPublicDeclarations = ['index.d.ts', 'types.d.ts', 'errors.d.ts', 'node.d.ts', 'worker.d.ts', 'worker-node.d.ts', 'worker-protocol.d.ts'];
+const kPublicDeclarations = ['index.d.ts', 'types.d.ts', 'errors.d.ts', 'node.d.ts', 'worker.d.ts', 'worker-node.d.ts', 'worker-protocol.d.ts', 'reference.d.ts'];
 const dist = new URL('./', import.meta.resolve('attnscope/attnscope.wasm'));
 
 function undocumented(file) {
@@ -36,4 +36,33 @@ function undocumented(file) {
 test('every exported declaration and member in the shipped .d.ts files has a doc comment', () => {
   const missing = kPublicDeclarations.flatMap(undocumented);
   assert.deepEqual(missing, []);
+});
+
+// The Markdown docs link to each other and into the tree: every relative link
+// must reach a file, and every #anchor a heading of that file.
+const root = new URL('../../', import.meta.url);
+const kDocs = ['README.md', 'CONTRIBUTING.md', 'CHANGELOG.md', 'tests/README.md', 'web/bench/README.md', 'docs/USAGE.md', 'docs/ARCHITECTURE.md', 'docs/performance/README.md', 'docs/performance/journal.md'];
+
+/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
+const slug = (heading) => heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\- ]/gu, '').replace(/ /g, '-');
+
+function headings(file) {
+  const text = readFileSync(fileURLToPath(file), 'utf8').replace(/```[\s\S]*?```/g, '');
+  return new Set([...text.matchAll(/^#+ (.+)$/gm)].map((m) => slug(m[1])));
+}
+
+test('relative links in the docs reach existing files and headings', () => {
+  const broken = [];
+  for (const doc of kDocs) {
+    const url = new URL(doc, root);
+    const text = readFileSync(fileURLToPath(url), 'utf8').replace(/```[\s\S]*?```/g, '');
+    for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/.test(target)) continue; // https:, mailto:
+      const [path, anchor] = target.split('#');
+      const file = path ? new URL(path, url) : url;
+      if (!existsSync(file)) broken.push(`${doc}: ${target} (no such file)`);
+      else if (anchor && file.pathname.endsWith('.md') && !headings(file).has(anchor)) broken.push(`${doc}: ${target} (no such heading)`);
+    }
+  }
+  assert.deepEqual(broken, []);
 });

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { AttnScopeError } from 'attnscope';
 
 import { engine } from './engine.mjs';
-import { assertClose } from './reference.mjs';
+import { assertClose } from './support.mjs';
 
 const I2 = [[1, 0], [0, 1]];
 const seed001 = { x: I2, wq: I2, wk: I2, wv: [[1, 2], [3, 4]] };

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { engine } from './engine.mjs';
-import { assertClose, attendHead, rng } from './reference.mjs';
+import { attendHead } from 'attnscope/reference';
+import { assertClose, rng } from './support.mjs';
 
 const I2 = [[1, 0], [0, 1]];
 const seed001 = { x: I2, wq: I2, wk: I2, wv: [[1, 2], [3, 4]] };

@@ -8,7 +8,7 @@ import { createAttnScopePool, AttnScopeError } from 'attnscope/worker';
 import { splitAttention } from '../../dist/attention-split.js';
 
 import { engine } from './engine.mjs';
-import { rng } from './reference.mjs';
+import { rng } from './support.mjs';
 
 // minSplitFlops 0: even the small inputs below are split.
 const pool = createAttnScopePool({ workers: 3, minSplitFlops: 0 });

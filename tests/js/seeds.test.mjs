@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { hasRelaxedSimd } from 'attnscope';
 
 import { engine } from './engine.mjs';
-import { assertClose } from './reference.mjs';
+import { assertClose } from './support.mjs';
 
 test('seed 001: X = I, W_Q = W_K = I, W_V = [[1,2],[3,4]], scaled by 1/sqrt(2)', () => {
   const r = engine.selfAttention({

@@ -6,7 +6,7 @@ import { after, test } from 'node:test';
 import { createAttnScopeWorker, AttnScopeError } from 'attnscope/worker';
 
 import { engine } from './engine.mjs';
-import { assertClose, rng } from './reference.mjs';
+import { assertClose, rng } from './support.mjs';
 
 const I2 = [[1, 0], [0, 1]];
 const seed001 = { x: I2, wq: I2, wk: I2, wv: [[1, 2], [3, 4]] };

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 
 import { AttnScopeError, createAttnScope, version } from 'attnscope';
+import { selfAttentionReference } from 'attnscope/reference';
 import { createAttnScopePool, createAttnScopeWorker } from 'attnscope/worker';
 
 const I2 = [[1, 0], [0, 1]];
@@ -16,6 +17,10 @@ const r = engine.selfAttention(seed001);
 const coldMs = performance.now() - t0;
 assert.ok(near([...r.output.data]), `seed 001 output ${[...r.output.data]}`);
 assert.equal(engine.version, version);
+// The shipped reference gives the same numbers in double precision.
+const flat = (m) => m.flat();
+const ref = selfAttentionReference({ x: flat(I2), B: 1, T: 2, C: 2, wq: flat(I2), wk: flat(I2), wv: [1, 2, 3, 4], heads: 1, factor: Math.SQRT1_2 });
+assert.ok(near([...ref.output]), `attnscope/reference output ${[...ref.output]}`);
 assert.throws(() => engine.selfAttention({ ...seed001, heads: 0 }), AttnScopeError);
 
 const worker = createAttnScopeWorker();

@@ -1,5 +1,6 @@
 // Type-checked with tsc --strict (NodeNext) against the shipped declarations.
 import { AttnScopeError, createAttnScope, type AttnScope, type SelfAttentionResult, type TensorOut } from 'attnscope';
+import { attendHead, type HeadSteps } from 'attnscope/reference';
 import { createAttnScopePool, createAttnScopeWorker, type AttnScopePool, type AttnScopeWorker, type PoolInfo } from 'attnscope/worker';
 
 export async function run(): Promise<number> {
@@ -34,3 +35,8 @@ export async function run(): Promise<number> {
   const e = new AttnScopeError('x');
   return (weights?.data.length ?? 0) + flags.length + pe.shape.length + e.message.length + info.workers + a.output.data.length + heap;
 }
+
+// attnscope/reference is typed too.
+const steps: HeadSteps = attendHead([1, 0, 0, 1], [1, 0, 0, 1], [1, 2, 3, 4], 2, 2, 2, Math.SQRT1_2);
+const firstWeight: number | undefined = steps.weights[0];
+void firstWeight;

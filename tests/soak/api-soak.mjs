@@ -5,19 +5,12 @@
 import assert from 'node:assert/strict';
 
 import { AttnScopeError, createAttnScope } from 'attnscope';
+import { mulberry32 } from 'attnscope/reference';
 
 const arg = (name, fallback) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
 const kCalls = arg('calls', 100_000);
-let seed = arg('seed', 1) >>> 0;
-
-// mulberry32: reproducible shapes for a given --seed.
-function random() {
-  seed = (seed + 0x6d2b79f5) >>> 0;
-  let t = seed;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
+// Reproducible shapes for a given --seed.
+const random = mulberry32(arg('seed', 1));
 const int = (lo, hi) => lo + Math.floor(random() * (hi - lo + 1));
 const floats = (n) => Float32Array.from({ length: n }, () => random() * 2 - 1);
 const pick = (xs) => xs[int(0, xs.length - 1)];

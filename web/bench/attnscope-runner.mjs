@@ -50,9 +50,8 @@ export async function createAttnScopeAttention({ q, k, v, H, T, d, causal }, { f
 /**
  * y = x·W for x (rows, inDim), W (inDim, outDim): attnscope's matmul through
  * engine.linear, writing into one output array reused across runs, as
- * attention does. At 1024×512 · 512×512, calls with a fresh 2 MiB output
- * took 18.5 ms of CPU time against 11.8 with `out` (alternating, pinned),
- * mostly the fresh array's page faults.
+ * attention does: a fresh output per call costs mostly its pages' faults
+ * (measured: docs/performance/journal.md, "What is measured").
  */
 export async function createAttnScopeLinear({ x, weight, rows, inDim, outDim }, { simd = 'auto' } = {}) {
   const engine = await loadAttnScope(simd);

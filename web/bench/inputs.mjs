@@ -2,17 +2,11 @@
 // the name of the CPU.
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
+import { mulberry32 } from 'attnscope/reference';
 
 /** n normally distributed floats from a seed (mulberry32 + Box–Muller): runs are comparable. */
 export function gaussian(n, seed) {
-  let s = seed >>> 0;
-  const uniform = () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const uniform = mulberry32(seed);
   const out = new Float32Array(n);
   for (let i = 0; i < n; i += 2) {
     const r = Math.sqrt(-2 * Math.log(1 - uniform()));

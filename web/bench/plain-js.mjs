@@ -1,7 +1,8 @@
 // Scaled dot-product attention in plain JavaScript, the baseline a web page
 // would write without WebAssembly: one query row at a time, scores for that
-// row only (O(T) scratch), max-subtracted softmax, then weights·values.
-// JS numbers are doubles, so this also serves as the accuracy reference.
+// row only (O(T) scratch), max-subtracted softmax, then weights·values. It
+// is a peer being timed, so it stays the loop a page would write; the
+// accuracy reference that keeps every step is attnscope/reference.
 
 /**
  * @param {Float32Array} queries (H, T, d) row-major

@@ -40,7 +40,8 @@ export async function createTfjsAttention(variant, { q, k, v, H, T, d, causal })
   const mask = causal ? tf.tensor2d(causalMaskAdditive(T), [T, T]) : null;
   const attend = (queries, keys, values) => {
     // An explicit transpose of the keys beats matMul(..., transposeB = true),
-    // which the wasm backend runs through a much slower path (measured 4×).
+    // which the wasm backend runs through a much slower path (measured:
+    // docs/performance/journal.md, "Figures formerly in code comments").
     let logits = tf.mul(tf.matMul(queries, tf.transpose(keys, keys.rank === 3 ? [0, 2, 1] : [1, 0])), scale);
     if (mask) logits = tf.add(logits, mask);
     return tf.matMul(tf.softmax(logits), values);
@@ -52,7 +53,7 @@ export async function createTfjsAttention(variant, { q, k, v, H, T, d, causal })
     async run() {
       // Results are read back inside tidy() and stored, never returned from it:
       // tidy() walks a returned object's properties looking for tensors, which
-      // for a Float32Array means every element (measured 30× slower).
+      // for a Float32Array means every element (measured: docs/performance/journal.md).
       if (variant === 'batched') {
         const shape = [H, T, d];
         tf.tidy(() => {

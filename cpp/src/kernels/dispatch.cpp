@@ -43,8 +43,8 @@ void flash_attention_best(const float* q, const float* packed_keys, const float*
 
 void matmul_best(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
                  std::size_t ldc, std::size_t m, std::size_t k, std::size_t n, bool accumulate) {
-  // Packing B pays once enough row blocks reuse it: in wasm, 1024×512·512×512
-  // went from 39–44 to a steady 44 GFLOP/s. The scratch is left uninitialised
+  // Packing B pays once enough row blocks reuse it (measured in wasm:
+  // docs/performance/journal.md). The scratch is left uninitialised
   // (the packing overwrites it); without memory for it, the product runs
   // unpacked.
   std::unique_ptr<float[]> scratch;

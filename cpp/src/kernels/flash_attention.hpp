@@ -30,7 +30,8 @@
 // accumulators were spilled by V8 as soon as the softmax code around them
 // grew.
 //
-// The reference is the plain definition in double precision.
+// The tests check it against the double-precision reference of
+// tests/cpp/test_attention_reference.hpp.
 #pragma once
 
 #include <algorithm>
@@ -398,39 +399,6 @@ void flash_attention(const float* q, const float* packed_keys, const float* pack
   size_workspace(ws, d_k, d_v);
   flash_attention_sized<Arch>(q, packed_keys, packed_values, T, T, d_k, d_v, scale, mask, out,
                               fully_masked, ws);
-}
-
-/// Reference: scores, mask, softmax and weights·V in double precision.
-/// q (T×d_k), keys (T×d_k, not transposed), v (T×d_v).
-inline void flash_attention_reference(const float* q, const float* keys, const float* v,
-                                      std::size_t T, std::size_t d_k, std::size_t d_v,
-                                      double scale, const HeadMask& mask, double* out,
-                                      std::uint8_t* fully_masked) {
-  const double neg_inf = -std::numeric_limits<double>::infinity();
-  std::vector<double> row(T);
-  for (std::size_t i = 0; i < T; ++i) {
-    double max = neg_inf;
-    for (std::size_t j = 0; j < T; ++j) {
-      double s = 0.0;
-      for (std::size_t p = 0; p < d_k; ++p) s += static_cast<double>(q[i * d_k + p]) * keys[j * d_k + p];
-      s *= scale;
-      if (mask.additive) s += mask.additive[i * T + j];
-      const bool hidden = (mask.allowed && !mask.allowed[i * T + j]) || j >= mask.key_end(i);
-      row[j] = hidden ? neg_inf : s;
-      max = std::max(max, row[j]);
-    }
-    fully_masked[i] = max == neg_inf ? 1 : 0;
-    double sum = 0.0;
-    for (std::size_t j = 0; j < T; ++j) {
-      row[j] = max == neg_inf ? 0.0 : std::exp(row[j] - max);
-      sum += row[j];
-    }
-    for (std::size_t c = 0; c < d_v; ++c) {
-      double acc = 0.0;
-      for (std::size_t j = 0; j < T; ++j) acc += row[j] * v[j * d_v + c];
-      out[i * d_v + c] = sum > 0.0 ? acc / sum : 0.0;
-    }
-  }
 }
 
 }  // namespace attnscope::kernels

@@ -6,17 +6,17 @@
 // keeps a kMatmulRows × (kMatmulCols batches) tile of C in registers and
 // streams one row of B per step of the shared dimension, so each loaded B
 // batch is used kMatmulRows times and each broadcast A value kMatmulCols
-// times. 4 × 2 measured fastest both natively (sse2) and in wasm, against
-// 6 × 2, 4 × 3 and 8 × 1, which spill registers under V8; in the relaxed-SIMD
-// build too, against 5 × 2 and 6 × 2, although an FMA's latency would want
-// more than 8 accumulators: V8 holds a step's loads live all at once
-// (web/bench/README.md, "Wider tiles").
+// times. 4 × 2 measured fastest both natively (sse2) and in wasm: the wider
+// tiles tried spill registers under V8, in the relaxed-SIMD build too,
+// although an FMA's latency would want more than 8 accumulators, because V8
+// holds a step's loads live all at once (docs/performance/journal.md,
+// "Wider tiles").
 //
 // B is read through a layout: RowsB (row by row, ldb apart) or PanelsB
 // (column panels whose rows follow each other in memory). Walking down B
 // rows 512 bytes apart, as in a 128-key tile, puts every row of a tile's
 // columns in the same 8 of the L1 cache's 64 sets; panels keep the walk in
-// consecutive lines (web/bench/README.md, "B panels").
+// consecutive lines (docs/performance/journal.md, "B panels").
 #pragma once
 
 #include <algorithm>
@@ -39,10 +39,10 @@ inline constexpr std::size_t kPackedA = ~std::size_t{0};
 
 // How the micro-kernel walks A and B. In wasm, V8 cannot fold an index
 // times a stride into an address, so indexed loads cost a multiply and an
-// add per row and step; advancing pointers instead made the flash kernel 7 %
-// faster. Natively GCC does better with the indexed form (SSE2 256³: 39.8
-// against 32 GFLOP/s), so it keeps it where A's layout is only known at run
-// time.
+// add per row and step, and advancing pointers instead made the flash kernel
+// faster. Natively GCC does better with the indexed form, so it keeps it
+// where A's layout is only known at run time (both measured:
+// docs/performance/journal.md, "Figures formerly in code comments").
 #if defined(__wasm__)
 inline constexpr bool kBumpPointers = true;
 #else
@@ -108,8 +108,8 @@ inline void matmul_tile(const float* a, std::size_t lda_runtime, const BLayout& 
   // of B at b_row. Advanced pointers put A's values at fixed offsets from
   // a_col when its layout is known at compile time; the loop then ends on
   // a_col, with no step counter: two integer instructions fewer per step,
-  // which a Zen 3 core, dispatching 6 instructions a cycle to 16 arithmetic
-  // ones per step, turns into 3 % of the whole flash kernel in wasm.
+  // which counts on a core whose dispatch width, not its arithmetic, bounds
+  // the step (a Zen 3 core in wasm; docs/performance/journal.md).
   constexpr bool advance = kBumpPointers || kLda != 0;
   const auto step = [&](const float* a_col, const float* b_row) {
     batch bv[Cols];

@@ -4,7 +4,7 @@
 // and V8 then allocates registers for the merged function as a whole: in
 // the flash kernel, a few more values live across the loops were enough for
 // it to spill the micro-kernel's accumulators to the stack on every step
-// (40 % slower). wasm-opt leaves functions alone that are reached through
+// (measured: docs/performance/journal.md). wasm-opt leaves functions alone that are reached through
 // the function table, so in wasm the calls go through a pointer read from
 // memory. Natively the call is direct and the compiler decides.
 #pragma once

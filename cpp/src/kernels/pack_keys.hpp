@@ -6,9 +6,9 @@
 // (Kᵀ of a 128-key tile) or 256 bytes (values of width 64), so a tile's
 // rows fall in a few cache sets and evict each other. Packed as panels of
 // kPanelWidth columns (one 64-byte line per row), the rows a micro-kernel
-// reads follow each other in memory: on a Zen 3 core in wasm, standalone
-// tile products ran 9–14 % faster so, the flash kernel's products 5–7 %
-// (web/bench/README.md, "B panels").
+// reads follow each other in memory, which made both the standalone tile
+// products and the flash kernel's faster in wasm (docs/performance/journal.md,
+// "B panels").
 //
 // The packing runs in attention_fast.cpp, compiled for the baseline
 // instruction set only, before the dispatched kernel: hence plain inline

@@ -90,7 +90,7 @@ namespace detail {
 /// and 2^n in a scratch chunk; the second, exp2_finish_chunk, evaluates the
 /// polynomial. Each pass's chain of dependent operations is short enough for
 /// the CPU to overlap many batches, where one pass doing both left it
-/// waiting on latency (web/bench/README.md). A multiple of 2·W, so that the
+/// waiting on latency (docs/performance/journal.md). A multiple of 2·W, so that the
 /// sum's pairs never straddle chunks.
 inline constexpr std::size_t kExpChunk = 128;
 

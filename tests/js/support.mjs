@@ -1,0 +1,33 @@
+// Test utilities of the package's tests: seeded inputs and a closeness check.
+// The double-precision reference they compare with is the package's own
+// attnscope/reference.
+import assert from 'node:assert/strict';
+import { mulberry32 } from 'attnscope/reference';
+
+/** Deterministic uniform numbers from a seed: next() in [0, 1), floats in [lo, hi), ints in [lo, hi]. */
+export function rng(seed) {
+  const next = mulberry32(seed);
+  return {
+    next,
+    floats(n, lo = -1, hi = 1) {
+      const out = new Float32Array(n);
+      for (let i = 0; i < n; i++) out[i] = lo + (hi - lo) * next();
+      return out;
+    },
+    int(lo, hi) {
+      return lo + Math.floor(next() * (hi - lo + 1));
+    },
+  };
+}
+
+/** Asserts |actual − expected| ≤ atol + rtol·|expected| element-wise (equal infinities pass). */
+export function assertClose(actual, expected, { atol = 2e-5, rtol = 2e-5, what = 'value' } = {}) {
+  assert.equal(actual.length, expected.length, `${what}: length`);
+  for (let i = 0; i < expected.length; i++) {
+    const a = actual[i];
+    const e = expected[i];
+    if (a === e) continue;
+    const ok = Math.abs(a - e) <= atol + rtol * Math.abs(e);
+    if (!ok) assert.fail(`${what}[${i}]: got ${a}, expected ${e}`);
+  }
+}
