@@ -54,6 +54,38 @@ export type MaskSpec =
         | readonly number[];
       /** Shape of a flat `allowed`; inferred from its length (or nesting) when omitted. */
       allowedShape?: readonly number[];
+      /**
+       * Sliding window, a positive integer W: key j is visible to query i only if
+       * |pos(i) − j| < W, where pos(i) = Tk − Tq + i. Default: no window.
+       */
+      window?: number;
+      /** Attention sinks: keys j < sinks stay visible through the window (still subject to causal); at most Tk. */
+      sinks?: number;
+    };
+
+/** Rotary position embedding (RoPE, the Llama / GPT-NeoX rotate-half convention). */
+export interface RopeSpec {
+  /**
+   * Base of the angles, finite and > 0; default 10000. Pairs (p, p + d/2) of q
+   * at pos(i) and of k at j turn by pos·base^(−2p/d). d_k must be even.
+   */
+  base?: number;
+}
+
+/**
+ * A bias added to the scaled scores, before the mask: `'alibi'` adds
+ * −m_h·|pos(i) − j| (m_h = 2^(−8(h+1)/H) for H a power of two, the ALiBi
+ * paper's rule otherwise); an object gives ALiBi and/or a general bias.
+ */
+export type BiasSpec =
+  | 'alibi'
+  | {
+      /** Adds the ALiBi bias. */
+      alibi?: boolean;
+      /** A finite bias (H, Tq, Tk) shared by the batch, or (B, H, Tq, Tk); added after ALiBi. */
+      values?: TensorInput;
+      /** Shape of a flat `values`; inferred from its length (or nesting) when omitted. */
+      shape?: readonly number[];
     };
 
 /**
@@ -69,6 +101,10 @@ export interface AttentionCommonOptions {
   scale?: ScaleSpec;
   /** Mask; default `'none'`. */
   mask?: MaskSpec;
+  /** Rotate q and k (RoPE) before the scores; default: no rotation. */
+  rope?: RopeSpec;
+  /** A bias on the scaled scores (ALiBi or given values); default: none. */
+  bias?: BiasSpec;
   /**
    * `true` (default) keeps every intermediate (materialises T×T per head);
    * `false` takes the fast tiled online-softmax path and returns no trace.
@@ -104,16 +140,28 @@ export interface SelfAttentionArgs extends AttentionCommonOptions, ProjectionWei
   bo?: TensorInput;
   /** Number of heads H; default 1. Must divide the projection widths. */
   heads?: number;
+  /**
+   * Key/value heads Hkv (grouped-query attention; 1 is multi-query), a divisor of
+   * `heads`; default `heads`. Then wk is (C, Hkv·d_k) and wv (C, Hkv·d_v), and
+   * query head h reads kv head floor(h / (H / Hkv)).
+   */
+  kvHeads?: number;
 }
 
 /** Intermediates of {@link AttnScope.selfAttention} when `trace` is on. */
 export interface SelfAttentionTrace {
   /** Queries per head (B, H, T, d_k). */
   q: TensorOut;
-  /** Keys per head (B, H, T, d_k). */
+  /** Keys per kv head (B, Hkv, T, d_k). */
   k: TensorOut;
-  /** Values per head (B, H, T, d_v). */
+  /** Values per kv head (B, Hkv, T, d_v). */
   v: TensorOut;
+  /** With `rope`: the queries after rotation, shaped as `q`. */
+  qRotated?: TensorOut;
+  /** With `rope`: the keys after rotation, shaped as `k`. */
+  kRotated?: TensorOut;
+  /** With `bias`: what was added to the scaled scores (B, H, T, T). */
+  bias?: TensorOut;
   /** Q·Kᵀ (B, H, T, T); rows are queries, columns keys. */
   scores: TensorOut;
   /** scores · scale (B, H, T, T). */
@@ -142,14 +190,21 @@ export interface SelfAttentionResult {
 
 /** Arguments of {@link AttnScope.attention}. */
 export interface AttentionArgs extends AttentionCommonOptions {
-  /** Queries (B, H, T, d_k), (H, T, d_k) or (T, d_k). */
+  /** Queries (B, H, Tq, d_k), (H, Tq, d_k) or (Tq, d_k). */
   q: TensorInput;
-  /** Keys, same shape as `q`. */
+  /** Keys, of shape `kvShape` (default: the shape of `q`). */
   k: TensorInput;
-  /** Values, the shape of `q` with last dimension `dv`. */
+  /** Values, the shape of `k` with last dimension `dv`. */
   v: TensorInput;
-  /** Shape of `q`: `[B, H, T, d]`, `[H, T, d]` or `[T, d]`. Optional when `q` is nested. */
+  /** Shape of `q`: `[B, H, Tq, d]`, `[H, Tq, d]` or `[Tq, d]`. Optional when `q` is nested. */
   shape?: readonly number[];
+  /**
+   * Shape of `k`, of the rank of `shape`: `[B, Hkv, Tk, d]`, `[Hkv, Tk, d]` or
+   * `[Tk, d]`; default: `shape`. Grouped keys and values (GQA; MQA when Hkv = 1):
+   * H % Hkv = 0 and query head h reads kv head floor(h / (H / Hkv)). A KV cache:
+   * Tq ≤ Tk, query i sits at position Tk − Tq + i (causal is aligned to the last key).
+   */
+  kvShape?: readonly number[];
   /** Last dimension of `v`; default: inferred from its length (usually `d`). */
   dv?: number;
   /**
@@ -162,13 +217,19 @@ export interface AttentionArgs extends AttentionCommonOptions {
   out?: Float32Array;
 }
 
-/** Intermediates of {@link AttnScope.attention} when `trace` is on, each (B, H, T, T). */
+/** Intermediates of {@link AttnScope.attention} when `trace` is on; the square ones are (B, H, Tq, Tk). */
 export interface AttentionTrace {
-  /** Q·Kᵀ. */
+  /** With `rope`: the queries after rotation, shaped as `q`. */
+  qRotated?: TensorOut;
+  /** With `rope`: the keys after rotation, shaped as `k`. */
+  kRotated?: TensorOut;
+  /** With `bias`: what was added to the scaled scores. */
+  bias?: TensorOut;
+  /** Q·Kᵀ (of the rotated q and k with `rope`). */
   scores: TensorOut;
   /** scores · scale. */
   scaled: TensorOut;
-  /** scaled + mask; masked entries are -Infinity. */
+  /** scaled + bias + mask; masked entries are -Infinity. */
   masked: TensorOut;
   /** softmax over keys; masked weights are exactly 0. */
   weights: TensorOut;
@@ -289,6 +350,8 @@ export interface BlockAttentionParams extends ProjectionWeights {
   bo?: TensorInput;
   /** Number of heads H. */
   heads: number;
+  /** Key/value heads Hkv, a divisor of `heads`; default `heads` (see {@link SelfAttentionArgs.kvHeads}). */
+  kvHeads?: number;
 }
 
 /** Arguments of {@link AttnScope.transformerBlock}. */
