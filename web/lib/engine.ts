@@ -166,8 +166,14 @@ function selfAttentionWeights(
     bk: optionalVector(fn, 'bk', own(p, 'bk')),
     bv: optionalVector(fn, 'bv', own(p, 'bv')),
   };
+  const wvWidth = wv.shape[wv.shape.length - 1]!;
+  if (wvWidth % kvHeads !== 0) {
+    fail(fn, `wv has ${wvWidth} columns, not a multiple of kvHeads=${kvHeads} (wv is (C, Hkv*d_v))`);
+  }
+  // The heads' outputs side by side: H·d_v columns, where wv has Hkv·d_v.
+  const concatWidth = (wv.shape[wv.shape.length - 1]! / kvHeads) * heads;
   const wo = own(p, 'wo');
-  if (wo !== undefined && wo !== null) tensors.wo = matrix(fn, 'wo', wo, wv.shape[1]!, 'H*d_v');
+  if (wo !== undefined && wo !== null) tensors.wo = matrix(fn, 'wo', wo, concatWidth, 'H*d_v');
   else if (requireWo)
     fail(fn, 'attention.wo is required (the residual needs the output projected back to C)');
   tensors.bo = optionalVector(fn, 'bo', own(p, 'bo'));
@@ -176,7 +182,7 @@ function selfAttentionWeights(
     heads,
     kvHeads,
     width: wq.shape[wq.shape.length - 1]!,
-    valueWidth: wv.shape[wv.shape.length - 1]!,
+    valueWidth: concatWidth,
   };
 }
 
@@ -255,12 +261,15 @@ export function createEngine(raw: AttnModule): AttnScope {
       requireMemory(fn, inputs, work, copies);
     } catch (e) {
       if (!trace) throw e;
+      const same = queryLength === keyLength;
+      const lengths = same ? `T=${queryLength}` : `Tq=${queryLength}, Tk=${keyLength}`;
+      const squareSize = same ? 'B·H·T·T' : 'B·H·Tq·Tk';
       // Say what fills the memory and how to avoid it.
       fail(
         fn,
-        `a trace with B=${batch}, H=${heads}, Tq=${queryLength}, Tk=${keyLength} ` +
+        `a trace with B=${batch}, H=${heads}, ${lengths} ` +
           (e as Error).message.slice(`${fn}: the call `.length) +
-          `; scores, scaled, masked and weights take B·H·Tq·Tk floats each (${gib(square)} GiB): ` +
+          `; scores, scaled, masked and weights take ${squareSize} floats each (${gib(square)} GiB in all): ` +
           `pass trace: false for the fast path, which never materialises T×T`,
       );
     }
