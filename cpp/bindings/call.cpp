@@ -200,6 +200,39 @@ void run_transformer_block(Call& c) {
   c.put("norm2", std::move(r.trace.norm2));
 }
 
+/// A Linear read from "<prefix>Weight" and "<prefix>Bias".
+Linear linear_named(const Call& c, const std::string& prefix) {
+  return Linear{c.tensor_or_empty(prefix + "Weight"), c.tensor_or_empty(prefix + "Bias")};
+}
+
+void run_rms_norm(Call& c) {
+  c.put("output", rms_norm(c.tensor_or_empty("x"), c.tensor_or_empty("gamma"),
+                           static_cast<float>(c.number_or("eps", 1e-6))));
+}
+
+void run_swiglu(Call& c) {
+  c.put("output", swiglu(c.tensor_or_empty("x"), linear_named(c, "gate"), linear_named(c, "up"),
+                         linear_named(c, "down")));
+}
+
+void run_llama_block(Call& c) {
+  LlamaBlockWeights w;
+  w.attention = self_attention_weights(c);
+  w.attention_norm = c.tensor_or_empty("attentionNorm");
+  w.ffn_norm = c.tensor_or_empty("ffnNorm");
+  w.gate = linear_named(c, "gate");
+  w.up = linear_named(c, "up");
+  w.down = linear_named(c, "down");
+  w.eps = static_cast<float>(c.number_or("eps", 1e-6));
+  LlamaBlockResult r = llama_block(c.tensor_or_empty("x"), w, attention_options(c));
+  c.put("output", std::move(r.output));
+  c.put("attentionNorm", std::move(r.trace.attention_norm));
+  put_attention(c, "attention.", std::move(r.trace.attention));
+  c.put("attentionResidual", std::move(r.trace.attention_residual));
+  c.put("ffnNorm", std::move(r.trace.ffn_norm));
+  c.put("ffnOutput", std::move(r.trace.ffn_output));
+}
+
 struct Runner {
   const char* name;
   void (*run)(Call&);
@@ -216,6 +249,9 @@ constexpr Runner kRunners[] = {
     {"feed_forward", run_feed_forward},
     {"residual_add", run_residual_add},
     {"transformer_block", run_transformer_block},
+    {"rms_norm", run_rms_norm},
+    {"swiglu", run_swiglu},
+    {"llama_block", run_llama_block},
 };
 
 }  // namespace

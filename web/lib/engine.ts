@@ -32,11 +32,15 @@ import type {
   FeedForwardArgs,
   LayerNormArgs,
   LinearArgs,
+  LlamaBlockArgs,
+  LlamaBlockResult,
   MemoryUsage,
   PositionalEncodingArgs,
   ResidualAddArgs,
+  RmsNormArgs,
   SelfAttentionArgs,
   SelfAttentionResult,
+  SwigluArgs,
   TensorOut,
   TransformerBlockArgs,
   TransformerBlockResult,
@@ -203,6 +207,29 @@ function selfAttentionBytes(
   const { width, valueWidth } = weights;
   const perRow = 4 * width + 4 * valueWidth + 2 * channels + (hidden > 0 ? 6 * channels + 2 * hidden : 0);
   return inputBytes(inputs) + rows * perRow * 4;
+}
+
+/** RMSNorm's epsilon: finite and > 0, default 1e-6. */
+function positiveEps(fn: string, value: unknown): number {
+  if (value === undefined) return 1e-6;
+  const eps = finiteNumber(fn, 'eps', value);
+  if (!(eps > 0)) fail(fn, `eps must be > 0, got ${eps}`);
+  return eps;
+}
+
+/** gate, up and down of a SwiGLU feed-forward as named inputs, with its widths. */
+function swigluWeights(fn: string, args: object, channels: number): { inputs: CallInputs; hidden: number; outputs: number } {
+  const tensors: Record<string, RawTensor | undefined> = {};
+  const widths: number[] = [];
+  for (const [name, rows] of [['gate', channels], ['up', channels], ['down', 0]] as const) {
+    const params = own(args, name);
+    if (typeof params !== 'object' || params === null) fail(fn, `${name} is required ({ weight, bias? })`);
+    const weight = matrix(fn, `${name}.weight`, own(params, 'weight'), rows || widths[0]!, rows ? 'C' : 'hidden');
+    tensors[`${name}Weight`] = weight;
+    tensors[`${name}Bias`] = optionalVector(fn, `${name}.bias`, own(params, 'bias'));
+    widths.push(weight.shape[weight.shape.length - 1]!);
+  }
+  return { inputs: { tensors }, hidden: widths[0]!, outputs: widths[2]! };
 }
 
 /** Sequence dimensions of x: (B, T, C) or (T, C). */
@@ -460,6 +487,56 @@ export function createEngine(raw: AttnModule): AttnScope {
     } as unknown as TransformerBlockResult;
   }
 
+  function rmsNorm(args: RmsNormArgs): TensorOut {
+    const fn = 'rmsNorm';
+    argsObject(fn, args);
+    const x = inputTensor(fn, 'x', own(args, 'x'), own(args, 'shape'), [1, 2, 3, 4], 'a shape of rank 1 to 4');
+    const eps = positiveEps(fn, own(args, 'eps'));
+    const gamma = optionalVector(fn, 'gamma', own(args, 'gamma'));
+    return tensorCall(fn, 'rms_norm', { tensors: { x, gamma }, numbers: { eps } }, x.data.length);
+  }
+
+  function swiglu(args: SwigluArgs): TensorOut {
+    const fn = 'swiglu';
+    argsObject(fn, args);
+    const x = inputTensor(fn, 'x', own(args, 'x'), own(args, 'shape'), [1, 2, 3, 4], 'a shape of rank 1 to 4');
+    const channels = x.shape[x.shape.length - 1]!;
+    const ffn = swigluWeights(fn, args, channels);
+    const rows = x.data.length / channels;
+    return tensorCall(fn, 'swiglu', merge({ tensors: { x } }, ffn.inputs), rows * (3 * ffn.hidden + ffn.outputs));
+  }
+
+  function llamaBlock(args: LlamaBlockArgs): LlamaBlockResult {
+    const fn = 'llamaBlock';
+    argsObject(fn, args);
+    const x = inputTensor(fn, 'x', own(args, 'x'), own(args, 'shape'), [2, 3], '[B, T, C] or [T, C]');
+    const { batch, length, channels, batched } = sequenceDims(x);
+    const attentionArgs = own(args, 'attention');
+    if (typeof attentionArgs !== 'object' || attentionArgs === null) fail(fn, 'attention weights are required');
+    const weights = selfAttentionWeights(fn, attentionArgs, channels, true);
+    const ffn = swigluWeights(fn, args, channels);
+    const block: CallInputs = {
+      tensors: {
+        x,
+        attentionNorm: optionalVector(fn, 'attentionNorm', own(args, 'attentionNorm')),
+        ffnNorm: optionalVector(fn, 'ffnNorm', own(args, 'ffnNorm')),
+      },
+      numbers: { eps: positiveEps(fn, own(args, 'eps')) },
+    };
+    const dims = selfDims(batch, weights.heads, weights.kvHeads, length, weights.width / weights.heads);
+    const options = attentionOptions(fn, args, dims);
+    const inputs = merge(block, weights.inputs, ffn.inputs, options.inputs);
+    // Like transformerBlock's count, with SwiGLU's three hidden-wide rows.
+    const linear = selfAttentionBytes(inputs, batch * length, weights, channels, 2 * ffn.hidden);
+    requireAttentionMemory(fn, inputs, dims, options, linear);
+    const result = callEngine(fn, raw, 'llama_block', inputs);
+    const flagShape = batched ? [batch, weights.heads, length] : [weights.heads, length];
+    return {
+      ...result,
+      attention: withFlagShape(result.attention as CallOutputs, flagShape),
+    } as unknown as LlamaBlockResult;
+  }
+
   function memoryUsage(): MemoryUsage {
     return { heapInUse: raw._heap_in_use(), heapSize: raw._heap_size() };
   }
@@ -475,6 +552,9 @@ export function createEngine(raw: AttnModule): AttnScope {
     feedForward: guarded('feedForward', feedForward),
     residualAdd: guarded('residualAdd', residualAdd),
     transformerBlock: guarded('transformerBlock', transformerBlock),
+    rmsNorm: guarded('rmsNorm', rmsNorm),
+    swiglu: guarded('swiglu', swiglu),
+    llamaBlock: guarded('llamaBlock', llamaBlock),
     memoryUsage,
   };
 }

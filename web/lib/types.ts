@@ -400,6 +400,70 @@ export interface TransformerBlockResult {
   norm2: TensorOut;
 }
 
+/** Arguments of {@link AttnScope.rmsNorm} over the last dimension. */
+export interface RmsNormArgs {
+  /** Input (..., C). */
+  x: TensorInput;
+  /** Shape of `x`. Optional when `x` is nested. */
+  shape?: readonly number[];
+  /** Scale (C); default all 1. */
+  gamma?: TensorInput;
+  /** Added to the mean of squares; finite and > 0; default 1e-6. */
+  eps?: number;
+}
+
+/** Arguments of {@link AttnScope.swiglu}: (SiLU(x·W_gate) ⊙ (x·W_up))·W_down. */
+export interface SwigluArgs {
+  /** Input (..., C). */
+  x: TensorInput;
+  /** Shape of `x`. Optional when `x` is nested. */
+  shape?: readonly number[];
+  /** Gate projection (C, hidden), optional bias (hidden). */
+  gate: LinearParams;
+  /** Up projection (C, hidden), optional bias (hidden). */
+  up: LinearParams;
+  /** Down projection (hidden, C_out), optional bias (C_out). */
+  down: LinearParams;
+}
+
+/** Arguments of {@link AttnScope.llamaBlock}: h = x + Attn(RMSNorm(x)); out = h + SwiGLU(RMSNorm(h)). */
+export interface LlamaBlockArgs extends AttentionCommonOptions {
+  /** Input (B, T, C) or (T, C). */
+  x: TensorInput;
+  /** Shape of `x`. Optional when `x` is nested. */
+  shape?: readonly number[];
+  /** Attention weights (Llama has no biases, but they are accepted); `kvHeads` for grouped kv heads. */
+  attention: BlockAttentionParams;
+  /** RMSNorm gamma (C) before attention; default all 1. */
+  attentionNorm?: TensorInput;
+  /** RMSNorm gamma (C) before the feed-forward; default all 1. */
+  ffnNorm?: TensorInput;
+  /** SwiGLU gate projection (C, hidden). */
+  gate: LinearParams;
+  /** SwiGLU up projection (C, hidden). */
+  up: LinearParams;
+  /** SwiGLU down projection (hidden, C). */
+  down: LinearParams;
+  /** RMSNorm epsilon; default 1e-6. */
+  eps?: number;
+}
+
+/** Result of {@link AttnScope.llamaBlock}: the output and every stage. */
+export interface LlamaBlockResult {
+  /** Block output, the shape of `x`. */
+  output: TensorOut;
+  /** RMSNorm(x). */
+  attentionNorm: TensorOut;
+  /** The attention sub-layer on RMSNorm(x), with its trace when `trace` was on. */
+  attention: SelfAttentionResult;
+  /** h = x + attention output. */
+  attentionResidual: TensorOut;
+  /** RMSNorm(h). */
+  ffnNorm: TensorOut;
+  /** SwiGLU(RMSNorm(h)). */
+  ffnOutput: TensorOut;
+}
+
 /** Bytes of wasm memory, for checking that calls leave nothing behind. */
 export interface MemoryUsage {
   /** Bytes currently allocated by the module's malloc. */
@@ -430,6 +494,12 @@ export interface AttnScope {
   residualAdd(args: ResidualAddArgs): TensorOut;
   /** A full transformer block (attention, residuals, LayerNorms, feed-forward) with every stage. */
   transformerBlock(args: TransformerBlockArgs): TransformerBlockResult;
+  /** RMSNorm over the last dimension: x / √(mean(x²) + eps) · gamma. */
+  rmsNorm(args: RmsNormArgs): TensorOut;
+  /** The SwiGLU feed-forward of Llama: (SiLU(x·W_gate) ⊙ (x·W_up))·W_down. */
+  swiglu(args: SwigluArgs): TensorOut;
+  /** A Llama-style decoder block (pre-RMSNorm, attention, SwiGLU, residuals) with every stage. */
+  llamaBlock(args: LlamaBlockArgs): LlamaBlockResult;
   /** Current wasm memory use. */
   memoryUsage(): MemoryUsage;
 }
