@@ -276,9 +276,9 @@ export function createEngine(raw: AttnModule): AttnScope {
   function requireAttentionMemory(fn: string, inputs: CallInputs, dims: AttentionDims, options: AttentionOptionInputs, linear: number): void {
     const { batch, heads, kvHeads, queryLength, keyLength, headDim } = dims;
     const trace = options.trace;
-    // The bias (ALiBi or given) is one more square tensor in the trace, and is
-    // materialised on the fast path as well.
-    const squareCount = (trace ? kTracedSquareTensors : 0) + (options.bias ? 1 : 0);
+    // The bias (ALiBi or given) is one more square tensor in the trace; the
+    // fast path adds it tile by tile (a given bias is counted as an input).
+    const squareCount = trace ? kTracedSquareTensors + (options.bias ? 1 : 0) : 0;
     const square = squareCount * batch * heads * queryLength * keyLength * 4;
     // Rope keeps rotated copies of q and k (and returns them when traced).
     const rotated = options.rope ? batch * (heads * queryLength + kvHeads * keyLength) * headDim * 4 : 0;
