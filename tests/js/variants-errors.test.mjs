@@ -129,3 +129,13 @@ test('the memory guard counts the bias and the rotated q and k', () => {
   assert.ok(needed({ rope: {} }) > plain, 'rope counts the rotated q and k');
   assert.deepEqual(engine.memoryUsage(), before);
 });
+
+test('the fast path with ALiBi and a window is not refused for a T×T it never holds', () => {
+  // B·H·T·T floats would be 4 GiB: only a trace holds them.
+  const [H, T, d] = [4, 16384, 8];
+  const q = rng(5).floats(H * T * d);
+  const args = { q, k: q, v: q, shape: [H, T, d], bias: 'alibi', mask: { causal: true, window: 16 } };
+  const r = engine.attention({ ...args, trace: false });
+  assert.ok(r.output.data.every(Number.isFinite));
+  assert.throws(() => engine.attention(args), /attention: a trace with B=1, H=4, T=16384 needs/);
+});
