@@ -69,6 +69,14 @@ AttentionOptions attention_options(const Call& c) {
   options.mask.lengths = c.counts_or_empty("lengths");
   options.mask.additive = c.tensor_or_empty("additive");
   options.mask.allowed = c.bool_tensor_or_empty("allowed");
+  // The TS layer has checked these; the core checks them again against the shapes.
+  const double window = c.number_or("window", 0);
+  if (window != 0) options.mask.window = static_cast<std::int64_t>(window);
+  options.mask.sinks = static_cast<std::size_t>(c.number_or("sinks", 0));
+  const double rope_base = c.number_or("ropeBase", 0);
+  if (rope_base != 0) options.rope = Rope{true, rope_base};
+  options.bias.alibi = c.text_or("bias", "") == "alibi";
+  options.bias.values = c.tensor_or_empty("biasValues");
   options.trace = c.number_or("trace", 1) != 0;
   return options;
 }
@@ -84,6 +92,7 @@ SelfAttentionWeights self_attention_weights(const Call& c) {
   w.wo = c.tensor_or_empty("wo");
   w.bo = c.tensor_or_empty("bo");
   w.heads = c.size_number("heads");
+  w.kv_heads = static_cast<std::size_t>(c.number_or("kvHeads", 0));
   return w;
 }
 
@@ -93,11 +102,20 @@ Activation activation(const Call& c) {
 
 // ---- writers of the results ---------------------------------------------------------
 
+/** The rotated q and k (with rope) and the bias (with one): only when computed. */
+template <class Trace>
+void put_variant_trace(Call& c, const std::string& prefix, Trace&& t) {
+  if (!t.q_rotated.empty()) c.put(prefix + "qRotated", std::move(t.q_rotated));
+  if (!t.k_rotated.empty()) c.put(prefix + "kRotated", std::move(t.k_rotated));
+  if (!t.bias.empty()) c.put(prefix + "bias", std::move(t.bias));
+}
+
 void put_trace(Call& c, const std::string& prefix, AttentionTrace&& t) {
   c.put(prefix + "scores", std::move(t.scores));
   c.put(prefix + "scaled", std::move(t.scaled));
   c.put(prefix + "masked", std::move(t.masked));
   c.put(prefix + "weights", std::move(t.weights));
+  put_variant_trace(c, prefix, std::move(t));
 }
 
 void put_trace(Call& c, const std::string& prefix, SelfAttentionTrace&& t) {
@@ -110,6 +128,7 @@ void put_trace(Call& c, const std::string& prefix, SelfAttentionTrace&& t) {
   c.put(prefix + "weights", std::move(t.weights));
   c.put(prefix + "headOutputs", std::move(t.head_outputs));
   c.put(prefix + "concat", std::move(t.concat));
+  put_variant_trace(c, prefix, std::move(t));
 }
 
 /// AttentionResult and SelfAttentionResult share their layout; only the trace differs.
@@ -181,6 +200,39 @@ void run_transformer_block(Call& c) {
   c.put("norm2", std::move(r.trace.norm2));
 }
 
+/// A Linear read from "<prefix>Weight" and "<prefix>Bias".
+Linear linear_named(const Call& c, const std::string& prefix) {
+  return Linear{c.tensor_or_empty(prefix + "Weight"), c.tensor_or_empty(prefix + "Bias")};
+}
+
+void run_rms_norm(Call& c) {
+  c.put("output", rms_norm(c.tensor_or_empty("x"), c.tensor_or_empty("gamma"),
+                           static_cast<float>(c.number_or("eps", 1e-6))));
+}
+
+void run_swiglu(Call& c) {
+  c.put("output", swiglu(c.tensor_or_empty("x"), linear_named(c, "gate"), linear_named(c, "up"),
+                         linear_named(c, "down")));
+}
+
+void run_llama_block(Call& c) {
+  LlamaBlockWeights w;
+  w.attention = self_attention_weights(c);
+  w.attention_norm = c.tensor_or_empty("attentionNorm");
+  w.ffn_norm = c.tensor_or_empty("ffnNorm");
+  w.gate = linear_named(c, "gate");
+  w.up = linear_named(c, "up");
+  w.down = linear_named(c, "down");
+  w.eps = static_cast<float>(c.number_or("eps", 1e-6));
+  LlamaBlockResult r = llama_block(c.tensor_or_empty("x"), w, attention_options(c));
+  c.put("output", std::move(r.output));
+  c.put("attentionNorm", std::move(r.trace.attention_norm));
+  put_attention(c, "attention.", std::move(r.trace.attention));
+  c.put("attentionResidual", std::move(r.trace.attention_residual));
+  c.put("ffnNorm", std::move(r.trace.ffn_norm));
+  c.put("ffnOutput", std::move(r.trace.ffn_output));
+}
+
 struct Runner {
   const char* name;
   void (*run)(Call&);
@@ -197,6 +249,9 @@ constexpr Runner kRunners[] = {
     {"feed_forward", run_feed_forward},
     {"residual_add", run_residual_add},
     {"transformer_block", run_transformer_block},
+    {"rms_norm", run_rms_norm},
+    {"swiglu", run_swiglu},
+    {"llama_block", run_llama_block},
 };
 
 }  // namespace

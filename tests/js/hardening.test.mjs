@@ -77,7 +77,7 @@ test('integer arguments have upper bounds and no holes', () => {
   rejects(() => engine.positionalEncoding({ length: 2 ** 32 + 1, dim: 1 }), /length must be a positive integer, got 4294967297/);
   rejects(() => engine.feedForward({ x: [[1, 2]], w1: [[1], [1]], w2: [[1]], hidden: 2 ** 32 + 1 }), /hidden must be a positive integer/);
   // The core still sees lengths above T and says so.
-  rejects(() => engine.attention({ ...qkv, mask: { lengths: [5] } }), /mask.lengths\[0\] is 5, expected at most T=4/);
+  rejects(() => engine.attention({ ...qkv, mask: { lengths: [5] } }), /mask.lengths\[0\] is 5, expected at most Tk=4/);
 });
 
 // ---- 3 and 4. no JavaScript inside C++; lengths that lie --------------------------------

@@ -5,9 +5,10 @@
 // SIMD peak, attnscope's matmul, and a long causal sequence's memory.
 //
 //   node web/bench/attention-bench.mjs [--quick] [--sizes=64,256] [--masks=none,causal]
-//        [--runtimes=attnscope-core,ort-graph] [--clock=cpu] [--passes=3] [--no-large] [--out=dir]
+//        [--runtimes=attnscope-core,ort-graph] [--clock=cpu] [--passes=3] [--no-large] [--no-variants] [--out=dir]
 //
-// Writes <out>/latest.json and <out>/attention.svg (default web/bench/results/).
+// Writes <out>/latest.json and <out>/attention.svg (default web/bench/results/), then runs
+// variants-bench.mjs (attnscope's GQA, decode step, window, RoPE, ALiBi) into <out>/variants.json.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import os from 'node:os';
@@ -20,6 +21,7 @@ import { createCoreAttention, createCoreLinear, createCoreMatmulKernel, createCo
 import { createOrtMatMul, ortVersion } from './ort-runner.mjs';
 import { attentionPeers } from './peers.mjs';
 import { createTfjsMatMul, tfjsVersion } from './tfjs-runner.mjs';
+import { runVariantsBench } from './variants-bench.mjs';
 
 const args = Object.fromEntries(
   process.argv.slice(2).map((a) => {
@@ -583,3 +585,6 @@ writeFileSync(
 console.log(
   `\nwrote ${resolve(outDir, 'latest.json')} and attention.svg (${result.seconds} s, load ${loadAfter.map((x) => x.toFixed(2)).join(' ')})`,
 );
+
+// The attention variants (GQA, a decode step, a sliding window, RoPE and ALiBi): attnscope alone.
+if (!args['no-variants']) await runVariantsBench({ quick, clock, outDir });

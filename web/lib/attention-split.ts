@@ -1,7 +1,11 @@
 // Splitting one `attention` call into independent parts by batch or by head,
 // and merging the parts' results. Heads never read each other's data, so each
 // part runs exactly the computation the whole call would run on its slice, and
-// the merged result is bit for bit the single-engine result.
+// the merged result is bit for bit the single-engine result. With grouped keys
+// and values (kvShape with Hkv < H) a part takes whole kv heads with their
+// groups of H / Hkv query heads, so every query head keeps its kv head.
+// ALiBi's slopes depend on the head's index among all H, and a given bias is
+// not sliced here: calls with a bias split by batch only, or run whole.
 //
 // Only plainly splittable calls are split: flat typed-array q, k, v with an
 // explicit shape whose sizes agree, and masks whose shape is known. Anything
@@ -42,12 +46,19 @@ function ranges(count: number, parts: number): [number, number][] {
 }
 
 /**
- * FLOPs the fast path spends on a call: Q·Kᵀ and P·V, 2·T²·(d + d_v) per head,
- * half of it under a causal mask (its kernel skips the masked tiles).
+ * FLOPs the fast path spends on a call: Q·Kᵀ and P·V, 2·Tq·Tk·(d + d_v) per
+ * head, half of it under a causal mask (its kernel skips the masked tiles).
  */
-export function attentionFlops(units: number, length: number, d: number, dv: number, mask: MaskSpec | undefined): number {
+export function attentionFlops(
+  units: number,
+  queryLength: number,
+  d: number,
+  dv: number,
+  mask: MaskSpec | undefined,
+  keyLength = queryLength,
+): number {
   const causal = mask === 'causal' || own(mask, 'causal') === true;
-  return (causal ? 1 : 2) * units * length * length * (d + dv);
+  return (causal ? 1 : 2) * units * queryLength * keyLength * (d + dv);
 }
 
 /** The dense shape of a mask tensor, when it can be known without validating it. */
@@ -68,41 +79,53 @@ function maskShape(data: unknown, shape: unknown, candidates: number[][]): numbe
 export function splitAttention(args: AttentionArgs, maxParts: number, minFlops: number): AttentionSplit | undefined {
   const [q, k, v] = [flatInput(own(args, 'q')), flatInput(own(args, 'k')), flatInput(own(args, 'v'))];
   const shape = own(args, 'shape') as number[];
+  const kvShapeArg = own(args, 'kvShape') as number[] | undefined;
+  const kvShape = kvShapeArg ?? shape;
   const mask = own(args, 'mask') as MaskSpec | undefined;
-  if (!q || !k || !v || !Array.isArray(shape)) return undefined;
+  const bias = own(args, 'bias');
+  if (!q || !k || !v || !Array.isArray(shape) || !Array.isArray(kvShape)) return undefined;
   if ((shape.length !== 3 && shape.length !== 4) || !shape.every(isCount)) return undefined;
-  const [batch, heads, length, d] = (shape.length === 4 ? shape : [1, ...shape]) as [number, number, number, number];
-  const units = batch * heads;
-  if (q.length !== units * length * d || k.length !== q.length) return undefined;
-  const dv = (own(args, 'dv') as number | undefined) ?? v.length / (units * length);
-  if (!isCount(dv) || v.length !== units * length * dv) return undefined;
-  if (attentionFlops(units, length, d, dv, mask) < minFlops) return undefined;
+  if (kvShape.length !== shape.length || !kvShape.every(isCount)) return undefined;
+  const [batch, heads, queryLength, d] = (shape.length === 4 ? shape : [1, ...shape]) as [number, number, number, number];
+  const [kvBatch, kvHeads, keyLength, kd] = (kvShape.length === 4 ? kvShape : [1, ...kvShape]) as [number, number, number, number];
+  if (kvBatch !== batch || kd !== d || heads % kvHeads !== 0 || queryLength > keyLength) return undefined;
+  const group = heads / kvHeads;
+  const kvUnits = batch * kvHeads;
+  if (q.length !== batch * heads * queryLength * d || k.length !== kvUnits * keyLength * d) return undefined;
+  const dv = (own(args, 'dv') as number | undefined) ?? v.length / (kvUnits * keyLength);
+  if (!isCount(dv) || v.length !== kvUnits * keyLength * dv) return undefined;
+  if (attentionFlops(batch * heads, queryLength, d, dv, mask, keyLength) < minFlops) return undefined;
 
-  // Whole batches when there are several, else heads of the one sequence.
+  // Whole batches when there are several, else kv heads (with their query heads) of the one sequence.
   const byBatch = shape.length === 4 && batch > 1;
+  if (bias !== undefined && !byBatch) return undefined;
+  if (bias !== undefined && bias !== 'alibi' && !(typeof bias === 'object' && bias !== null && own(bias, 'values') === undefined)) {
+    return undefined;
+  }
   const axis = byBatch ? 0 : shape.length - 3;
-  const count = byBatch ? batch : heads;
-  const unitsPerItem = byBatch ? heads : 1;
+  const count = byBatch ? batch : kvHeads;
+  // Per item of the split axis: query heads and kv heads.
+  const [queryUnits, keyUnits] = byBatch ? [heads, kvHeads] : [group, 1];
   const n = Math.min(maxParts, count);
   if (n < 2) return undefined;
 
-  const maskFor = maskSplitter(mask, { batch, heads, length, byBatch });
+  const maskFor = maskSplitter(mask, { batch, heads, queryLength, keyLength, byBatch });
   if (!maskFor) return undefined;
 
   const parts = ranges(count, n).map(([start, end]) => {
-    const [u0, u1] = [start * unitsPerItem, end * unitsPerItem];
+    const [q0, q1] = [start * queryUnits * queryLength * d, end * queryUnits * queryLength * d];
+    const [k0, k1] = [start * keyUnits * keyLength, end * keyUnits * keyLength];
     const partShape = [...shape];
-    partShape[axis] = end - start;
-    const slices = [
-      q.slice(u0 * length * d, u1 * length * d),
-      k.slice(u0 * length * d, u1 * length * d),
-      v.slice(u0 * length * dv, u1 * length * dv),
-    ] as const;
+    const partKvShape = [...kvShape];
+    partShape[axis] = byBatch ? end - start : (end - start) * group;
+    partKvShape[axis] = end - start;
+    const slices = [q.slice(q0, q1), k.slice(k0 * d, k1 * d), v.slice(k0 * dv, k1 * dv)] as const;
     const [qPart, kPart, vPart] = slices;
-    return {
-      args: { ...args, q: qPart, k: kPart, v: vPart, shape: partShape, dv, mask: maskFor(start, end) },
-      transfer: slices.map((t) => t.buffer),
-    };
+    // The mask's head axis counts query heads.
+    const [m0, m1] = byBatch ? [start, end] : [start * group, end * group];
+    const partArgs: AttentionArgs = { ...args, q: qPart, k: kPart, v: vPart, shape: partShape, dv, mask: maskFor(m0, m1) };
+    if (kvShapeArg !== undefined) partArgs.kvShape = partKvShape;
+    return { args: partArgs, transfer: slices.map((t) => t.buffer) };
   });
   return { parts, axis };
 }
@@ -110,7 +133,8 @@ export function splitAttention(args: AttentionArgs, maxParts: number, minFlops: 
 interface Dims {
   batch: number;
   heads: number;
-  length: number;
+  queryLength: number;
+  keyLength: number;
   byBatch: boolean;
 }
 
@@ -118,14 +142,14 @@ interface Dims {
 function maskSplitter(mask: MaskSpec | undefined, dims: Dims): ((start: number, end: number) => MaskSpec | undefined) | undefined {
   if (mask === undefined || typeof mask === 'string') return () => mask;
   if (typeof mask !== 'object' || mask === null) return undefined;
-  const { batch, heads, length, byBatch } = dims;
+  const { batch, heads, queryLength, keyLength, byBatch } = dims;
   const lengths = own(mask, 'lengths') as readonly number[] | undefined;
   if (lengths !== undefined && (!Array.isArray(lengths) || lengths.length !== batch)) return undefined;
 
   const candidates = [
-    [length, length],
-    [batch, length, length],
-    [batch, heads, length, length],
+    [queryLength, keyLength],
+    [batch, queryLength, keyLength],
+    [batch, heads, queryLength, keyLength],
   ];
   const tensors: { data: 'additive' | 'allowed'; shape: 'additiveShape' | 'allowedShape' }[] = [
     { data: 'additive', shape: 'additiveShape' },
@@ -141,7 +165,7 @@ function maskSplitter(mask: MaskSpec | undefined, dims: Dims): ((start: number, 
     const match = candidates.findIndex((c) => resolved && c.length === resolved.length && c.every((x, i) => x === resolved[i]));
     if (match < 0) return undefined; // broadcast or invalid: left to the engine
     const perBatch = product(resolved!.slice(1));
-    const perHead = length * length;
+    const perHead = queryLength * keyLength;
     slicers.push((start, end) => {
       // (T, T) serves every part; (B, T, T) splits by batch only; (B, H, T, T) by either.
       if (match === 0 || (match === 1 && !byBatch)) return { [field.data]: data, [field.shape]: resolved };
@@ -183,9 +207,12 @@ export function mergeAttention(results: AttentionResult[], axis: number): Attent
   };
   const traces = results.map((r) => r.trace);
   if (traces.every((t) => t !== undefined)) {
-    const pick = (name: keyof NonNullable<AttentionResult['trace']>): TensorOut =>
-      concat(traces.map((t) => t![name]), axis);
-    merged.trace = { scores: pick('scores'), scaled: pick('scaled'), masked: pick('masked'), weights: pick('weights') };
+    // Every tensor of the trace (rotated q and k and the bias included) has the split axis at `axis`.
+    const trace: Record<string, TensorOut> = {};
+    for (const name of Object.keys(traces[0]!)) {
+      trace[name] = concat(traces.map((t) => (t as unknown as Record<string, TensorOut>)[name]!), axis);
+    }
+    merged.trace = trace as unknown as AttentionResult['trace'];
   }
   return merged;
 }

@@ -6,6 +6,7 @@
 import type { AttnModule, RawTensor } from './attnscope.mjs';
 import { callEngine, inputBytes, type CallInputs, type CallOutputs } from './call.js';
 import { toAttnScopeError } from './errors.js';
+import { keyShape, variantInputs, windowInputs, type VariantDims } from './attention-variants.js';
 import { outputBuffer } from './output-buffer.js';
 import {
   boolMaskTensor,
@@ -31,11 +32,15 @@ import type {
   FeedForwardArgs,
   LayerNormArgs,
   LinearArgs,
+  LlamaBlockArgs,
+  LlamaBlockResult,
   MemoryUsage,
   PositionalEncodingArgs,
   ResidualAddArgs,
+  RmsNormArgs,
   SelfAttentionArgs,
   SelfAttentionResult,
+  SwigluArgs,
   TensorOut,
   TransformerBlockArgs,
   TransformerBlockResult,
@@ -43,7 +48,7 @@ import type {
 
 /** The traced path keeps four T×T tensors per head: scores, scaled, masked, weights. */
 const kTracedSquareTensors = 4;
-const kMaskFields = ['causal', 'lengths', 'additive', 'additiveShape', 'allowed', 'allowedShape'];
+const kMaskFields = ['causal', 'lengths', 'additive', 'additiveShape', 'allowed', 'allowedShape', 'window', 'sinks'];
 const kGiB = 2 ** 30;
 
 function argsObject(fn: string, args: unknown): void {
@@ -69,15 +74,23 @@ function gib(bytes: number): string {
   return (bytes / kGiB).toFixed(3);
 }
 
-interface AttentionDims {
-  batch: number;
-  heads: number;
-  length: number;
+type AttentionDims = VariantDims;
+
+/** Dims of self-attention, where queries and keys are the same T positions. */
+function selfDims(batch: number, heads: number, kvHeads: number, length: number, headDim: number): AttentionDims {
+  return { batch, heads, kvHeads, queryLength: length, keyLength: length, headDim };
 }
 
-/** Scale, mask and trace as named call inputs. */
-function attentionOptions(fn: string, args: object, dims: AttentionDims): { inputs: CallInputs; trace: boolean } {
-  const { batch, heads, length } = dims;
+interface AttentionOptionInputs {
+  inputs: CallInputs;
+  trace: boolean;
+  rope: boolean;
+  bias: boolean;
+}
+
+/** Scale, mask, rope, bias and trace as named call inputs. */
+function attentionOptions(fn: string, args: object, dims: AttentionDims): AttentionOptionInputs {
+  const { batch, heads, queryLength, keyLength } = dims;
   const trace = optionalBoolean(fn, 'trace', own(args, 'trace'), true);
   const inputs: CallInputs = { numbers: { trace, causal: false }, texts: {}, tensors: {}, bytes: {}, counts: {} };
   const scale = own(args, 'scale');
@@ -99,10 +112,12 @@ function attentionOptions(fn: string, args: object, dims: AttentionDims): { inpu
     }
     inputs.numbers!.causal = optionalBoolean(fn, 'mask.causal', own(mask, 'causal'), false);
     const candidates = [
-      [length, length],
-      [batch, length, length],
-      [batch, heads, length, length],
+      [queryLength, keyLength],
+      [batch, queryLength, keyLength],
+      [batch, heads, queryLength, keyLength],
     ];
+    const windows = windowInputs(fn, mask, keyLength);
+    Object.assign(inputs.numbers!, windows.numbers);
     const lengths = own(mask, 'lengths');
     if (lengths !== undefined) inputs.counts!.lengths = integerList(fn, 'mask.lengths', lengths, kMaxDimension);
     const additive = own(mask, 'additive');
@@ -116,7 +131,8 @@ function attentionOptions(fn: string, args: object, dims: AttentionDims): { inpu
   } else if (mask !== undefined && mask !== 'none') {
     fail(fn, `mask must be 'none', 'causal' or a mask object, got ${String(mask)}`);
   }
-  return { inputs, trace };
+  const variants = variantInputs(fn, args, dims);
+  return { inputs: merge(inputs, variants.inputs), trace, rope: variants.rope, bias: variants.bias };
 }
 
 /** Merges named inputs; later groups add to earlier ones. */
@@ -138,9 +154,12 @@ function selfAttentionWeights(
   p: object,
   channels: number,
   requireWo: boolean,
-): { inputs: CallInputs; heads: number; width: number; valueWidth: number } {
+): { inputs: CallInputs; heads: number; kvHeads: number; width: number; valueWidth: number } {
   const headsArg = own(p, 'heads');
   const heads = headsArg === undefined && !requireWo ? 1 : positiveInt(fn, 'heads', headsArg);
+  const kvHeadsArg = own(p, 'kvHeads');
+  const kvHeads = kvHeadsArg === undefined ? heads : positiveInt(fn, 'kvHeads', kvHeadsArg);
+  if (heads % kvHeads !== 0) fail(fn, `kvHeads is ${kvHeads}, which does not divide heads=${heads}: H % Hkv must be 0`);
   const wv = matrix(fn, 'wv', own(p, 'wv'), channels, 'C');
   const wq = matrix(fn, 'wq', own(p, 'wq'), channels, 'C');
   const tensors: Record<string, RawTensor | undefined> = {
@@ -151,16 +170,23 @@ function selfAttentionWeights(
     bk: optionalVector(fn, 'bk', own(p, 'bk')),
     bv: optionalVector(fn, 'bv', own(p, 'bv')),
   };
+  const wvWidth = wv.shape[wv.shape.length - 1]!;
+  if (wvWidth % kvHeads !== 0) {
+    fail(fn, `wv has ${wvWidth} columns, not a multiple of kvHeads=${kvHeads} (wv is (C, Hkv*d_v))`);
+  }
+  // The heads' outputs side by side: H·d_v columns, where wv has Hkv·d_v.
+  const concatWidth = (wv.shape[wv.shape.length - 1]! / kvHeads) * heads;
   const wo = own(p, 'wo');
-  if (wo !== undefined && wo !== null) tensors.wo = matrix(fn, 'wo', wo, wv.shape[1]!, 'H*d_v');
+  if (wo !== undefined && wo !== null) tensors.wo = matrix(fn, 'wo', wo, concatWidth, 'H*d_v');
   else if (requireWo)
     fail(fn, 'attention.wo is required (the residual needs the output projected back to C)');
   tensors.bo = optionalVector(fn, 'bo', own(p, 'bo'));
   return {
-    inputs: { tensors, numbers: { heads } },
+    inputs: { tensors, numbers: { heads, kvHeads } },
     heads,
+    kvHeads,
     width: wq.shape[wq.shape.length - 1]!,
-    valueWidth: wv.shape[wv.shape.length - 1]!,
+    valueWidth: concatWidth,
   };
 }
 
@@ -181,6 +207,29 @@ function selfAttentionBytes(
   const { width, valueWidth } = weights;
   const perRow = 4 * width + 4 * valueWidth + 2 * channels + (hidden > 0 ? 6 * channels + 2 * hidden : 0);
   return inputBytes(inputs) + rows * perRow * 4;
+}
+
+/** RMSNorm's epsilon: finite and > 0, default 1e-6. */
+function positiveEps(fn: string, value: unknown): number {
+  if (value === undefined) return 1e-6;
+  const eps = finiteNumber(fn, 'eps', value);
+  if (!(eps > 0)) fail(fn, `eps must be > 0, got ${eps}`);
+  return eps;
+}
+
+/** gate, up and down of a SwiGLU feed-forward as named inputs, with its widths. */
+function swigluWeights(fn: string, args: object, channels: number): { inputs: CallInputs; hidden: number; outputs: number } {
+  const tensors: Record<string, RawTensor | undefined> = {};
+  const widths: number[] = [];
+  for (const [name, rows] of [['gate', channels], ['up', channels], ['down', 0]] as const) {
+    const params = own(args, name);
+    if (typeof params !== 'object' || params === null) fail(fn, `${name} is required ({ weight, bias? })`);
+    const weight = matrix(fn, `${name}.weight`, own(params, 'weight'), rows || widths[0]!, rows ? 'C' : 'hidden');
+    tensors[`${name}Weight`] = weight;
+    tensors[`${name}Bias`] = optionalVector(fn, `${name}.bias`, own(params, 'bias'));
+    widths.push(weight.shape[weight.shape.length - 1]!);
+  }
+  return { inputs: { tensors }, hidden: widths[0]!, outputs: widths[2]! };
 }
 
 /** Sequence dimensions of x: (B, T, C) or (T, C). */
@@ -224,19 +273,30 @@ export function createEngine(raw: AttnModule): AttnScope {
   }
 
   /** Memory of an attention-shaped call: T×T tensors when traced, plus `linear` bytes. */
-  function requireAttentionMemory(fn: string, inputs: CallInputs, dims: AttentionDims, trace: boolean, linear: number): void {
-    const { batch, heads, length } = dims;
-    const square = trace ? kTracedSquareTensors * batch * heads * length * length * 4 : 0;
+  function requireAttentionMemory(fn: string, inputs: CallInputs, dims: AttentionDims, options: AttentionOptionInputs, linear: number): void {
+    const { batch, heads, kvHeads, queryLength, keyLength, headDim } = dims;
+    const trace = options.trace;
+    // The bias (ALiBi or given) is one more square tensor in the trace; the
+    // fast path adds it tile by tile (a given bias is counted as an input).
+    const squareCount = trace ? kTracedSquareTensors + (options.bias ? 1 : 0) : 0;
+    const square = squareCount * batch * heads * queryLength * keyLength * 4;
+    // Rope keeps rotated copies of q and k (and returns them when traced).
+    const rotated = options.rope ? batch * (heads * queryLength + kvHeads * keyLength) * headDim * 4 : 0;
+    const work = square + rotated + linear;
+    const copies = (trace ? square + rotated : 0) + linear;
     try {
-      requireMemory(fn, inputs, square + linear, square + linear);
+      requireMemory(fn, inputs, work, copies);
     } catch (e) {
       if (!trace) throw e;
+      const same = queryLength === keyLength;
+      const lengths = same ? `T=${queryLength}` : `Tq=${queryLength}, Tk=${keyLength}`;
+      const squareSize = same ? 'B·H·T·T' : 'B·H·Tq·Tk';
       // Say what fills the memory and how to avoid it.
       fail(
         fn,
-        `a trace with B=${batch}, H=${heads}, T=${length} ` +
+        `a trace with B=${batch}, H=${heads}, ${lengths} ` +
           (e as Error).message.slice(`${fn}: the call `.length) +
-          `; scores, scaled, masked and weights take B·H·T·T floats each (${gib(square)} GiB): ` +
+          `; scores, scaled, masked and weights take ${squareSize} floats each (${gib(square)} GiB in all): ` +
           `pass trace: false for the fast path, which never materialises T×T`,
       );
     }
@@ -259,11 +319,11 @@ export function createEngine(raw: AttnModule): AttnScope {
     const x = inputTensor(fn, 'x', own(args, 'x'), own(args, 'shape'), [2, 3], '[B, T, C] or [T, C]');
     const { batch, length, channels, batched } = sequenceDims(x);
     const weights = selfAttentionWeights(fn, args, channels, false);
-    const dims = { batch, heads: weights.heads, length };
+    const dims = selfDims(batch, weights.heads, weights.kvHeads, length, weights.width / weights.heads);
     const options = attentionOptions(fn, args, dims);
     const inputs = merge({ tensors: { x } }, weights.inputs, options.inputs);
     const linear = selfAttentionBytes(inputs, batch * length, weights, channels, 0);
-    requireAttentionMemory(fn, inputs, dims, options.trace, linear);
+    requireAttentionMemory(fn, inputs, dims, options, linear);
     const result = callEngine(fn, raw, 'self_attention', inputs);
     return withFlagShape(result, batched ? [batch, weights.heads, length] : [weights.heads, length]);
   }
@@ -272,29 +332,34 @@ export function createEngine(raw: AttnModule): AttnScope {
     const fn = 'attention';
     argsObject(fn, args);
     const q = inputTensor(fn, 'q', own(args, 'q'), own(args, 'shape'), [2, 3, 4], '[B, H, T, d], [H, T, d] or [T, d]');
-    const k = shapedTensor(fn, 'k', own(args, 'k'), q.shape);
+    const kShape = keyShape(fn, own(args, 'kvShape'), q.shape);
+    const k = shapedTensor(fn, 'k', own(args, 'k'), kShape);
     const lead = q.shape.slice(0, -1);
+    const kvLead = kShape.slice(0, -1);
     let v: RawTensor;
     const dv = own(args, 'dv');
     if (dv !== undefined) {
-      v = shapedTensor(fn, 'v', own(args, 'v'), [...lead, positiveInt(fn, 'dv', dv)]);
+      v = shapedTensor(fn, 'v', own(args, 'v'), [...kvLead, positiveInt(fn, 'dv', dv)]);
     } else {
-      const rows = product(lead);
-      const m = matrix(fn, 'v', own(args, 'v'), rows, 'B*H*T');
-      v = m.shape.length === q.shape.length ? m : { data: m.data, shape: [...lead, m.shape[1]!] };
+      const rows = product(kvLead);
+      const m = matrix(fn, 'v', own(args, 'v'), rows, own(args, 'kvShape') === undefined ? 'B*H*T' : 'B*Hkv*Tk');
+      v = m.shape.length === q.shape.length ? m : { data: m.data, shape: [...kvLead, m.shape[1]!] };
     }
     const rank = q.shape.length;
-    const dims = {
+    const dims: AttentionDims = {
       batch: rank === 4 ? q.shape[0]! : 1,
       heads: rank >= 3 ? q.shape[rank - 3]! : 1,
-      length: q.shape[rank - 2]!,
+      kvHeads: rank >= 3 ? kShape[rank - 3]! : 1,
+      queryLength: q.shape[rank - 2]!,
+      keyLength: kShape[rank - 2]!,
+      headDim: q.shape[rank - 1]!,
     };
     const options = attentionOptions(fn, args, dims);
     const outputShape = [...lead, v.shape[rank - 1]!];
     const out = outputBuffer(fn, own(args, 'out'), outputShape);
     const inputs = merge({ tensors: { q, k, v } }, options.inputs);
     // The output and the flags; the fast path's tiles are small.
-    requireAttentionMemory(fn, inputs, dims, options.trace, product(outputShape) * 4 + product(lead));
+    requireAttentionMemory(fn, inputs, dims, options, product(outputShape) * 4 + product(lead));
     const result = withFlagShape<AttentionResult>(callEngine(fn, raw, 'attention', inputs, out), lead);
     if (out) result.output.data = own(args, 'out') as Float32Array;
     return result;
@@ -409,17 +474,67 @@ export function createEngine(raw: AttnModule): AttnScope {
         normFirst: optionalBoolean(fn, 'normFirst', own(args, 'normFirst'), false),
       },
     };
-    const dims = { batch, heads: weights.heads, length };
+    const dims = selfDims(batch, weights.heads, weights.kvHeads, length, weights.width / weights.heads);
     const options = attentionOptions(fn, args, dims);
     const inputs = merge(block, weights.inputs, options.inputs);
     const linear = selfAttentionBytes(inputs, batch * length, weights, channels, hidden);
-    requireAttentionMemory(fn, inputs, dims, options.trace, linear);
+    requireAttentionMemory(fn, inputs, dims, options, linear);
     const result = callEngine(fn, raw, 'transformer_block', inputs);
     const flagShape = batched ? [batch, weights.heads, length] : [weights.heads, length];
     return {
       ...result,
       attention: withFlagShape(result.attention as CallOutputs, flagShape),
     } as unknown as TransformerBlockResult;
+  }
+
+  function rmsNorm(args: RmsNormArgs): TensorOut {
+    const fn = 'rmsNorm';
+    argsObject(fn, args);
+    const x = inputTensor(fn, 'x', own(args, 'x'), own(args, 'shape'), [1, 2, 3, 4], 'a shape of rank 1 to 4');
+    const eps = positiveEps(fn, own(args, 'eps'));
+    const gamma = optionalVector(fn, 'gamma', own(args, 'gamma'));
+    return tensorCall(fn, 'rms_norm', { tensors: { x, gamma }, numbers: { eps } }, x.data.length);
+  }
+
+  function swiglu(args: SwigluArgs): TensorOut {
+    const fn = 'swiglu';
+    argsObject(fn, args);
+    const x = inputTensor(fn, 'x', own(args, 'x'), own(args, 'shape'), [1, 2, 3, 4], 'a shape of rank 1 to 4');
+    const channels = x.shape[x.shape.length - 1]!;
+    const ffn = swigluWeights(fn, args, channels);
+    const rows = x.data.length / channels;
+    return tensorCall(fn, 'swiglu', merge({ tensors: { x } }, ffn.inputs), rows * (3 * ffn.hidden + ffn.outputs));
+  }
+
+  function llamaBlock(args: LlamaBlockArgs): LlamaBlockResult {
+    const fn = 'llamaBlock';
+    argsObject(fn, args);
+    const x = inputTensor(fn, 'x', own(args, 'x'), own(args, 'shape'), [2, 3], '[B, T, C] or [T, C]');
+    const { batch, length, channels, batched } = sequenceDims(x);
+    const attentionArgs = own(args, 'attention');
+    if (typeof attentionArgs !== 'object' || attentionArgs === null) fail(fn, 'attention weights are required');
+    const weights = selfAttentionWeights(fn, attentionArgs, channels, true);
+    const ffn = swigluWeights(fn, args, channels);
+    const block: CallInputs = {
+      tensors: {
+        x,
+        attentionNorm: optionalVector(fn, 'attentionNorm', own(args, 'attentionNorm')),
+        ffnNorm: optionalVector(fn, 'ffnNorm', own(args, 'ffnNorm')),
+      },
+      numbers: { eps: positiveEps(fn, own(args, 'eps')) },
+    };
+    const dims = selfDims(batch, weights.heads, weights.kvHeads, length, weights.width / weights.heads);
+    const options = attentionOptions(fn, args, dims);
+    const inputs = merge(block, weights.inputs, ffn.inputs, options.inputs);
+    // Like transformerBlock's count, with SwiGLU's three hidden-wide rows.
+    const linear = selfAttentionBytes(inputs, batch * length, weights, channels, 2 * ffn.hidden);
+    requireAttentionMemory(fn, inputs, dims, options, linear);
+    const result = callEngine(fn, raw, 'llama_block', inputs);
+    const flagShape = batched ? [batch, weights.heads, length] : [weights.heads, length];
+    return {
+      ...result,
+      attention: withFlagShape(result.attention as CallOutputs, flagShape),
+    } as unknown as LlamaBlockResult;
   }
 
   function memoryUsage(): MemoryUsage {
@@ -437,6 +552,9 @@ export function createEngine(raw: AttnModule): AttnScope {
     feedForward: guarded('feedForward', feedForward),
     residualAdd: guarded('residualAdd', residualAdd),
     transformerBlock: guarded('transformerBlock', transformerBlock),
+    rmsNorm: guarded('rmsNorm', rmsNorm),
+    swiglu: guarded('swiglu', swiglu),
+    llamaBlock: guarded('llamaBlock', llamaBlock),
     memoryUsage,
   };
 }

@@ -54,6 +54,38 @@ export type MaskSpec =
         | readonly number[];
       /** Shape of a flat `allowed`; inferred from its length (or nesting) when omitted. */
       allowedShape?: readonly number[];
+      /**
+       * Sliding window, a positive integer W: key j is visible to query i only if
+       * |pos(i) − j| < W, where pos(i) = Tk − Tq + i. Default: no window.
+       */
+      window?: number;
+      /** Attention sinks: keys j < sinks stay visible through the window (still subject to causal); at most Tk. */
+      sinks?: number;
+    };
+
+/** Rotary position embedding (RoPE, the Llama / GPT-NeoX rotate-half convention). */
+export interface RopeSpec {
+  /**
+   * Base of the angles, finite and > 0; default 10000. Pairs (p, p + d/2) of q
+   * at pos(i) and of k at j turn by pos·base^(−2p/d). d_k must be even.
+   */
+  base?: number;
+}
+
+/**
+ * A bias added to the scaled scores, before the mask: `'alibi'` adds
+ * −m_h·|pos(i) − j| (m_h = 2^(−8(h+1)/H) for H a power of two, the ALiBi
+ * paper's rule otherwise); an object gives ALiBi and/or a general bias.
+ */
+export type BiasSpec =
+  | 'alibi'
+  | {
+      /** Adds the ALiBi bias. */
+      alibi?: boolean;
+      /** A finite bias (H, Tq, Tk) shared by the batch, or (B, H, Tq, Tk); added after ALiBi. */
+      values?: TensorInput;
+      /** Shape of a flat `values`; inferred from its length (or nesting) when omitted. */
+      shape?: readonly number[];
     };
 
 /**
@@ -69,6 +101,10 @@ export interface AttentionCommonOptions {
   scale?: ScaleSpec;
   /** Mask; default `'none'`. */
   mask?: MaskSpec;
+  /** Rotate q and k (RoPE) before the scores; default: no rotation. */
+  rope?: RopeSpec;
+  /** A bias on the scaled scores (ALiBi or given values); default: none. */
+  bias?: BiasSpec;
   /**
    * `true` (default) keeps every intermediate (materialises T×T per head);
    * `false` takes the fast tiled online-softmax path and returns no trace.
@@ -104,16 +140,28 @@ export interface SelfAttentionArgs extends AttentionCommonOptions, ProjectionWei
   bo?: TensorInput;
   /** Number of heads H; default 1. Must divide the projection widths. */
   heads?: number;
+  /**
+   * Key/value heads Hkv (grouped-query attention; 1 is multi-query), a divisor of
+   * `heads`; default `heads`. Then wk is (C, Hkv·d_k) and wv (C, Hkv·d_v), and
+   * query head h reads kv head floor(h / (H / Hkv)).
+   */
+  kvHeads?: number;
 }
 
 /** Intermediates of {@link AttnScope.selfAttention} when `trace` is on. */
 export interface SelfAttentionTrace {
   /** Queries per head (B, H, T, d_k). */
   q: TensorOut;
-  /** Keys per head (B, H, T, d_k). */
+  /** Keys per kv head (B, Hkv, T, d_k). */
   k: TensorOut;
-  /** Values per head (B, H, T, d_v). */
+  /** Values per kv head (B, Hkv, T, d_v). */
   v: TensorOut;
+  /** With `rope`: the queries after rotation, shaped as `q`. */
+  qRotated?: TensorOut;
+  /** With `rope`: the keys after rotation, shaped as `k`. */
+  kRotated?: TensorOut;
+  /** With `bias`: what was added to the scaled scores (B, H, T, T). */
+  bias?: TensorOut;
   /** Q·Kᵀ (B, H, T, T); rows are queries, columns keys. */
   scores: TensorOut;
   /** scores · scale (B, H, T, T). */
@@ -142,14 +190,21 @@ export interface SelfAttentionResult {
 
 /** Arguments of {@link AttnScope.attention}. */
 export interface AttentionArgs extends AttentionCommonOptions {
-  /** Queries (B, H, T, d_k), (H, T, d_k) or (T, d_k). */
+  /** Queries (B, H, Tq, d_k), (H, Tq, d_k) or (Tq, d_k). */
   q: TensorInput;
-  /** Keys, same shape as `q`. */
+  /** Keys, of shape `kvShape` (default: the shape of `q`). */
   k: TensorInput;
-  /** Values, the shape of `q` with last dimension `dv`. */
+  /** Values, the shape of `k` with last dimension `dv`. */
   v: TensorInput;
-  /** Shape of `q`: `[B, H, T, d]`, `[H, T, d]` or `[T, d]`. Optional when `q` is nested. */
+  /** Shape of `q`: `[B, H, Tq, d]`, `[H, Tq, d]` or `[Tq, d]`. Optional when `q` is nested. */
   shape?: readonly number[];
+  /**
+   * Shape of `k`, of the rank of `shape`: `[B, Hkv, Tk, d]`, `[Hkv, Tk, d]` or
+   * `[Tk, d]`; default: `shape`. Grouped keys and values (GQA; MQA when Hkv = 1):
+   * H % Hkv = 0 and query head h reads kv head floor(h / (H / Hkv)). A KV cache:
+   * Tq ≤ Tk, query i sits at position Tk − Tq + i (causal is aligned to the last key).
+   */
+  kvShape?: readonly number[];
   /** Last dimension of `v`; default: inferred from its length (usually `d`). */
   dv?: number;
   /**
@@ -162,13 +217,19 @@ export interface AttentionArgs extends AttentionCommonOptions {
   out?: Float32Array;
 }
 
-/** Intermediates of {@link AttnScope.attention} when `trace` is on, each (B, H, T, T). */
+/** Intermediates of {@link AttnScope.attention} when `trace` is on; the square ones are (B, H, Tq, Tk). */
 export interface AttentionTrace {
-  /** Q·Kᵀ. */
+  /** With `rope`: the queries after rotation, shaped as `q`. */
+  qRotated?: TensorOut;
+  /** With `rope`: the keys after rotation, shaped as `k`. */
+  kRotated?: TensorOut;
+  /** With `bias`: what was added to the scaled scores. */
+  bias?: TensorOut;
+  /** Q·Kᵀ (of the rotated q and k with `rope`). */
   scores: TensorOut;
   /** scores · scale. */
   scaled: TensorOut;
-  /** scaled + mask; masked entries are -Infinity. */
+  /** scaled + bias + mask; masked entries are -Infinity. */
   masked: TensorOut;
   /** softmax over keys; masked weights are exactly 0. */
   weights: TensorOut;
@@ -289,6 +350,8 @@ export interface BlockAttentionParams extends ProjectionWeights {
   bo?: TensorInput;
   /** Number of heads H. */
   heads: number;
+  /** Key/value heads Hkv, a divisor of `heads`; default `heads` (see {@link SelfAttentionArgs.kvHeads}). */
+  kvHeads?: number;
 }
 
 /** Arguments of {@link AttnScope.transformerBlock}. */
@@ -337,6 +400,70 @@ export interface TransformerBlockResult {
   norm2: TensorOut;
 }
 
+/** Arguments of {@link AttnScope.rmsNorm} over the last dimension. */
+export interface RmsNormArgs {
+  /** Input (..., C). */
+  x: TensorInput;
+  /** Shape of `x`. Optional when `x` is nested. */
+  shape?: readonly number[];
+  /** Scale (C); default all 1. */
+  gamma?: TensorInput;
+  /** Added to the mean of squares; finite and > 0; default 1e-6. */
+  eps?: number;
+}
+
+/** Arguments of {@link AttnScope.swiglu}: (SiLU(x·W_gate) ⊙ (x·W_up))·W_down. */
+export interface SwigluArgs {
+  /** Input (..., C). */
+  x: TensorInput;
+  /** Shape of `x`. Optional when `x` is nested. */
+  shape?: readonly number[];
+  /** Gate projection (C, hidden), optional bias (hidden). */
+  gate: LinearParams;
+  /** Up projection (C, hidden), optional bias (hidden). */
+  up: LinearParams;
+  /** Down projection (hidden, C_out), optional bias (C_out). */
+  down: LinearParams;
+}
+
+/** Arguments of {@link AttnScope.llamaBlock}: h = x + Attn(RMSNorm(x)); out = h + SwiGLU(RMSNorm(h)). */
+export interface LlamaBlockArgs extends AttentionCommonOptions {
+  /** Input (B, T, C) or (T, C). */
+  x: TensorInput;
+  /** Shape of `x`. Optional when `x` is nested. */
+  shape?: readonly number[];
+  /** Attention weights (Llama has no biases, but they are accepted); `kvHeads` for grouped kv heads. */
+  attention: BlockAttentionParams;
+  /** RMSNorm gamma (C) before attention; default all 1. */
+  attentionNorm?: TensorInput;
+  /** RMSNorm gamma (C) before the feed-forward; default all 1. */
+  ffnNorm?: TensorInput;
+  /** SwiGLU gate projection (C, hidden). */
+  gate: LinearParams;
+  /** SwiGLU up projection (C, hidden). */
+  up: LinearParams;
+  /** SwiGLU down projection (hidden, C). */
+  down: LinearParams;
+  /** RMSNorm epsilon; default 1e-6. */
+  eps?: number;
+}
+
+/** Result of {@link AttnScope.llamaBlock}: the output and every stage. */
+export interface LlamaBlockResult {
+  /** Block output, the shape of `x`. */
+  output: TensorOut;
+  /** RMSNorm(x). */
+  attentionNorm: TensorOut;
+  /** The attention sub-layer on RMSNorm(x), with its trace when `trace` was on. */
+  attention: SelfAttentionResult;
+  /** h = x + attention output. */
+  attentionResidual: TensorOut;
+  /** RMSNorm(h). */
+  ffnNorm: TensorOut;
+  /** SwiGLU(RMSNorm(h)). */
+  ffnOutput: TensorOut;
+}
+
 /** Bytes of wasm memory, for checking that calls leave nothing behind. */
 export interface MemoryUsage {
   /** Bytes currently allocated by the module's malloc. */
@@ -367,6 +494,12 @@ export interface AttnScope {
   residualAdd(args: ResidualAddArgs): TensorOut;
   /** A full transformer block (attention, residuals, LayerNorms, feed-forward) with every stage. */
   transformerBlock(args: TransformerBlockArgs): TransformerBlockResult;
+  /** RMSNorm over the last dimension: x / √(mean(x²) + eps) · gamma. */
+  rmsNorm(args: RmsNormArgs): TensorOut;
+  /** The SwiGLU feed-forward of Llama: (SiLU(x·W_gate) ⊙ (x·W_up))·W_down. */
+  swiglu(args: SwigluArgs): TensorOut;
+  /** A Llama-style decoder block (pre-RMSNorm, attention, SwiGLU, residuals) with every stage. */
+  llamaBlock(args: LlamaBlockArgs): LlamaBlockResult;
   /** Current wasm memory use. */
   memoryUsage(): MemoryUsage;
 }

@@ -130,6 +130,9 @@ export function createPool(
     feedForward: (args, transfer) => onLeastBusy((w) => w.feedForward(args, transfer)),
     residualAdd: (args, transfer) => onLeastBusy((w) => w.residualAdd(args, transfer)),
     transformerBlock: (args, transfer) => onLeastBusy((w) => w.transformerBlock(args, transfer)),
+    rmsNorm: (args, transfer) => onLeastBusy((w) => w.rmsNorm(args, transfer)),
+    swiglu: (args, transfer) => onLeastBusy((w) => w.swiglu(args, transfer)),
+    llamaBlock: (args, transfer) => onLeastBusy((w) => w.llamaBlock(args, transfer)),
     memoryUsage: () => Promise.all(workers.map((w) => w.memoryUsage())),
     terminate: () => workers.forEach((w) => w.terminate()),
   };

@@ -11,12 +11,16 @@ import type {
   FeedForwardArgs,
   LayerNormArgs,
   LinearArgs,
+  LlamaBlockArgs,
+  LlamaBlockResult,
   MemoryUsage,
   PositionalEncodingArgs,
   ResidualAddArgs,
+  RmsNormArgs,
   SelfAttentionArgs,
   SelfAttentionResult,
   SimdFlavour,
+  SwigluArgs,
   TensorOut,
   TransformerBlockArgs,
   TransformerBlockResult,
@@ -70,6 +74,12 @@ export interface AttnScopeWorker {
   residualAdd(args: ResidualAddArgs, transfer?: ArrayBuffer[]): Promise<TensorOut>;
   /** See {@link AttnScope.transformerBlock}. */
   transformerBlock(args: TransformerBlockArgs, transfer?: ArrayBuffer[]): Promise<TransformerBlockResult>;
+  /** See {@link AttnScope.rmsNorm}. */
+  rmsNorm(args: RmsNormArgs, transfer?: ArrayBuffer[]): Promise<TensorOut>;
+  /** See {@link AttnScope.swiglu}. */
+  swiglu(args: SwigluArgs, transfer?: ArrayBuffer[]): Promise<TensorOut>;
+  /** See {@link AttnScope.llamaBlock}. */
+  llamaBlock(args: LlamaBlockArgs, transfer?: ArrayBuffer[]): Promise<LlamaBlockResult>;
   /** See {@link AttnScope.memoryUsage}. */
   memoryUsage(): Promise<MemoryUsage>;
   /** Stops the worker; pending calls reject with AttnScopeError. */
@@ -85,6 +95,9 @@ const kMethods = [
   'feedForward',
   'residualAdd',
   'transformerBlock',
+  'rmsNorm',
+  'swiglu',
+  'llamaBlock',
   'memoryUsage',
 ] as const;
 type Method = (typeof kMethods)[number];
@@ -251,6 +264,9 @@ export function createClient(port: ClientPort, options: WorkerCreateOptions): At
     feedForward: (args, transfer) => call('feedForward', args, transfer),
     residualAdd: (args, transfer) => call('residualAdd', args, transfer),
     transformerBlock: (args, transfer) => call('transformerBlock', args, transfer),
+    rmsNorm: (args, transfer) => call('rmsNorm', args, transfer),
+    swiglu: (args, transfer) => call('swiglu', args, transfer),
+    llamaBlock: (args, transfer) => call('llamaBlock', args, transfer),
     memoryUsage: () => call('memoryUsage'),
     terminate() {
       port.terminate();
