@@ -7,7 +7,7 @@ import { AttnScopeError } from 'attnscope';
 
 import { engine } from './engine.mjs';
 import { assertClose, matmul, rng } from './reference.mjs';
-import { variantAttention } from './variants-reference.mjs';
+import { variantAttention } from 'attnscope/reference';
 
 const tol = { atol: 3e-5, rtol: 3e-5 };
 

@@ -1,12 +1,12 @@
 // The attention variants through the package: grouped kv heads, a KV cache
 // (Tq < Tk), RoPE, ALiBi and a given bias, window and sinks, on the traced and
-// the fast path, against the double-precision reference in variants-reference.mjs.
+// the fast path, against the double-precision reference (attnscope/reference).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { engine } from './engine.mjs';
 import { assertClose, rng } from './reference.mjs';
-import { variantAttention } from './variants-reference.mjs';
+import { variantAttention } from 'attnscope/reference';
 
 const tol = { atol: 2e-5, rtol: 2e-5 };
 

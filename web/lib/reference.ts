@@ -302,3 +302,5 @@ export function erf(x: number): number {
 export const gelu = (v: number): number => 0.5 * v * (1 + erf(v / Math.SQRT2));
 /** ReLU, max(0, x). */
 export const relu = (v: number): number => Math.max(0, v);
+
+export * from './reference-variants.js';

@@ -12,7 +12,7 @@ import { AttnScopeError, createAttnScope } from 'attnscope';
 import { createAttnScopePool } from 'attnscope/worker';
 
 import { assertClose } from '../../js/reference.mjs';
-import { variantAttention } from '../../js/variants-reference.mjs';
+import { variantAttention } from 'attnscope/reference';
 
 const runs = Number(process.env.FUZZ_JS_RUNS ?? 300);
 const engine = await createAttnScope();

@@ -27,7 +27,7 @@ const headName = (r: RunResult, h: number) => (r.model.H > 1 ? ` (head ${h + 1})
 export function stagesFor(r: RunResult): Stage[] {
   const m = r.model;
   const attn = (name: keyof NonNullable<RunResult['attention']['trace']>, title: string, kind: 'prob' | 'signed' = 'signed') =>
-    (rr: RunResult, b: number, h: number) => [mv(name, `${title}${headName(rr, h)}`, rr.attention.trace![name], b, h, tokensOf(rr, b), tokensOf(rr, b), 'query (row i)', 'key (column j)', kind)];
+    (rr: RunResult, b: number, h: number) => [mv(name, `${title}${headName(rr, h)}`, rr.attention.trace![name]!, b, h, tokensOf(rr, b), tokensOf(rr, b), 'query (row i)', 'key (column j)', kind)];
   const stages: Stage[] = [
     {
       id: 'x', label: 'X',
