@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { AttnScopeError } from 'attnscope';
 
 import { engine } from './engine.mjs';
-import { assertClose } from './reference.mjs';
+import { assertClose } from './support.mjs';
 
 const f32 = (n, fill = 0.5) => new Float32Array(n).fill(fill);
 const qkv = { q: f32(8), k: f32(8), v: f32(8), shape: [4, 2] };

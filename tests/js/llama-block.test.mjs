@@ -6,8 +6,8 @@ import { test } from 'node:test';
 import { AttnScopeError } from 'attnscope';
 
 import { engine } from './engine.mjs';
-import { assertClose, matmul, rng } from './reference.mjs';
-import { variantAttention } from 'attnscope/reference';
+import { assertClose, rng } from './support.mjs';
+import { matmul, variantAttention } from 'attnscope/reference';
 
 const tol = { atol: 3e-5, rtol: 3e-5 };
 

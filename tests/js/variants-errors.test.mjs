@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { AttnScopeError } from 'attnscope';
 
 import { engine } from './engine.mjs';
-import { rng } from './reference.mjs';
+import { rng } from './support.mjs';
 
 const r = rng(1);
 // q (1, 4, 3, 8), k and v (1, 2, 5, 8): a valid grouped call with a KV cache.

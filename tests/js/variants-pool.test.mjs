@@ -8,7 +8,7 @@ import { createAttnScopePool, createAttnScopeWorker } from 'attnscope/worker';
 import { splitAttention } from '../../dist/attention-split.js';
 
 import { engine } from './engine.mjs';
-import { rng } from './reference.mjs';
+import { rng } from './support.mjs';
 
 const worker = createAttnScopeWorker();
 const pool = createAttnScopePool({ workers: 3, minSplitFlops: 0 });

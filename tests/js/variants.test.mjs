@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { engine } from './engine.mjs';
-import { assertClose, rng } from './reference.mjs';
+import { assertClose, rng } from './support.mjs';
 import { variantAttention } from 'attnscope/reference';
 
 const tol = { atol: 2e-5, rtol: 2e-5 };

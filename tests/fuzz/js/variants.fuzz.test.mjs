@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { AttnScopeError, createAttnScope } from 'attnscope';
 import { createAttnScopePool } from 'attnscope/worker';
 
-import { assertClose } from '../../js/reference.mjs';
+import { assertClose } from '../../js/support.mjs';
 import { variantAttention } from 'attnscope/reference';
 
 const runs = Number(process.env.FUZZ_JS_RUNS ?? 300);
