@@ -14,7 +14,7 @@ namespace {
 constexpr const char* kFn = "llama_block";
 
 void check_llama_block(const Tensor& x, const LlamaBlockWeights& w) {
-  using namespace block_detail;
+  using namespace detail;
   if (x.rank() != 2 && x.rank() != 3) {
     throw Error(std::string(kFn) + ": x has shape " + shape_to_string(x.shape) +
                 ", expected (T, C) or (B, T, C)");
@@ -42,7 +42,7 @@ void check_llama_block(const Tensor& x, const LlamaBlockWeights& w) {
 
 LlamaBlockResult llama_block(const Tensor& x, const LlamaBlockWeights& w,
                              const AttentionOptions& options) {
-  using namespace block_detail;
+  using namespace detail;
   check_llama_block(x, w);
   LlamaBlockResult result;
   LlamaBlockTrace& t = result.trace;

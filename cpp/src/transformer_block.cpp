@@ -15,7 +15,7 @@ constexpr const char* kFn = "transformer_block";
 // block's own name for it before any work is done. The attention weights
 // other than wo are checked by self_attention.
 void check_block(const Tensor& x, const BlockWeights& w) {
-  using namespace block_detail;
+  using namespace detail;
   if (x.rank() != 2 && x.rank() != 3) {
     throw Error(std::string(kFn) + ": x has shape " + shape_to_string(x.shape) +
                 ", expected (T, C) or (B, T, C)");
@@ -49,7 +49,7 @@ void check_block(const Tensor& x, const BlockWeights& w) {
 
 BlockResult transformer_block(const Tensor& x, const BlockWeights& w,
                               const AttentionOptions& options) {
-  using namespace block_detail;
+  using namespace detail;
   check_block(x, w);
   BlockResult result;
   BlockTrace& t = result.trace;
