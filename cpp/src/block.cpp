@@ -103,9 +103,9 @@ Tensor layer_norm_unchecked(const Tensor& x, const Tensor& gamma,
 
 void activate_inplace(Tensor& t, Activation activation) {
   if (activation == Activation::ReLU) {
-    kernels::relu_inplace<Arch>(t.data.data(), t.size());
+    kernels::relu<Arch>(t.data.data(), t.size());
   } else {
-    kernels::gelu_inplace<Arch>(t.data.data(), t.size());
+    kernels::gelu<Arch>(t.data.data(), t.size());
   }
 }
 
