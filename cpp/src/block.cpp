@@ -58,6 +58,25 @@ void check_activation(Activation activation, const char* fn) {
   }
 }
 
+void check_sequence(const Tensor& x, const char* fn) {
+  if (x.rank() != 2 && x.rank() != 3) {
+    throw Error(std::string(fn) + ": x has shape " + shape_to_string(x.shape) +
+                ", expected (T, C) or (B, T, C)");
+  }
+  check_input(x, fn, "x");
+}
+
+std::size_t check_block_input(const Tensor& x, const Tensor& wo, const char* fn) {
+  check_sequence(x, fn);
+  const std::size_t C = x.shape.back();
+  if (wo.rank() != 2 || wo.shape[1] != C) {
+    throw Error(std::string(fn) + ": attention.wo has shape " + shape_to_string(wo.shape) +
+                ", expected (H*d_v, C=" + std::to_string(C) +
+                ") so the attention output can be added to x");
+  }
+  return C;
+}
+
 Tensor linear_unchecked(const Tensor& x, const Linear& layer, const char* fn) {
   const std::size_t in = x.shape.back();
   const std::size_t out = layer.weight.shape[1];
@@ -146,11 +165,7 @@ Tensor positional_encoding(std::size_t T, std::size_t C, float base) {
 
 Tensor add_positional_encoding(const Tensor& x, float base) {
   const char* fn = "add_positional_encoding";
-  if (x.rank() != 2 && x.rank() != 3) {
-    throw Error(std::string(fn) + ": x has shape " + shape_to_string(x.shape) +
-                ", expected (T, C) or (B, T, C)");
-  }
-  check_input(x, fn, "x");
+  detail::check_sequence(x, fn);
   check_base(base, fn);
   const std::size_t T = x.shape[x.rank() - 2];
   const std::size_t C = x.shape.back();

@@ -21,6 +21,14 @@ std::size_t check_linear(const Linear& layer, std::size_t in, const char* fn,
 
 void check_activation(Activation activation, const char* fn);
 
+/// A sequence input: x of shape (T, C) or (B, T, C), with finite values.
+void check_sequence(const Tensor& x, const char* fn);
+
+/// The input of a whole block and its attention's output projection: x a
+/// sequence, wo (·, C) so that the attention output can be added to x.
+/// Returns C.
+std::size_t check_block_input(const Tensor& x, const Tensor& wo, const char* fn);
+
 /// A result computed from finite inputs can still overflow float (e.g.
 /// residual_add(FLT_MAX, FLT_MAX), or a LayerNorm whose row sum overflows,
 /// which yields NaN). Throws Error naming `fn` and `what` instead of
