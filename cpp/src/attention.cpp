@@ -5,8 +5,8 @@
 #include <optional>
 #include <string>
 
-#include "attention_internal.hpp"
 #include "allocate.hpp"
+#include "attention_internal.hpp"
 #include "checks.hpp"
 
 namespace attnscope {

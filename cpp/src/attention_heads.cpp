@@ -8,11 +8,11 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "allocate.hpp"
 #include "attention_internal.hpp"
+#include "checks.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/matmul.hpp"
-#include "allocate.hpp"
-#include "checks.hpp"
 
 namespace attnscope {
 

@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "attnscope/attention.hpp"
-#include "kernels/mask_row.hpp"
 #include "allocate.hpp"
+#include "attnscope/attention.hpp"
 #include "checks.hpp"
+#include "kernels/mask_row.hpp"
 
 namespace attnscope::detail {
 

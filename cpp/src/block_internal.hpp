@@ -7,9 +7,9 @@
 #include <cstddef>
 #include <string>
 
+#include "allocate.hpp"
 #include "attnscope/block.hpp"
 #include "attnscope/tensor.hpp"
-#include "allocate.hpp"
 #include "checks.hpp"
 
 namespace attnscope::detail {
