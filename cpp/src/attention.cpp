@@ -5,8 +5,9 @@
 #include <optional>
 #include <string>
 
+#include "allocate.hpp"
 #include "attention_internal.hpp"
-#include "tensor_checks.hpp"
+#include "checks.hpp"
 
 namespace attnscope {
 
@@ -22,8 +23,10 @@ float Scale::factor_for(std::size_t d_k) const {
   return 1.0f;
 }
 
-
 namespace {
+
+using detail::check_finite;
+using detail::check_tensor;
 
 constexpr const char* kFn = "attention";
 
@@ -108,7 +111,7 @@ AttentionResult attention_impl(const TensorView& q, const TensorView& k, const T
   square_shape.push_back(dims.k_len);
 
   AttentionResult result;
-  result.output = zeros_for(out_shape, "attention: output");
+  result.output = detail::allocate_zeros(out_shape, "attention: output");
   result.fully_masked.assign(dims.batch * dims.heads * dims.q_len, 0);
   std::optional<AttentionTrace> trace;
   if (options.trace) trace.emplace();
@@ -116,7 +119,7 @@ AttentionResult attention_impl(const TensorView& q, const TensorView& k, const T
       q.data, k.data, v.data, dims, options, scale, square_shape, q.shape, k.shape,
       result.output.data.data(), result.fully_masked.data(), trace ? &*trace : nullptr, kFn);
   result.trace = std::move(trace);
-  detail::check_output_finite(result.output, kFn);
+  detail::check_result_finite(result.output, kFn, "the output");
   return result;
 }
 

@@ -1,5 +1,5 @@
-// Checks shared by attention() and self_attention(): the scale, the range
-// the scores can reach, and the finiteness of the result.
+// Checks of attention() and self_attention() beyond their arguments' shapes:
+// the scale and the range the scores can reach.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -29,8 +29,6 @@ double max_row_norm(const float* x, std::size_t rows, std::size_t d) {
   return std::sqrt(worst);
 }
 
-std::string format_number(double value) { return format_general(value, 3); }
-
 // A little below FLT_MAX, leaving room for float rounding of the sums.
 constexpr double kScoreLimit = 3.0e38;
 
@@ -38,7 +36,7 @@ constexpr double kScoreLimit = 3.0e38;
 
 float resolve_scale(const Scale& scale, std::size_t d_k, const char* fn) {
   if (scale.mode == Scale::Mode::Custom && !std::isfinite(scale.factor)) {
-    throw Error(std::string(fn) + ": scale factor is " + format_number(scale.factor) +
+    throw Error(std::string(fn) + ": scale factor is " + format_value(scale.factor, 3) +
                 ", expected a finite number");
   }
   return scale.factor_for(d_k);
@@ -71,19 +69,9 @@ void check_score_range(const float* q, const float* k, const AttentionDims& dims
     if (bound > kScoreLimit || scaled_bound > kScoreLimit) {
       throw Error(std::string(fn) + ": scores of batch " + std::to_string(b) + ", head " +
                   std::to_string(h) + " may reach " +
-                  format_number(std::max(bound, scaled_bound)) +
+                  format_value(std::max(bound, scaled_bound), 3) +
                   " (|q|·|k|·scale + |additive mask| + |bias|) and overflow float; scale the "
                   "inputs down");
-    }
-  }
-}
-
-void check_output_finite(const Tensor& out, const char* fn) {
-  if (kernels::all_finite(out.data.data(), out.data.size())) return;
-  for (float value : out.data) {
-    if (!std::isfinite(value)) {
-      throw Error(std::string(fn) +
-                  ": the output overflows float (values near 3.4e38); scale the inputs down");
     }
   }
 }

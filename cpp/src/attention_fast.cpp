@@ -41,8 +41,9 @@ std::size_t attention_decode(const float* q, const float* k, const float* v,
                              float* out, std::uint8_t* fully_masked) {
   const std::size_t Tq = dims.q_len, Tk = dims.k_len, d_k = dims.d_k, d_v = dims.d_v;
   const std::size_t group = dims.group(), rows = group * Tq;
-  std::vector<float> scores = allocate_floats(rows * Tk, "attention: scores of a decode step");
-  std::vector<float> keys_t = allocate_floats(d_k * kernels::kKeyTile, "attention: key tile");
+  std::vector<float> scores =
+      allocate_zeros({rows * Tk}, "attention: scores of a decode step").data;
+  std::vector<float> keys_t = allocate_zeros({d_k * kernels::kKeyTile}, "attention: key tile").data;
   std::size_t count = 0;
   for (std::size_t b = 0; b < dims.batch; ++b) {
     for (std::size_t kv = 0; kv < dims.kv_heads; ++kv) {

@@ -8,16 +8,23 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "allocate.hpp"
 #include "attention_internal.hpp"
+#include "checks.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/matmul.hpp"
-#include "tensor_checks.hpp"
 
 namespace attnscope {
 
 namespace {
 
+using detail::check_finite;
+using detail::check_optional_vector;
+using detail::check_tensor;
+
 constexpr const char* kFn = "self_attention";
+// Biases are written "(H*d_k=6,)" in this function's messages.
+constexpr auto kBiasShape = detail::VectorShapeText::Tuple;
 
 // weight must be (rows, ·) with a column count divisible by heads.
 void check_projection(const Tensor& w, const char* name, std::size_t rows, std::size_t heads,
@@ -36,17 +43,6 @@ void check_projection(const Tensor& w, const char* name, std::size_t rows, std::
   check_finite(w, kFn, name);
 }
 
-void check_bias(const Tensor& bias, const char* name, std::size_t width,
-                const char* width_name) {
-  if (bias.empty()) return;
-  check_tensor(bias, kFn, name);
-  if (bias.rank() != 1 || bias.shape[0] != width) {
-    throw Error(std::string(kFn) + ": " + name + " has shape " + shape_to_string(bias.shape) +
-                ", expected (" + width_name + "=" + std::to_string(width) + ",)");
-  }
-  check_finite(bias, kFn, name);
-}
-
 // Q, K or V straight into the per-head layout (B, H, T, d): head h of
 // batch b is x_b (T × C) · columns [h·d, (h+1)·d) of w (+ bias), so no
 // (B, T, H·d) intermediate has to be split afterwards.
@@ -54,7 +50,7 @@ std::vector<float> project_heads(const float* x, std::size_t B, std::size_t T, s
                                  const Tensor& w, const Tensor& bias, std::size_t H,
                                  std::size_t d) {
   const std::size_t width = H * d;
-  std::vector<float> out = allocate_floats(B * H * T * d, kFn);
+  std::vector<float> out = detail::allocate_zeros({B * H * T * d}, kFn).data;
   for (std::size_t b = 0; b < B; ++b) {
     for (std::size_t h = 0; h < H; ++h) {
       float* head = out.data() + (b * H + h) * T * d;
@@ -78,7 +74,7 @@ std::vector<float> output_projection(const std::vector<float>& heads_out, std::s
                                      std::size_t T, std::size_t H, std::size_t d_v,
                                      const Tensor& wo, const Tensor& bo) {
   const std::size_t c_out = wo.shape[1];
-  std::vector<float> out = allocate_floats(B * T * c_out, kFn);
+  std::vector<float> out = detail::allocate_zeros({B * T * c_out}, kFn).data;
   for (std::size_t b = 0; b < B; ++b) {
     float* rows = out.data() + b * T * c_out;
     for (std::size_t h = 0; h < H; ++h) {
@@ -97,7 +93,7 @@ std::vector<float> output_projection(const std::vector<float>& heads_out, std::s
 // (B, H, T, d) → (B, T, H·d): heads side by side.
 std::vector<float> merge_heads(const std::vector<float>& split, std::size_t B, std::size_t T,
                                std::size_t H, std::size_t d) {
-  std::vector<float> merged = allocate_floats(split.size(), kFn);
+  std::vector<float> merged = detail::allocate_zeros({split.size()}, kFn).data;
   for (std::size_t b = 0; b < B; ++b) {
     for (std::size_t h = 0; h < H; ++h) {
       for (std::size_t t = 0; t < T; ++t) {
@@ -150,9 +146,9 @@ SelfAttentionResult self_attention_impl(const Tensor& x, const SelfAttentionWeig
   const std::size_t v_width = weights.wv.shape[1];
   const std::size_t d_v = v_width / Hkv;
   const std::size_t heads_width = H * d_v;  // concat of the heads' outputs
-  check_bias(weights.bq, "bq", qk_width, "H*d_k");
-  check_bias(weights.bk, "bk", k_width, grouped ? "Hkv*d_k" : "H*d_k");
-  check_bias(weights.bv, "bv", v_width, grouped ? "Hkv*d_v" : "H*d_v");
+  check_optional_vector(weights.bq, qk_width, kFn, "bq", "H*d_k", kBiasShape);
+  check_optional_vector(weights.bk, k_width, kFn, "bk", grouped ? "Hkv*d_k" : "H*d_k", kBiasShape);
+  check_optional_vector(weights.bv, v_width, kFn, "bv", grouped ? "Hkv*d_v" : "H*d_v", kBiasShape);
   std::size_t out_width = heads_width;
   if (!weights.wo.empty()) {
     check_tensor(weights.wo, kFn, "wo");
@@ -163,7 +159,7 @@ SelfAttentionResult self_attention_impl(const Tensor& x, const SelfAttentionWeig
     }
     check_finite(weights.wo, kFn, "wo");
     out_width = weights.wo.shape[1];
-    check_bias(weights.bo, "bo", out_width, "C_out");
+    check_optional_vector(weights.bo, out_width, kFn, "bo", "C_out", kBiasShape);
   } else if (!weights.bo.empty()) {
     throw Error(std::string(kFn) + ": bo has shape " + shape_to_string(weights.bo.shape) +
                 " but wo is absent; an output bias needs wo");
@@ -195,7 +191,7 @@ SelfAttentionResult self_attention_impl(const Tensor& x, const SelfAttentionWeig
   std::vector<float> v = project_heads(xs, B, T, C, weights.wv, weights.bv, Hkv, d_v);
 
   SelfAttentionResult result;
-  std::vector<float> heads_out = allocate_floats(B * H * T * d_v, kFn);
+  std::vector<float> heads_out = detail::allocate_zeros({B * H * T * d_v}, kFn).data;
   result.fully_masked.assign(B * H * T, 0);
   const Shape square = result_shape(batched, B, {H, T, T});
   const Shape q_shape = result_shape(batched, B, {H, T, d_k});
@@ -216,7 +212,7 @@ SelfAttentionResult self_attention_impl(const Tensor& x, const SelfAttentionWeig
         Tensor(result_shape(batched, B, {T, out_width}),
                output_projection(heads_out, B, T, H, d_v, weights.wo, weights.bo));
   }
-  detail::check_output_finite(result.output, kFn);
+  detail::check_result_finite(result.output, kFn, "the output");
 
   if (result.trace) {
     SelfAttentionTrace& t = *result.trace;

@@ -7,9 +7,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "allocate.hpp"
 #include "attnscope/attention.hpp"
+#include "checks.hpp"
 #include "kernels/mask_row.hpp"
-#include "tensor_checks.hpp"
 
 namespace attnscope::detail {
 
@@ -69,10 +70,10 @@ struct TraceBuffers {
 /// writes them. Throws ResourceError naming `what` when they cannot be allocated.
 template <class Trace>
 TraceBuffers allocate_square_tensors(Trace& trace, const Shape& square, const char* what) {
-  trace.scores = zeros_for(square, what);
-  trace.scaled = zeros_for(square, what);
-  trace.masked = zeros_for(square, what);
-  trace.weights = zeros_for(square, what);
+  trace.scores = allocate_zeros(square, what);
+  trace.scaled = allocate_zeros(square, what);
+  trace.masked = allocate_zeros(square, what);
+  trace.weights = allocate_zeros(square, what);
   return {trace.scores.data.data(), trace.scaled.data.data(), trace.masked.data.data(),
           trace.weights.data.data()};
 }
@@ -95,10 +96,6 @@ float resolve_scale(const Scale& scale, std::size_t d_k, const char* fn);
 /// them. Without this an overflowing score would turn into NaN weights.
 void check_score_range(const float* q, const float* k, const AttentionDims& dims, float scale,
                        const ScoreTerms& terms, const char* fn);
-
-/// Throws if attention produced a non-finite value, which only happens when
-/// finite inputs overflow float in Q·Kᵀ.
-void check_output_finite(const Tensor& out, const char* fn);
 
 /// Everything attention() and self_attention() share once q, k and v exist:
 /// options checked against dims, rope, the score range, the traced or fast

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "attention_internal.hpp"
-#include "tensor_checks.hpp"
+#include "checks.hpp"
 
 namespace attnscope::detail {
 

@@ -18,8 +18,8 @@ std::vector<float> rotate_rope(const float* x, std::size_t heads, std::size_t ro
   // cheap next to the attention: calling cos and sin for each entry cost
   // about 15 % of attention at T = 1024. The error grows by about 1e-16 per
   // step, far below float's resolution for any length that fits in memory.
-  std::vector<float> cosines = allocate_floats(rows_per_head * half, fn);
-  std::vector<float> sines = allocate_floats(rows_per_head * half, fn);
+  std::vector<float> cosines = allocate_zeros({rows_per_head * half}, fn).data;
+  std::vector<float> sines = allocate_zeros({rows_per_head * half}, fn).data;
   std::vector<double> step_cos(half), step_sin(half), cur_cos(half), cur_sin(half);
   for (std::size_t p = 0; p < half; ++p) {
     const double theta = std::pow(base, -2.0 * double(p) / double(d));
@@ -37,7 +37,7 @@ std::vector<float> rotate_rope(const float* x, std::size_t heads, std::size_t ro
       cur_cos[p] = c;
     }
   }
-  std::vector<float> out = allocate_floats(heads * rows_per_head * d, fn);
+  std::vector<float> out = allocate_zeros({heads * rows_per_head * d}, fn).data;
   for (std::size_t h = 0; h < heads; ++h) {
     for (std::size_t t = 0; t < rows_per_head; ++t) {
       const float* src = x + (h * rows_per_head + t) * d;

@@ -39,7 +39,7 @@ std::size_t run_attention(const float* q, const float* k, const float* v,
   const std::string what = std::string(fn) + ": trace";
   const TraceBuffers buffers = allocate_square_tensors(*trace, square, what.c_str());
   if (options.bias.any()) {
-    trace->bias = zeros_for(square, what.c_str());
+    trace->bias = allocate_zeros(square, what.c_str());
     fill_bias(terms, dims, trace->bias.data.data());
   }
   const std::size_t count =

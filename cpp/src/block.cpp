@@ -10,6 +10,7 @@
 
 #include "attnscope/block.hpp"
 #include "block_internal.hpp"
+#include "format.hpp"
 #include "kernels/activation.hpp"
 #include "kernels/layer_norm.hpp"
 #include "kernels/dispatch.hpp"
@@ -17,12 +18,12 @@
 
 namespace attnscope {
 
-using block_detail::check_eps;
-using block_detail::check_input;
-using block_detail::check_optional_vector;
-using block_detail::check_result_finite;
-using block_detail::format_value;
-using block_detail::make_output;
+using detail::allocate_zeros;
+using detail::check_eps;
+using detail::check_input;
+using detail::check_optional_vector;
+using detail::check_result_finite;
+using detail::format_value;
 
 namespace {
 
@@ -37,7 +38,7 @@ void check_base(float base, const char* fn) {
 
 }  // namespace
 
-namespace block_detail {
+namespace detail {
 
 std::size_t check_linear(const Linear& layer, std::size_t in, const char* fn,
                          const std::string& prefix, const char* in_name) {
@@ -57,13 +58,32 @@ void check_activation(Activation activation, const char* fn) {
   }
 }
 
+void check_sequence(const Tensor& x, const char* fn) {
+  if (x.rank() != 2 && x.rank() != 3) {
+    throw Error(std::string(fn) + ": x has shape " + shape_to_string(x.shape) +
+                ", expected (T, C) or (B, T, C)");
+  }
+  check_input(x, fn, "x");
+}
+
+std::size_t check_block_input(const Tensor& x, const Tensor& wo, const char* fn) {
+  check_sequence(x, fn);
+  const std::size_t C = x.shape.back();
+  if (wo.rank() != 2 || wo.shape[1] != C) {
+    throw Error(std::string(fn) + ": attention.wo has shape " + shape_to_string(wo.shape) +
+                ", expected (H*d_v, C=" + std::to_string(C) +
+                ") so the attention output can be added to x");
+  }
+  return C;
+}
+
 Tensor linear_unchecked(const Tensor& x, const Linear& layer, const char* fn) {
   const std::size_t in = x.shape.back();
   const std::size_t out = layer.weight.shape[1];
   const std::size_t rows = x.size() / in;
   Shape shape = x.shape;
   shape.back() = out;
-  Tensor y = make_output(shape, fn);
+  Tensor y = allocate_zeros(shape, (std::string(fn) + ": output").c_str());
   // Start every row from the bias, then accumulate x·W onto it.
   if (!layer.bias.empty()) {
     for (std::size_t r = 0; r < rows; ++r) {
@@ -91,7 +111,7 @@ Tensor layer_norm_unchecked(const Tensor& x, const Tensor& gamma,
   const std::vector<float> zeros(beta.empty() ? C : 0, 0.0f);
   const float* g = gamma.empty() ? ones.data() : gamma.data.data();
   const float* b = beta.empty() ? zeros.data() : beta.data.data();
-  Tensor y = make_output(x.shape, fn);
+  Tensor y = allocate_zeros(x.shape, (std::string(fn) + ": output").c_str());
   const std::size_t rows = x.size() / C;
   for (std::size_t r = 0; r < rows; ++r) {
     kernels::layer_norm_row<Arch>(x.data.data() + r * C, g, b, eps,
@@ -102,18 +122,18 @@ Tensor layer_norm_unchecked(const Tensor& x, const Tensor& gamma,
 
 void activate_inplace(Tensor& t, Activation activation) {
   if (activation == Activation::ReLU) {
-    kernels::relu_inplace<Arch>(t.data.data(), t.size());
+    kernels::relu<Arch>(t.data.data(), t.size());
   } else {
-    kernels::gelu_inplace<Arch>(t.data.data(), t.size());
+    kernels::gelu<Arch>(t.data.data(), t.size());
   }
 }
 
-}  // namespace block_detail
+}  // namespace detail
 
 Tensor linear(const Tensor& x, const Linear& layer) {
   check_input(x, "linear", "x");
-  block_detail::check_linear(layer, x.shape.back(), "linear", "", "in");
-  Tensor y = block_detail::linear_unchecked(x, layer, "linear");
+  detail::check_linear(layer, x.shape.back(), "linear", "", "in");
+  Tensor y = detail::linear_unchecked(x, layer, "linear");
   check_result_finite(y, "linear", "the output");
   return y;
 }
@@ -124,7 +144,7 @@ Tensor positional_encoding(std::size_t T, std::size_t C, float base) {
                 ", C=" + std::to_string(C) + "), expected T >= 1 and C >= 1");
   }
   check_base(base, "positional_encoding");
-  Tensor pe = make_output({T, C}, "positional_encoding");
+  Tensor pe = allocate_zeros({T, C}, "positional_encoding: output");
   // Angles in double: at t in the thousands a float angle would already be
   // off by more than the float result can show.
   const double log_base = std::log(static_cast<double>(base));
@@ -145,11 +165,7 @@ Tensor positional_encoding(std::size_t T, std::size_t C, float base) {
 
 Tensor add_positional_encoding(const Tensor& x, float base) {
   const char* fn = "add_positional_encoding";
-  if (x.rank() != 2 && x.rank() != 3) {
-    throw Error(std::string(fn) + ": x has shape " + shape_to_string(x.shape) +
-                ", expected (T, C) or (B, T, C)");
-  }
-  check_input(x, fn, "x");
+  detail::check_sequence(x, fn);
   check_base(base, fn);
   const std::size_t T = x.shape[x.rank() - 2];
   const std::size_t C = x.shape.back();
@@ -170,7 +186,7 @@ Tensor residual_add(const Tensor& a, const Tensor& b) {
                 ", expected " + shape_to_string(a.shape) + " like a");
   }
   check_input(b, "residual_add", "b");
-  Tensor y = block_detail::add_unchecked(a, b);
+  Tensor y = detail::add_unchecked(a, b);
   check_result_finite(y, "residual_add", "the output");
   return y;
 }
@@ -183,7 +199,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
   check_optional_vector(gamma, C, fn, "gamma", "C");
   check_optional_vector(beta, C, fn, "beta", "C");
   check_eps(eps, fn, "eps");
-  Tensor y = block_detail::layer_norm_unchecked(x, gamma, beta, eps, fn);
+  Tensor y = detail::layer_norm_unchecked(x, gamma, beta, eps, fn);
   check_result_finite(y, fn, "the output");
   return y;
 }
@@ -193,13 +209,13 @@ Tensor feed_forward(const Tensor& x, const Linear& first, const Linear& second,
   const char* fn = "feed_forward";
   check_input(x, fn, "x");
   const std::size_t hidden =
-      block_detail::check_linear(first, x.shape.back(), fn, "first.", "C");
-  block_detail::check_linear(second, hidden, fn, "second.", "hidden");
-  block_detail::check_activation(activation, fn);
-  Tensor h = block_detail::linear_unchecked(x, first, fn);
+      detail::check_linear(first, x.shape.back(), fn, "first.", "C");
+  detail::check_linear(second, hidden, fn, "second.", "hidden");
+  detail::check_activation(activation, fn);
+  Tensor h = detail::linear_unchecked(x, first, fn);
   check_result_finite(h, fn, "the first linear layer");
-  block_detail::activate_inplace(h, activation);
-  Tensor y = block_detail::linear_unchecked(h, second, fn);
+  detail::activate_inplace(h, activation);
+  Tensor y = detail::linear_unchecked(h, second, fn);
   check_result_finite(y, fn, "the output");
   return y;
 }

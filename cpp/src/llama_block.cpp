@@ -14,19 +14,8 @@ namespace {
 constexpr const char* kFn = "llama_block";
 
 void check_llama_block(const Tensor& x, const LlamaBlockWeights& w) {
-  using namespace block_detail;
-  if (x.rank() != 2 && x.rank() != 3) {
-    throw Error(std::string(kFn) + ": x has shape " + shape_to_string(x.shape) +
-                ", expected (T, C) or (B, T, C)");
-  }
-  check_input(x, kFn, "x");
-  const std::size_t C = x.shape.back();
-  const Tensor& wo = w.attention.wo;
-  if (wo.rank() != 2 || wo.shape[1] != C) {
-    throw Error(std::string(kFn) + ": attention.wo has shape " + shape_to_string(wo.shape) +
-                ", expected (H*d_v, C=" + std::to_string(C) +
-                ") so the attention output can be added to x");
-  }
+  using namespace detail;
+  const std::size_t C = check_block_input(x, w.attention.wo, kFn);
   check_optional_vector(w.attention_norm, C, kFn, "attention_norm", "C");
   check_optional_vector(w.ffn_norm, C, kFn, "ffn_norm", "C");
   const std::size_t out = check_swiglu(w.gate, w.up, w.down, C, kFn, "");
@@ -42,7 +31,7 @@ void check_llama_block(const Tensor& x, const LlamaBlockWeights& w) {
 
 LlamaBlockResult llama_block(const Tensor& x, const LlamaBlockWeights& w,
                              const AttentionOptions& options) {
-  using namespace block_detail;
+  using namespace detail;
   check_llama_block(x, w);
   LlamaBlockResult result;
   LlamaBlockTrace& t = result.trace;

@@ -7,7 +7,7 @@
 
 #include "attnscope/llama_block.hpp"
 
-namespace attnscope::block_detail {
+namespace attnscope::detail {
 
 Tensor rms_norm_unchecked(const Tensor& x, const Tensor& gamma, float eps, const char* fn);
 Tensor swiglu_unchecked(const Tensor& x, const Linear& gate, const Linear& up,
@@ -17,4 +17,4 @@ Tensor swiglu_unchecked(const Tensor& x, const Linear& gate, const Linear& up,
 std::size_t check_swiglu(const Linear& gate, const Linear& up, const Linear& down, std::size_t C,
                          const char* fn, const std::string& prefix);
 
-}  // namespace attnscope::block_detail
+}  // namespace attnscope::detail

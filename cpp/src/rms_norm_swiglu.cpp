@@ -9,10 +9,10 @@
 
 namespace attnscope {
 
-namespace block_detail {
+namespace detail {
 
 Tensor rms_norm_unchecked(const Tensor& x, const Tensor& gamma, float eps, const char* fn) {
-  Tensor y = make_output(x.shape, fn);
+  Tensor y = allocate_zeros(x.shape, (std::string(fn) + ": output").c_str());
   const std::size_t C = x.shape.back();
   const std::size_t rows = C ? x.size() / C : 0;
   for (std::size_t r = 0; r < rows; ++r) {
@@ -57,24 +57,24 @@ std::size_t check_swiglu(const Linear& gate, const Linear& up, const Linear& dow
   return check_linear(down, hidden, fn, prefix + "down.", "hidden");
 }
 
-}  // namespace block_detail
+}  // namespace detail
 
 Tensor rms_norm(const Tensor& x, const Tensor& gamma, float eps) {
   constexpr const char* kFn = "rms_norm";
-  block_detail::check_input(x, kFn, "x");
-  block_detail::check_optional_vector(gamma, x.shape.back(), kFn, "gamma", "C");
-  block_detail::check_eps(eps, kFn, "eps");
-  Tensor y = block_detail::rms_norm_unchecked(x, gamma, eps, kFn);
-  block_detail::check_result_finite(y, kFn, "output");
+  detail::check_input(x, kFn, "x");
+  detail::check_optional_vector(gamma, x.shape.back(), kFn, "gamma", "C");
+  detail::check_eps(eps, kFn, "eps");
+  Tensor y = detail::rms_norm_unchecked(x, gamma, eps, kFn);
+  detail::check_result_finite(y, kFn, "output");
   return y;
 }
 
 Tensor swiglu(const Tensor& x, const Linear& gate, const Linear& up, const Linear& down) {
   constexpr const char* kFn = "swiglu";
-  block_detail::check_input(x, kFn, "x");
-  block_detail::check_swiglu(gate, up, down, x.shape.back(), kFn, "");
-  Tensor y = block_detail::swiglu_unchecked(x, gate, up, down, kFn);
-  block_detail::check_result_finite(y, kFn, "output");
+  detail::check_input(x, kFn, "x");
+  detail::check_swiglu(gate, up, down, x.shape.back(), kFn, "");
+  Tensor y = detail::swiglu_unchecked(x, gate, up, down, kFn);
+  detail::check_result_finite(y, kFn, "output");
   return y;
 }
 

@@ -1,12 +1,12 @@
-// Tensor construction, shape formatting and the shared argument checks.
+// Tensor construction, shape formatting and the allocation of zero tensors.
 #include "attnscope/tensor.hpp"
 
-#include <cmath>
 #include <limits>
 #include <new>
+#include <stdexcept>
+#include <string>
 
-#include "kernels/scan.hpp"
-#include "tensor_checks.hpp"
+#include "allocate.hpp"
 
 namespace attnscope {
 
@@ -16,22 +16,6 @@ namespace {
 // limit is the largest count whose byte size still fits ptrdiff_t.
 constexpr std::size_t kMaxElements =
     static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()) / sizeof(float);
-
-// Every dimension >= 1, and `size` values for the shape.
-void check_shape_holds(const Shape& shape, std::size_t size, const char* fn, const char* name) {
-  const std::string what = std::string(fn) + ": " + name;
-  for (std::size_t dim : shape) {
-    if (dim == 0) {
-      throw Error(what + " has shape " + shape_to_string(shape) +
-                  ", every dimension must be at least 1");
-    }
-  }
-  const std::size_t count = checked_element_count(shape, what.c_str());
-  if (count != size) {
-    throw Error(what + " has shape " + shape_to_string(shape) + " (" + std::to_string(count) +
-                " values) but holds " + std::to_string(size) + " values");
-  }
-}
 
 }  // namespace
 
@@ -68,17 +52,13 @@ Tensor::Tensor(Shape s, std::vector<float> d) : shape(std::move(s)), data(std::m
   }
 }
 
-Tensor Tensor::zeros(Shape s) {
-  const std::size_t count = checked_element_count(s, "Tensor::zeros");
-  Tensor t;
-  t.shape = std::move(s);
-  t.data = allocate_floats(count, "Tensor::zeros");
-  return t;
-}
+Tensor Tensor::zeros(Shape s) { return detail::allocate_zeros(s, "Tensor::zeros"); }
 
-std::vector<float> allocate_floats(std::size_t count, const char* what) {
+Tensor detail::allocate_zeros(const Shape& shape, const char* what) {
+  const std::size_t count = checked_element_count(shape, what);
+  Tensor t;
   try {
-    return std::vector<float>(count, 0.0f);
+    t.data.assign(count, 0.0f);
   } catch (const std::bad_alloc&) {
     throw ResourceError(std::string(what) + ": cannot allocate " + std::to_string(count) +
                         " floats");
@@ -86,40 +66,8 @@ std::vector<float> allocate_floats(std::size_t count, const char* what) {
     throw ResourceError(std::string(what) + ": cannot allocate " + std::to_string(count) +
                         " floats");
   }
-}
-
-Tensor zeros_for(const Shape& shape, const char* what) {
-  Tensor t;
-  t.data = allocate_floats(checked_element_count(shape, what), what);
   t.shape = shape;
   return t;
-}
-
-void check_tensor(const TensorView& t, const char* fn, const char* name) {
-  check_shape_holds(t.shape, t.size, fn, name);
-  if (t.data == nullptr && t.size > 0) {
-    throw Error(std::string(fn) + ": " + name + " has " + std::to_string(t.size) +
-                " values but no data (a null pointer)");
-  }
-}
-
-void check_finite(const TensorView& t, const char* fn, const char* name,
-                  bool allow_negative_inf) {
-  if (kernels::all_finite(t.data, t.size)) return;
-  // Something is not finite: find the first culprit, value by value.
-  for (std::size_t i = 0; i < t.size; ++i) {
-    const float value = t.data[i];
-    if (std::isfinite(value)) continue;
-    if (allow_negative_inf && value == -std::numeric_limits<float>::infinity()) continue;
-    const char* kind = std::isnan(value) ? "NaN" : (value > 0 ? "+inf" : "-inf");
-    throw Error(std::string(fn) + ": " + name + " has a non-finite value (" + kind +
-                ") at flat index " + std::to_string(i) + " of shape " +
-                shape_to_string(t.shape));
-  }
-}
-
-void check_bool_tensor(const BoolTensor& t, const char* fn, const char* name) {
-  check_shape_holds(t.shape, t.data.size(), fn, name);
 }
 
 }  // namespace attnscope

@@ -15,20 +15,8 @@ constexpr const char* kFn = "transformer_block";
 // block's own name for it before any work is done. The attention weights
 // other than wo are checked by self_attention.
 void check_block(const Tensor& x, const BlockWeights& w) {
-  using namespace block_detail;
-  if (x.rank() != 2 && x.rank() != 3) {
-    throw Error(std::string(kFn) + ": x has shape " + shape_to_string(x.shape) +
-                ", expected (T, C) or (B, T, C)");
-  }
-  check_input(x, kFn, "x");
-  const std::size_t C = x.shape.back();
-  const Tensor& wo = w.attention.wo;
-  if (wo.rank() != 2 || wo.shape[1] != C) {
-    throw Error(std::string(kFn) + ": attention.wo has shape " +
-                shape_to_string(wo.shape) + ", expected (H*d_v, C=" +
-                std::to_string(C) +
-                ") so the attention output can be added to x");
-  }
+  using namespace detail;
+  const std::size_t C = check_block_input(x, w.attention.wo, kFn);
   check_optional_vector(w.norm1_gamma, C, kFn, "norm1_gamma", "C");
   check_optional_vector(w.norm1_beta, C, kFn, "norm1_beta", "C");
   check_optional_vector(w.norm2_gamma, C, kFn, "norm2_gamma", "C");
@@ -49,7 +37,7 @@ void check_block(const Tensor& x, const BlockWeights& w) {
 
 BlockResult transformer_block(const Tensor& x, const BlockWeights& w,
                               const AttentionOptions& options) {
-  using namespace block_detail;
+  using namespace detail;
   check_block(x, w);
   BlockResult result;
   BlockTrace& t = result.trace;

@@ -259,7 +259,7 @@ TEST_CASE("linear() matches the double reference",
 TEST_CASE("GELU is exact (erf), ReLU clamps at zero", "[block][activation]") {
   // Φ(1) = 0.841344746068543, Φ(-1) = 0.158655253931457, Φ(3) = 0.998650101968370.
   std::vector<float> v{0.0f, 1.0f, -1.0f, 3.0f, -3.0f};
-  attnscope::kernels::gelu_inplace<Arch>(v.data(), v.size());
+  attnscope::kernels::gelu<Arch>(v.data(), v.size());
   CHECK(v[0] == 0.0f);
   CHECK(v[1] == Approx(0.841344746068543).margin(1e-6));
   CHECK(v[2] == Approx(-0.158655253931457).margin(1e-6));
@@ -272,8 +272,8 @@ TEST_CASE("GELU is exact (erf), ReLU clamps at zero", "[block][activation]") {
   for (std::size_t n : test_lengths()) {
     const std::vector<float> x = random_floats(rng, n, -6.0f, 6.0f);
     std::vector<float> gelu = x, relu = x;
-    attnscope::kernels::gelu_inplace<Arch>(gelu.data(), n);
-    attnscope::kernels::relu_inplace<Arch>(relu.data(), n);
+    attnscope::kernels::gelu<Arch>(gelu.data(), n);
+    attnscope::kernels::relu<Arch>(relu.data(), n);
     INFO("n = " << n);
     for (std::size_t i = 0; i < n; ++i) {
       CHECK(gelu[i] == Approx(attnscope::kernels::gelu_reference(x[i])).margin(2e-6));

@@ -34,7 +34,8 @@ void flash_unpacked(const std::vector<float>& q, const std::vector<float>& k,
   pack_key_tiles(k.data(), T, d_k, kKeyTile, keys.data());
   pack_value_panels(v.data(), T, d_v, values.data());
   FlashWorkspace ws;
-  flash_attention(q.data(), keys.data(), values.data(), T, d_k, d_v, scale, mask, out.data(),
+  size_workspace(ws, d_k, d_v);
+  flash_attention(q.data(), keys.data(), values.data(), T, T, d_k, d_v, scale, mask, out.data(),
                   flags.data(), ws);
 }
 

@@ -12,7 +12,7 @@ inline constexpr float kInvSqrt2 = 0.70710678118654752440f;
 
 /// x = max(x, 0).
 template <class Arch = xsimd::default_arch>
-void relu_inplace(float* x, std::size_t n) {
+void relu(float* x, std::size_t n) {
   using batch = xsimd::batch<float, Arch>;
   const std::size_t vec_end = n - n % batch::size;
   const batch zero(0.0f);
@@ -24,7 +24,7 @@ void relu_inplace(float* x, std::size_t n) {
 
 /// Exact GELU: x = x·Φ(x) = x/2 · (1 + erf(x/√2)) (not the tanh approximation).
 template <class Arch = xsimd::default_arch>
-void gelu_inplace(float* x, std::size_t n) {
+void gelu(float* x, std::size_t n) {
   using batch = xsimd::batch<float, Arch>;
   const std::size_t vec_end = n - n % batch::size;
   const batch half(0.5f), one(1.0f), inv_sqrt2(kInvSqrt2);

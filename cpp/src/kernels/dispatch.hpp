@@ -14,7 +14,7 @@
 
 namespace attnscope::kernels {
 
-/// flash_attention_sized for `rows` query rows (one head, or a GQA group's
+/// flash_attention for `rows` query rows (one head, or a GQA group's
 /// heads stacked) against `keys` keys; see flash_attention.hpp.
 void flash_attention_best(const float* q, const float* packed_keys, const float* packed_values,
                           std::size_t rows, std::size_t keys, std::size_t d_k, std::size_t d_v,

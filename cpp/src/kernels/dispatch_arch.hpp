@@ -18,8 +18,8 @@ void FlashAttentionKernel::operator()(Arch, const float* q, const float* packed_
                                       std::size_t keys, std::size_t d_k, std::size_t d_v,
                                       float scale, const HeadMask& mask, float* out,
                                       std::uint8_t* fully_masked, FlashWorkspace& ws) const {
-  flash_attention_sized<Arch>(q, packed_keys, packed_values, rows, keys, d_k, d_v, scale, mask, out,
-                              fully_masked, ws);
+  flash_attention<Arch>(q, packed_keys, packed_values, rows, keys, d_k, d_v, scale, mask, out,
+                        fully_masked, ws);
 }
 
 template <class Arch>

@@ -280,15 +280,17 @@ struct TileKeyRange {
   }
 };
 
-/// flash_attention on a workspace already sized by size_workspace(ws, d_k, d_v).
-///
-/// q holds `rows` query rows (one head's queries, or a group's stacked as
-/// HeadMask describes), the packed keys and values `keys` keys.
+/// q (rows × d_k: one head's queries, or a group's stacked as HeadMask
+/// describes), packed_keys (pack_key_tiles of `keys` keys with tile
+/// kKeyTile), packed_values (pack_value_panels of the keys × d_v values) →
+/// out (rows × d_v), scores multiplied by `scale`. fully_masked[i] = 1 (and
+/// out row i = 0) when query row i sees no key. `ws` must already be sized
+/// by size_workspace(ws, d_k, d_v).
 template <class Arch = xsimd::default_arch>
-void flash_attention_sized(const float* q, const float* packed_keys, const float* packed_values,
-                           std::size_t rows_total, std::size_t keys, std::size_t d_k,
-                           std::size_t d_v, float scale, const HeadMask& mask, float* out,
-                           std::uint8_t* fully_masked, FlashWorkspace& ws) {
+void flash_attention(const float* q, const float* packed_keys, const float* packed_values,
+                     std::size_t rows_total, std::size_t keys, std::size_t d_k, std::size_t d_v,
+                     float scale, const HeadMask& mask, float* out, std::uint8_t* fully_masked,
+                     FlashWorkspace& ws) {
   constexpr std::size_t W = xsimd::batch<float, Arch>::size;
   static_assert(kKeyTile % W == 0, "key tiles must hold whole batches");
   float* scores = ws.scores.data();
@@ -385,20 +387,6 @@ void flash_attention_sized(const float* q, const float* packed_keys, const float
       scale_row<Arch>(dst, d_v, 1.0f / sum);
     }
   }
-}
-
-/// q (T×d_k), packed_keys (pack_key_tiles with tile kKeyTile),
-/// packed_values (pack_value_panels of the T×d_v values) → out (T×d_v),
-/// scores multiplied by `scale`. fully_masked[i] = 1 (and out row i = 0)
-/// when query i sees no key.
-template <class Arch = xsimd::default_arch>
-void flash_attention(const float* q, const float* packed_keys, const float* packed_values,
-                     std::size_t T, std::size_t d_k, std::size_t d_v, float scale,
-                     const HeadMask& mask, float* out, std::uint8_t* fully_masked,
-                     FlashWorkspace& ws) {
-  size_workspace(ws, d_k, d_v);
-  flash_attention_sized<Arch>(q, packed_keys, packed_values, T, T, d_k, d_v, scale, mask, out,
-                              fully_masked, ws);
 }
 
 }  // namespace attnscope::kernels

@@ -1,0 +1,13 @@
+// The one way the library allocates its tensors and scratch buffers.
+#pragma once
+
+#include "attnscope/tensor.hpp"
+
+namespace attnscope::detail {
+
+/// A zero tensor of `shape`. A shape whose element count does not fit, or
+/// memory that cannot be had, becomes ResourceError naming `what` (e.g.
+/// "attention: trace"). Scratch buffers take the data of a rank-1 tensor.
+Tensor allocate_zeros(const Shape& shape, const char* what);
+
+}  // namespace attnscope::detail
