@@ -9,7 +9,7 @@ import { byId } from './dom';
 import { showEngineInfo } from './engine-info';
 import { keepLinkUpToDate, writeLink } from './link';
 import { Chips } from './panels/chips';
-import { Editor } from './panels/editor';
+import { FoldedEditor } from './panels/editor';
 import { Inspector } from './panels/inspector';
 import { renderChecks, renderNotes } from './panels/notes';
 import { Pipeline } from './panels/pipeline';
@@ -21,7 +21,7 @@ import { forgetTheme } from './views/heatmap';
 
 function mountComponents(): void {
   render(<Chips />, byId('chips-box'));
-  render(<Editor />, byId('editor'));
+  render(<FoldedEditor />, byId('editor'));
   render(<Pipeline />, byId('pipeline-body'));
   render(<Inspector />, byId('inspect-body'));
   render(<Walk />, byId('walk-box'));
