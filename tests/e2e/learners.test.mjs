@@ -259,12 +259,31 @@ test('phone 390×844: one column, the figure first, nothing clipped; no axe-core
   const canvas = await page.locator('#view canvas.heatmap').boundingBox();
   assert.ok(canvas.x >= 0 && canvas.x + canvas.width <= kPhone.width + 1, `canvas ${canvas.x}…${canvas.x + canvas.width}`);
   await page.screenshot({ path: join(screenshots, 'phone-first-sight.png') });
-  // Tapping a cell opens the inspector right there.
-  await page.locator('#view canvas.heatmap').click({ position: { x: canvas.width * 0.6, y: canvas.height * 0.6 } });
-  await page.waitForFunction(() => document.querySelector('#inspect-body h3'));
-  const inspector = await page.locator('#inspect-body').boundingBox();
-  assert.ok(inspector.y < kPhone.height * 1.5 && inspector.y > 0, `inspector at ${inspector.y}`);
+  // Tapping a cell opens the inspector right there: next to the cell, on screen, focused.
+  const tap = { x: canvas.width * 0.6, y: canvas.height * 0.6 };
+  await page.locator('#view canvas.heatmap').click({ position: tap });
+  const popover = page.locator('#inspect-popover');
+  await popover.waitFor();
+  const cell = await page.locator('#view canvas.heatmap').boundingBox();
+  const at = { x: cell.x + tap.x, y: cell.y + tap.y };
+  const box = await popover.boundingBox();
+  assert.ok(box.x >= 0 && box.y >= 0 && box.x + box.width <= kPhone.width && box.y + box.height <= kPhone.height, `popover ${JSON.stringify(box)} leaves the screen`);
+  const gap = Math.max(box.y - at.y, at.y - (box.y + box.height));
+  assert.ok(gap > 0 && gap < 60, `popover ${gap}px from the tapped cell (${JSON.stringify(box)}, tap at ${JSON.stringify(at)})`);
+  assert.ok(at.x >= box.x - 60 && at.x <= box.x + box.width + 60, 'popover beside the tapped cell horizontally');
+  assert.match(await popover.textContent(), /value: /);
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'inspect-popover');
   await page.screenshot({ path: join(screenshots, 'phone-inspect.png') });
+  assert.deepEqual(await axeViolations(page), []);
+  // Escape closes it and gives focus back to the heatmap.
+  await page.keyboard.press('Escape');
+  await popover.waitFor({ state: 'detached' });
+  assert.equal(await page.evaluate(() => document.activeElement?.classList.contains('heatmap')), true);
+  // Tapping outside closes it too.
+  await page.locator('#view canvas.heatmap').click({ position: { x: canvas.width * 0.5, y: canvas.height * 0.5 } });
+  await popover.waitFor();
+  await page.mouse.click(5, 5);
+  await popover.waitFor({ state: 'detached' });
   await page.click('#tab-lines');
   const lines = await page.locator('#view svg.lines-view').boundingBox();
   assert.ok(lines.x + lines.width <= kPhone.width + 1, 'the Head view fits the screen');

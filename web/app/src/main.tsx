@@ -10,6 +10,7 @@ import { showEngineInfo } from './engine-info';
 import { keepLinkUpToDate, writeLink } from './link';
 import { Chips } from './panels/chips';
 import { FoldedEditor } from './panels/editor';
+import { InspectPopover } from './panels/inspect-popover';
 import { Inspector } from './panels/inspector';
 import { renderChecks, renderNotes } from './panels/notes';
 import { Pipeline } from './panels/pipeline';
@@ -24,6 +25,7 @@ function mountComponents(): void {
   render(<FoldedEditor />, byId('editor'));
   render(<Pipeline />, byId('pipeline-body'));
   render(<Inspector />, byId('inspect-body'));
+  render(<InspectPopover />, byId('inspect-popover-box'));
   render(<Walk />, byId('walk-box'));
   // The tutorial checks and the notes on repeated words follow the result.
   effect(() => {

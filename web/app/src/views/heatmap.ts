@@ -1,5 +1,6 @@
 // A matrix drawn on a canvas: one pixel per cell blown up without smoothing, so even
 // 512×512 draws in a few milliseconds; values are written in cells only when they fit.
+import { cellAnchor } from '../anchor';
 import { announce, h, s } from '../dom';
 import { fmt, full } from '../format';
 import { colorScale, colorTable, kMaskedColor, legendRange, parseColor, textOn, textOnRgb } from './colors';
@@ -284,7 +285,11 @@ export function heatmapElement(m: MatrixView, opts: HeatmapOptions, reuse?: HTML
   };
   canvas.addEventListener('click', (e) => {
     const c = cellAt(e);
-    if (c) select(c[0], c[1], false);
+    if (!c) return;
+    const { L } = drawn.get(canvas)!;
+    const r = canvas.getBoundingClientRect();
+    cellAnchor.value = { x: r.left + L.left + c[1] * L.cell, y: r.top + L.top + c[0] * L.cell, size: L.cell, canvas };
+    select(c[0], c[1], false);
   });
   canvas.addEventListener('mousemove', (e) => {
     if (e.buttons === 1 && drawn.get(canvas)!.opts.brush) {
