@@ -351,6 +351,45 @@ test('stages animate their computation: many frames per stage, scrubbable; reduc
   await page.close();
 });
 
+test('concat, W_O, All heads, Batch and Vectors build up within their stage; reduced motion steps', async () => {
+  const { page, problems } = await open();
+  // concat: the heads' outputs slide into place one after the other.
+  const concat = await framesAfter(page, () => page.click('button[data-stage="concat"]'));
+  assert.ok(concat >= 6, `${concat} distinct pictures while the heads are concatenated`);
+  // Half way, head 2's columns are not all in place yet: the picture differs from the end.
+  await page.locator('#stage-time').fill('60');
+  const sliding = await page.evaluate(() => document.querySelector('#view canvas.heatmap').toDataURL());
+  await page.locator('#stage-time').fill('100');
+  assert.notEqual(sliding, await page.evaluate(() => document.querySelector('#view canvas.heatmap').toDataURL()));
+  // All heads and Batch follow the stage: each head's focused row fills in during Q·Kᵀ.
+  await page.click('#tab-heads');
+  const heads = await framesAfter(page, () => page.click('button[data-stage="scores"]'));
+  assert.ok(heads >= 6, `${heads} distinct pictures of head 1 in All heads while Q·Kᵀ builds up`);
+  await page.click('#tab-batch');
+  const batch = await framesAfter(page, () => page.click('button[data-stage="weights"]'));
+  assert.ok(batch >= 4, `${batch} distinct pictures in Batch while softmax normalises`);
+  // Vectors: q, k and v grow component by component in the Q, K, V stage.
+  await page.click('#tab-bars');
+  await page.click('button[data-stage="qkv"]');
+  await page.locator('#stage-time').fill('30');
+  const partial = await page.$$eval('#view g[data-series="q (query)"] rect', (rs) => rs.filter((r) => Number(r.getAttribute('data-value')) !== 0).length);
+  await page.locator('#stage-time').fill('100');
+  const whole = await page.$$eval('#view g[data-series="q (query)"] rect', (rs) => rs.filter((r) => Number(r.getAttribute('data-value')) !== 0).length);
+  assert.ok(partial > 0 && partial < whole, `${partial} of ${whole} query components shown at 30 %`);
+  // W_O (transformer block): the product builds row by row.
+  await page.click('#tab-heatmap');
+  await change(page, () => page.check('#block'));
+  const wo = await framesAfter(page, () => page.click('button[data-stage="wo"]'));
+  assert.ok(wo >= 6, `${wo} distinct pictures while ·W_O builds up`);
+  await page.screenshot({ path: join(screenshots, 'animation-wo.png') });
+  // Reduced motion: the step-wise version, one picture per stage.
+  await page.emulateMedia({ reducedMotion: 'reduce' });
+  const stepped = await framesAfter(page, () => page.click('button[data-stage="concat"]'), 800);
+  assert.ok(stepped <= 2, `${stepped} pictures of concat with reduced motion`);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
 test('long inputs: zoomed heatmap with an overview to move over, labelled heads on one scale, a Head view that fits', async () => {
   const { page, problems } = await open();
   await change(page, () => page.selectOption('#preset', 'long512'));
