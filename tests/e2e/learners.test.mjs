@@ -390,6 +390,42 @@ test('concat, W_O, All heads, Batch and Vectors build up within their stage; red
   await page.close();
 });
 
+test('zoom: + and − buttons and ctrl + wheel zoom the heatmap; a shared link keeps the zoom', async () => {
+  const { page, problems } = await open();
+  const words = Array.from({ length: 40 }, (_, i) => ['the', 'cat', 'sat', 'on', 'a', 'warm', 'mat', 'today'][i % 8]).join(' ');
+  await change(page, () => page.fill('#text', words));
+  const size = async () => Number((await page.textContent('#view figure.matrix figcaption')).match(/\((\d+) × \d+\)/)[1]);
+  assert.equal(await size(), 40);
+  await page.click('#zoom-in');
+  assert.equal(await size(), 27);
+  // Ctrl + wheel (what a trackpad pinch sends) over the figure zooms out again; a plain
+  // wheel is left to scroll the page. Dispatched in the page: headless Chromium keeps
+  // a ctrl + wheel from the mouse for its own zoom.
+  const wheel = (ctrlKey) => page.$eval('#view figure.matrix canvas', (c, ctrlKey) => {
+    const e = new WheelEvent('wheel', { deltaY: 120, ctrlKey, bubbles: true, cancelable: true });
+    c.dispatchEvent(e);
+    return e.defaultPrevented;
+  }, ctrlKey);
+  assert.equal(await wheel(false), false);
+  assert.equal(await size(), 27);
+  assert.equal(await wheel(true), true);
+  await page.waitForFunction(() => /\(40 × 40\)/.test(document.querySelector('#view figure.matrix figcaption').textContent));
+  await page.click('#zoom-in');
+  await page.click('#zoom-in');
+  assert.equal(await size(), 18);
+  assert.equal(await page.inputValue('#zoom'), '18');
+  await page.waitForFunction(() => location.hash.length > 10);
+  await page.waitForTimeout(500); // the link is written once things are quiet
+  const hash = await page.evaluate(() => location.hash);
+  const again = await open(hash);
+  assert.equal(await again.page.inputValue('#zoom'), '18');
+  assert.match(await again.page.textContent('#view figure.matrix figcaption'), /\(18 × 18\)/);
+  assert.deepEqual(again.problems, []);
+  await again.page.close();
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
 test('long inputs: zoomed heatmap with an overview to move over, labelled heads on one scale, a Head view that fits', async () => {
   const { page, problems } = await open();
   await change(page, () => page.selectOption('#preset', 'long512'));
