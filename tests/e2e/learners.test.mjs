@@ -259,12 +259,31 @@ test('phone 390×844: one column, the figure first, nothing clipped; no axe-core
   const canvas = await page.locator('#view canvas.heatmap').boundingBox();
   assert.ok(canvas.x >= 0 && canvas.x + canvas.width <= kPhone.width + 1, `canvas ${canvas.x}…${canvas.x + canvas.width}`);
   await page.screenshot({ path: join(screenshots, 'phone-first-sight.png') });
-  // Tapping a cell opens the inspector right there.
-  await page.locator('#view canvas.heatmap').click({ position: { x: canvas.width * 0.6, y: canvas.height * 0.6 } });
-  await page.waitForFunction(() => document.querySelector('#inspect-body h3'));
-  const inspector = await page.locator('#inspect-body').boundingBox();
-  assert.ok(inspector.y < kPhone.height * 1.5 && inspector.y > 0, `inspector at ${inspector.y}`);
+  // Tapping a cell opens the inspector right there: next to the cell, on screen, focused.
+  const tap = { x: canvas.width * 0.6, y: canvas.height * 0.6 };
+  await page.locator('#view canvas.heatmap').click({ position: tap });
+  const popover = page.locator('#inspect-popover');
+  await popover.waitFor();
+  const cell = await page.locator('#view canvas.heatmap').boundingBox();
+  const at = { x: cell.x + tap.x, y: cell.y + tap.y };
+  const box = await popover.boundingBox();
+  assert.ok(box.x >= 0 && box.y >= 0 && box.x + box.width <= kPhone.width && box.y + box.height <= kPhone.height, `popover ${JSON.stringify(box)} leaves the screen`);
+  const gap = Math.max(box.y - at.y, at.y - (box.y + box.height));
+  assert.ok(gap > 0 && gap < 60, `popover ${gap}px from the tapped cell (${JSON.stringify(box)}, tap at ${JSON.stringify(at)})`);
+  assert.ok(at.x >= box.x - 60 && at.x <= box.x + box.width + 60, 'popover beside the tapped cell horizontally');
+  assert.match(await popover.textContent(), /value: /);
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'inspect-popover');
   await page.screenshot({ path: join(screenshots, 'phone-inspect.png') });
+  assert.deepEqual(await axeViolations(page), []);
+  // Escape closes it and gives focus back to the heatmap.
+  await page.keyboard.press('Escape');
+  await popover.waitFor({ state: 'detached' });
+  assert.equal(await page.evaluate(() => document.activeElement?.classList.contains('heatmap')), true);
+  // Tapping outside closes it too.
+  await page.locator('#view canvas.heatmap').click({ position: { x: canvas.width * 0.5, y: canvas.height * 0.5 } });
+  await popover.waitFor();
+  await page.mouse.click(5, 5);
+  await popover.waitFor({ state: 'detached' });
   await page.click('#tab-lines');
   const lines = await page.locator('#view svg.lines-view').boundingBox();
   assert.ok(lines.x + lines.width <= kPhone.width + 1, 'the Head view fits the screen');
@@ -328,6 +347,81 @@ test('stages animate their computation: many frames per stage, scrubbable; reduc
   const stepped = await framesAfter(page, () => page.click('button[data-stage="scores"]'), 800);
   assert.ok(stepped <= 2, `${stepped} pictures with reduced motion`);
   assert.equal(await page.inputValue('#stage-time'), '100');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('concat, W_O, All heads, Batch and Vectors build up within their stage; reduced motion steps', async () => {
+  const { page, problems } = await open();
+  // concat: the heads' outputs slide into place one after the other.
+  const concat = await framesAfter(page, () => page.click('button[data-stage="concat"]'));
+  assert.ok(concat >= 6, `${concat} distinct pictures while the heads are concatenated`);
+  // Half way, head 2's columns are not all in place yet: the picture differs from the end.
+  await page.locator('#stage-time').fill('60');
+  const sliding = await page.evaluate(() => document.querySelector('#view canvas.heatmap').toDataURL());
+  await page.locator('#stage-time').fill('100');
+  assert.notEqual(sliding, await page.evaluate(() => document.querySelector('#view canvas.heatmap').toDataURL()));
+  // All heads and Batch follow the stage: each head's focused row fills in during Q·Kᵀ.
+  await page.click('#tab-heads');
+  const heads = await framesAfter(page, () => page.click('button[data-stage="scores"]'));
+  assert.ok(heads >= 6, `${heads} distinct pictures of head 1 in All heads while Q·Kᵀ builds up`);
+  await page.click('#tab-batch');
+  const batch = await framesAfter(page, () => page.click('button[data-stage="weights"]'));
+  assert.ok(batch >= 4, `${batch} distinct pictures in Batch while softmax normalises`);
+  // Vectors: q, k and v grow component by component in the Q, K, V stage.
+  await page.click('#tab-bars');
+  await page.click('button[data-stage="qkv"]');
+  await page.locator('#stage-time').fill('30');
+  const partial = await page.$$eval('#view g[data-series="q (query)"] rect', (rs) => rs.filter((r) => Number(r.getAttribute('data-value')) !== 0).length);
+  await page.locator('#stage-time').fill('100');
+  const whole = await page.$$eval('#view g[data-series="q (query)"] rect', (rs) => rs.filter((r) => Number(r.getAttribute('data-value')) !== 0).length);
+  assert.ok(partial > 0 && partial < whole, `${partial} of ${whole} query components shown at 30 %`);
+  // W_O (transformer block): the product builds row by row.
+  await page.click('#tab-heatmap');
+  await change(page, () => page.check('#block'));
+  const wo = await framesAfter(page, () => page.click('button[data-stage="wo"]'));
+  assert.ok(wo >= 6, `${wo} distinct pictures while ·W_O builds up`);
+  await page.screenshot({ path: join(screenshots, 'animation-wo.png') });
+  // Reduced motion: the step-wise version, one picture per stage.
+  await page.emulateMedia({ reducedMotion: 'reduce' });
+  const stepped = await framesAfter(page, () => page.click('button[data-stage="concat"]'), 800);
+  assert.ok(stepped <= 2, `${stepped} pictures of concat with reduced motion`);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('zoom: + and − buttons and ctrl + wheel zoom the heatmap; a shared link keeps the zoom', async () => {
+  const { page, problems } = await open();
+  const words = Array.from({ length: 40 }, (_, i) => ['the', 'cat', 'sat', 'on', 'a', 'warm', 'mat', 'today'][i % 8]).join(' ');
+  await change(page, () => page.fill('#text', words));
+  const size = async () => Number((await page.textContent('#view figure.matrix figcaption')).match(/\((\d+) × \d+\)/)[1]);
+  assert.equal(await size(), 40);
+  await page.click('#zoom-in');
+  assert.equal(await size(), 27);
+  // Ctrl + wheel (what a trackpad pinch sends) over the figure zooms out again; a plain
+  // wheel is left to scroll the page. Dispatched in the page: headless Chromium keeps
+  // a ctrl + wheel from the mouse for its own zoom.
+  const wheel = (ctrlKey) => page.$eval('#view figure.matrix canvas', (c, ctrlKey) => {
+    const e = new WheelEvent('wheel', { deltaY: 120, ctrlKey, bubbles: true, cancelable: true });
+    c.dispatchEvent(e);
+    return e.defaultPrevented;
+  }, ctrlKey);
+  assert.equal(await wheel(false), false);
+  assert.equal(await size(), 27);
+  assert.equal(await wheel(true), true);
+  await page.waitForFunction(() => /\(40 × 40\)/.test(document.querySelector('#view figure.matrix figcaption').textContent));
+  await page.click('#zoom-in');
+  await page.click('#zoom-in');
+  assert.equal(await size(), 18);
+  assert.equal(await page.inputValue('#zoom'), '18');
+  await page.waitForFunction(() => location.hash.length > 10);
+  await page.waitForTimeout(500); // the link is written once things are quiet
+  const hash = await page.evaluate(() => location.hash);
+  const again = await open(hash);
+  assert.equal(await again.page.inputValue('#zoom'), '18');
+  assert.match(await again.page.textContent('#view figure.matrix figcaption'), /\(18 × 18\)/);
+  assert.deepEqual(again.problems, []);
+  await again.page.close();
   assert.deepEqual(problems, []);
   await page.close();
 });

@@ -6,7 +6,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '../../..');
-const kModules = ['state', 'url-state', 'weights-import', 'model', 'prng', 'tokenize'];
+const kModules = ['state', 'url-state', 'weights-import', 'model', 'prng', 'tokenize', 'tensor'];
 
 export async function loadAppModules() {
   const out = join(repo, 'build/fuzz/app-js');

@@ -9,7 +9,8 @@ import { byId } from './dom';
 import { showEngineInfo } from './engine-info';
 import { keepLinkUpToDate, writeLink } from './link';
 import { Chips } from './panels/chips';
-import { Editor } from './panels/editor';
+import { FoldedEditor } from './panels/editor';
+import { InspectPopover } from './panels/inspect-popover';
 import { Inspector } from './panels/inspector';
 import { renderChecks, renderNotes } from './panels/notes';
 import { Pipeline } from './panels/pipeline';
@@ -21,9 +22,10 @@ import { forgetTheme } from './views/heatmap';
 
 function mountComponents(): void {
   render(<Chips />, byId('chips-box'));
-  render(<Editor />, byId('editor'));
+  render(<FoldedEditor />, byId('editor'));
   render(<Pipeline />, byId('pipeline-body'));
   render(<Inspector />, byId('inspect-body'));
+  render(<InspectPopover />, byId('inspect-popover-box'));
   render(<Walk />, byId('walk-box'));
   // The tutorial checks and the notes on repeated words follow the result.
   effect(() => {

@@ -4,6 +4,7 @@
 import { gaussian, hashString, mulberry32 } from './prng';
 import type { AppState, MatrixName } from './state';
 import type { AttentionSizes } from './reference';
+import { sliceOf } from './tensor';
 import { splitSentences } from './tokenize';
 
 export const kPad = '<pad>';
@@ -48,9 +49,9 @@ function applyEdits(name: MatrixName, m: Float32Array, dims: number[], edits: Re
     if (!key.startsWith(prefix)) continue;
     const idx = key.slice(prefix.length).split(',').map(Number);
     if (idx.length !== dims.length || idx.some((v, i) => v >= dims[i])) continue;
-    let flat = 0;
-    for (let i = 0; i < idx.length; i++) flat = flat * dims[i] + idx[i];
-    m[flat] = value;
+    // (b, i, j) of a (B, T, C) tensor or (i, j) of a matrix: the last two are the matrix's.
+    const [i, j] = idx.slice(-2);
+    sliceOf({ data: m, shape: dims }, idx.length === 3 ? idx[0] : 0).row(i)[j] = value;
   }
 }
 
@@ -74,11 +75,12 @@ export function buildModel(state: AppState): Model {
   const tokens = sentences.map((s) => [...s, ...Array<string>(T - s.length).fill(kPad)]);
   const lengths = sentences.map((s) => Math.max(1, s.length));
   const embeddings = new Float32Array(B * T * C);
-  tokens.forEach((row, b) =>
+  tokens.forEach((row, b) => {
+    const x = sliceOf({ data: embeddings, shape: [B, T, C] }, b);
     row.forEach((tok, t) => {
-      if (tok !== kPad) embeddings.set(wordVector(tok, C), (b * T + t) * C);
-    }),
-  );
+      if (tok !== kPad) x.row(t).set(wordVector(tok, C));
+    });
+  });
   applyEdits('x', embeddings, [B, T, C], state.edits);
 
   const shapes = weightShapes(state);

@@ -21,6 +21,12 @@ export interface Selection {
   key: number; // column
 }
 
+/** The heatmap's zoom: `size` tokens around the focused query (0: all of them), columns from `col` (null: around the query too). */
+export interface Zoom {
+  size: number;
+  col: number | null;
+}
+
 export interface AppState {
   v: 1;
   text: string; // one sentence per line; several lines form a batch
@@ -43,10 +49,11 @@ export interface AppState {
   tab: ViewTab;
   inspect: string | null; // id of the matrix whose cell (sel.query, sel.key) is inspected
   perMatrixScale: boolean; // each heatmap's colours stretched to its own range
+  zoom: Zoom | null; // null: chosen by the length (long inputs open zoomed in)
 }
 
 /** The keys of AppState that are view state; all others are model inputs. */
-export const kViewKeys = ['sel', 'stage', 'tab', 'inspect', 'perMatrixScale'] as const;
+export const kViewKeys = ['sel', 'stage', 'tab', 'inspect', 'perMatrixScale', 'zoom'] as const;
 
 export const kLimits = {
   dModel: [1, 512],
@@ -95,6 +102,7 @@ export function defaultState(): AppState {
     tab: 'heatmap',
     inspect: 'weights',
     perMatrixScale: false,
+    zoom: null,
   };
 }
 
@@ -155,7 +163,14 @@ export function sanitizeState(raw: unknown): AppState {
     tab: typeof r.tab === 'string' && /^[a-z-]{1,20}$/.test(r.tab) ? r.tab : d.tab,
     inspect: typeof r.inspect === 'string' && /^[A-Za-z0-9-]{1,40}$/.test(r.inspect) ? r.inspect : null,
     perMatrixScale: r.perMatrixScale === true,
+    zoom: zoomOf(r.zoom),
   };
+}
+
+function zoomOf(raw: unknown): Zoom | null {
+  if (typeof raw !== 'object' || raw === null) return null;
+  const z = raw as Record<string, unknown>;
+  return { size: int(z.size, [0, 1024], 0), col: z.col === null || z.col === undefined ? null : int(z.col, [0, 1023], 0) };
 }
 
 const kFieldNames = { dModel: 'd_model', dK: 'd_k', dV: 'd_v', heads: 'heads', hidden: 'hidden', seed: 'seed', temperature: 'temperature' } as const;

@@ -9,14 +9,14 @@
 import { batch, computed, signal } from '@preact/signals';
 import type { RunResult } from './compute';
 import type { Stage } from './stages';
-import { defaultState, kViewKeys, sanitizeState, type AppState, type Selection } from './state';
+import { defaultState, kViewKeys, sanitizeState, type AppState, type Selection, type Zoom } from './state';
 
 export type ViewState = Pick<AppState, (typeof kViewKeys)[number]>;
 export type ModelInputs = Omit<AppState, (typeof kViewKeys)[number]>;
 
 function split(s: AppState): { inputs: ModelInputs; view: ViewState } {
-  const { sel, stage, tab, inspect, perMatrixScale, ...inputs } = s;
-  return { inputs, view: { sel, stage, tab, inspect, perMatrixScale } };
+  const { sel, stage, tab, inspect, perMatrixScale, zoom, ...inputs } = s;
+  return { inputs, view: { sel, stage, tab, inspect, perMatrixScale, zoom } };
 }
 
 const initial = split(defaultState());
@@ -60,6 +60,8 @@ function setView(patch: Partial<ViewState>): void {
 export const showTab = (tab: string) => setView({ tab });
 export const showStage = (stage: number) => setView({ stage });
 export const setPerMatrixScale = (on: boolean) => setView({ perMatrixScale: on });
+/** Zooms the heatmaps (null: by the length of the input). */
+export const setZoom = (zoom: Zoom | null) => setView({ zoom });
 export const selectSequence = (seq: number) => setView({ sel: { ...view.value.sel, seq } });
 export const selectHead = (head: number) => setView({ sel: { ...view.value.sel, head } });
 /** Focuses query i (its row is highlighted, the walkthrough and Vectors follow it). */

@@ -46,7 +46,64 @@ export function frameOf(r: RunResult, stageId: string, m: MatrixView, b: number,
     const from = sliceOf(stageId === 'scaled' ? tr.scores : tr.scaled, b, head);
     return { m: { ...m, get: (i, j) => mix(from.get(i, j), m.get(i, j), t) }, column: null };
   }
+  if (stageId === 'weights' && m.id === 'weights') {
+    // The focused row goes from exp(s − max) to its share of the row's sum (the bars show the same).
+    const { values } = softmaxRowAt(r, b, head, query, t);
+    return { m: withRow(m, query, (j) => (m.get(query, j) === -Infinity ? -Infinity : values[j])), column: null };
+  }
+  if (stageId === 'concat' && m.id === 'concat' && r.model.H > 1) {
+    // One head after the other, each head's block of d_v columns slides in from the
+    // right edge to its place, k·d_v; heads not started yet are blank.
+    const { H, dV } = r.model;
+    const offsets = Array.from({ length: H }, (_, k) => {
+      const p = t * H - k;
+      return p <= 0 ? null : Math.round(k * dV + (m.cols - k * dV) * (1 - Math.min(1, p)));
+    });
+    return {
+      m: {
+        ...m,
+        get: (i, j) => {
+          for (let k = H - 1; k >= 0; k--) {
+            const off = offsets[k];
+            if (off !== null && j >= off && j < off + dV) return m.get(i, k * dV + j - off);
+          }
+          return Number.NaN;
+        },
+      },
+      column: null,
+    };
+  }
+  if (stageId === 'wo' && m.id === 'wo') {
+    // Row by row: token i's concatenated heads times W_O gives its row of the output.
+    const rows = Math.floor(t * (m.rows + 1));
+    return { m: { ...m, get: (i, j) => (i < rows ? m.get(i, j) : Number.NaN) }, column: null };
+  }
   return { m, column: null };
+}
+
+/**
+ * The focused token's vector `name` at time t of stage `stageId`: q, k and v grow
+ * component by component in the Q, K, V stage; the output sums its weighted values
+ * key by key in the weights·V stage (as the heatmap's row does). Else the engine's values.
+ */
+export function vectorAt(r: RunResult, stageId: string, name: 'q' | 'k' | 'v' | 'output', values: Float32Array, b: number, head: number, query: number, t: number): Float32Array {
+  if (t >= 1) return values;
+  if (stageId === 'qkv' && name !== 'output') {
+    const shown = Math.floor(t * (values.length + 1));
+    return values.map((v, d) => (d < shown ? v : 0));
+  }
+  if (stageId === 'headOutputs' && name === 'output') {
+    const tr = r.attention.trace!;
+    const w = sliceOf(tr.weights, b, head).row(query);
+    const v = sliceOf(tr.v, b, head);
+    const keys = Math.min(r.model.T, Math.floor(t * (r.model.T + 1)));
+    return values.map((_, d) => {
+      let s = 0;
+      for (let j = 0; j < keys; j++) s += w[j] * v.row(j)[d];
+      return s;
+    });
+  }
+  return values;
 }
 
 function mix(a: number, b: number, t: number): number {

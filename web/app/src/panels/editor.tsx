@@ -1,7 +1,7 @@
 // The matrix editor: pick X or a weight matrix, select a cell (click, or arrow keys
 // on the focused heatmap) and type its new value; the value becomes an edit of the
 // model inputs.
-import { useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Model } from '../model';
 import { currentModel } from '../run';
 import { inputs, setInputs, shownInputs, view } from '../store';
@@ -30,7 +30,25 @@ function matrixOf(name: MatrixName, model: Model, seq: number): { view: MatrixVi
   };
 }
 
-export function Editor() {
+/**
+ * The editor inside its folded box: drawn only while the box is open, so a result
+ * does not redraw a matrix nobody sees.
+ */
+export function FoldedEditor() {
+  const probe = useRef<HTMLSpanElement>(null);
+  const [open, setOpen] = useState(false);
+  useLayoutEffect(() => {
+    const box = probe.current!.closest('details');
+    if (!box) return setOpen(true);
+    const follow = () => setOpen(box.open);
+    follow();
+    box.addEventListener('toggle', follow);
+    return () => box.removeEventListener('toggle', follow);
+  }, []);
+  return <><span ref={probe} hidden />{open && <Editor />}</>;
+}
+
+function Editor() {
   void shownInputs.value; // redrawn with each result
   const [name, setName] = useState<MatrixName>('x');
   const [cell, setCell] = useState<[number, number]>([0, 0]);

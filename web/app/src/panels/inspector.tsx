@@ -6,10 +6,11 @@ import { inspectCell as derivation } from '../inspect';
 import { Mount } from '../mount';
 import { run, view } from '../store';
 
-export function Inspector() {
+/** The derivation of the inspected cell, or null when none is inspected. */
+export function useInspected(): HTMLElement | null {
   const current = run.value;
   const v = view.value;
-  const node = useMemo(() => {
+  return useMemo(() => {
     if (!current || !v.inspect) return null;
     const { result: r, stages } = current;
     const b = Math.min(v.sel.seq, r.model.B - 1);
@@ -21,6 +22,10 @@ export function Inspector() {
     }
     return null;
   }, [current, v.inspect, v.sel, v.stage]);
+}
+
+export function Inspector() {
+  const node = useInspected();
   if (!node) return <p class="hint">Click or focus a cell of any heatmap to see how its number is made.</p>;
   return <Mount node={node} />;
 }

@@ -29,12 +29,30 @@ function rowsEqual(data: Float32Array, width: number, a: number, b: number): boo
   return true;
 }
 
+function notesKey(r: RunResult, b: number, repeated: number[][]): string {
+  const tokens = r.model.tokens[b];
+  const T = r.model.T;
+  const C = r.model.C;
+  const width = r.attention.trace!.concat.shape.at(-1)!;
+  const embedding = sliceOf({ data: r.model.embeddings, shape: [r.model.B, T, C] }, b).data;
+  const x = sliceOf(r.x, b).data;
+  const out = sliceOf(r.attention.trace!.concat, b).data;
+  const flags = repeated.map(([a, c]) => `${a},${c}:${+rowsEqual(embedding, C, a, c)}${+rowsEqual(x, C, a, c)}${+rowsEqual(out, width, a, c)}`);
+  const causal = r.model.maskSpec === 'causal' || (typeof r.model.maskSpec === 'object' && r.model.maskSpec.causal);
+  return JSON.stringify([repeated.map(([a, c]) => [tokens[a], tokens[c]]), flags, Boolean(r.positional), causal]);
+}
+
 export function renderNotes(r: RunResult, b: number): void {
   const tokens = r.model.tokens[b];
   const groups = new Map<string, number[]>();
   tokens.forEach((t, i) => t !== kPad && groups.set(t.toLowerCase(), [...(groups.get(t.toLowerCase()) ?? []), i]));
   const repeated = [...groups.values()].filter((g) => g.length > 1).slice(0, 6);
   const body = byId('notes-body');
+  // The notes change only when the tokens or which rows are identical change: most
+  // token edits leave them as they are, and rebuilding them costs a redraw.
+  const key = notesKey(r, b, repeated);
+  if (body.dataset.key === key) return;
+  body.dataset.key = key;
   if (!repeated.length) {
     body.replaceChildren(h('p', {}, 'No word appears twice in this sequence. Try “Apple launched a new phone while I was eating an apple.”: both “Apple”s start from one static vector (as in word2vec), and only context can tell the company from the fruit.'));
     return;

@@ -1,11 +1,10 @@
 // "One query at a time", as in the tutorial: the focused query's scores, softmax,
 // weighted values and sum, step by step. Its player runs over every query's steps;
 // moving to another query asks the store to focus it.
-import { useMemo, useState } from 'preact/hooks';
-import { Mount } from '../mount';
+import { useState } from 'preact/hooks';
 import { Player } from '../player';
 import { run, selectQuery, view } from '../store';
-import { kWalkSteps, walkthrough } from '../walkthrough';
+import { kWalkSteps, WalkSteps } from '../walkthrough';
 
 const n = kWalkSteps.length;
 
@@ -18,7 +17,6 @@ export function Walk() {
   const b = r ? Math.min(v.sel.seq, r.model.B - 1) : 0;
   const head = r ? Math.min(v.sel.head, r.model.H - 1) : 0;
   const query = Math.min(v.sel.query, T - 1);
-  const node = useMemo(() => (r ? walkthrough(r, b, head, query, step) : null), [r, b, head, query, step]);
   if (!r) return null;
   const go = (i: number) => {
     setStep(i % n);
@@ -33,7 +31,7 @@ export function Walk() {
         <Player name="walkthrough" frames={T * n} index={query * n + step} go={go}
           describe={(i) => `Input ${Math.floor(i / n) + 1}, step ${(i % n) + 1} of ${n}: ${kWalkSteps[i % n]}`} />
       </div>
-      <div id="walk-body"><Mount node={node} /></div>
+      <div id="walk-body"><WalkSteps r={r} b={b} hd={head} query={query} upTo={step} /></div>
     </>
   );
 }

@@ -1,5 +1,7 @@
 // Every head of the selected sequence side by side, on one shared colour scale,
 // at the current stage (scores, scaled, masked or weights).
+import { stageTime } from '../anim/clock';
+import { frameOf } from '../anim/frames';
 import { selectHead } from '../store';
 import { largestAbs, sliceOf } from '../tensor';
 import { composeSvg } from './compose';
@@ -9,7 +11,7 @@ import { kSquareTitle, squareAt } from './stage-matrix';
 import type { ViewProps } from './types';
 import { weightsMatrix } from './weights-matrix';
 
-export function AllHeadsView({ r, stages, view, b, head, width }: ViewProps) {
+export function AllHeadsView({ r, stages, view, b, head, query, width }: ViewProps) {
   const H = r.model.H;
   const T = r.model.T;
   const { name, own } = squareAt(stages, view.stage);
@@ -17,6 +19,7 @@ export function AllHeadsView({ r, stages, view, b, head, width }: ViewProps) {
   const range = prob ? 1 : largestAbs(...Array.from({ length: H }, (_, k) => sliceOf(r.attention.trace![name], b, k)));
   const cell = Math.max(160, Math.floor(width / Math.min(4, H)) - 12);
   const mats = Array.from({ length: H }, (_, k) => ({ ...weightsMatrix(r, b, k, false, name), title: `Head ${k + 1}` }));
+  const t = stageTime.value;
   const gridSvg = () => composeSvg(mats.map((m) => heatmapSvg(m, range)), 2, `All heads: ${kSquareTitle[name]}, sequence ${b + 1}`);
   return (
     <div>
@@ -29,7 +32,8 @@ export function AllHeadsView({ r, stages, view, b, head, width }: ViewProps) {
         {mats.map((m, k) => (
           <figure class={`matrix mini${k === head ? ' current' : ''}`}>
             <figcaption>{`Head ${k + 1}${k === head ? ' (selected)' : ''}`}</figcaption>
-            <HeatmapCanvas m={m} opts={{ maxWidth: cell, compact: true, selected: null, range, onSelect: () => selectHead(k) }} />
+            {/* Each head builds its focused row as the Head view does, at the same moment of the stage. */}
+            <HeatmapCanvas m={own ? frameOf(r, stages[view.stage].id, m, b, k, query, t).m : m} opts={{ maxWidth: cell, compact: true, selected: null, range, onSelect: () => selectHead(k) }} />
           </figure>
         ))}
       </div>

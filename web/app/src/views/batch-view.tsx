@@ -1,4 +1,6 @@
 // Every sequence of the batch for the selected head: padding and masks visible.
+import { stageTime } from '../anim/clock';
+import { frameOf } from '../anim/frames';
 import { kPad } from '../model';
 import { inspectCell } from '../store';
 import { largestAbs, sliceOf } from '../tensor';
@@ -12,9 +14,10 @@ import { weightsMatrix } from './weights-matrix';
 
 const maskName = (spec: RunResult['model']['maskSpec']) => (typeof spec === 'object' ? (spec.causal ? 'causal + padding' : 'padding') : spec === 'none' ? 'no mask' : spec);
 
-export function BatchView({ r, stages, view, head, width }: ViewProps) {
+export function BatchView({ r, stages, view, head, query, width }: ViewProps) {
   const { B, T } = r.model;
-  const { name } = squareAt(stages, view.stage);
+  const { name, own } = squareAt(stages, view.stage);
+  const t = stageTime.value;
   const prob = name === 'weights';
   const range = prob ? 1 : largestAbs(...Array.from({ length: B }, (_, k) => sliceOf(r.attention.trace![name], k, head)));
   const cell = Math.max(220, Math.floor(width / Math.min(3, B)) - 12);
@@ -28,7 +31,7 @@ export function BatchView({ r, stages, view, head, width }: ViewProps) {
         {mats.map((m, k) => (
           <figure class="matrix mini">
             <figcaption>{m.title}</figcaption>
-            <HeatmapCanvas m={m} opts={{ maxWidth: cell, range, selected: view.inspect === name && view.sel.seq === k ? [view.sel.query, view.sel.key] : null, onSelect: (i, j) => inspectCell(name, i, j, { seq: k }) }} />
+            <HeatmapCanvas m={own ? frameOf(r, stages[view.stage].id, m, k, head, query, t).m : m} opts={{ maxWidth: cell, range, selected: view.inspect === name && view.sel.seq === k ? [view.sel.query, view.sel.key] : null, onSelect: (i, j) => inspectCell(name, i, j, { seq: k }) }} />
             <DataTable m={m} />
           </figure>
         ))}

@@ -1,10 +1,10 @@
 // The stage's matrices as heatmaps, side by side (Q, K and V in one row), built up
 // over the stage's time t (anim/frames.ts); softmax adds the focused row as bars.
 // Long inputs open zoomed in on the focused query, with an overview to move over.
-import { useState } from 'preact/hooks';
+import { useRef } from 'preact/hooks';
 import { frameOf } from '../anim/frames';
 import { stageTime } from '../anim/clock';
-import { inspectCell, selectQuery, setPerMatrixScale } from '../store';
+import { inspectCell, selectQuery, setPerMatrixScale, setZoom } from '../store';
 import { HeatmapCanvas, Legend, MatrixFigure } from './common';
 import { RowBars } from './row-bars';
 import { colourRange, rangeNote } from './scales';
@@ -12,18 +12,25 @@ import type { ViewProps } from './types';
 import { clampStart, kZoomFrom, windowOf, type Window } from './zoom';
 
 const kZooms = [16, 32, 64];
+const kMinZoom = 4; // tokens: the closest zoom
+const kZoomStep = 1.5; // one press of + or −, one notch of a pinch
 
 export function HeatmapView({ r, stages, view, b, head, query, width }: ViewProps) {
   const T = r.model.T;
-  const [chosen, setZoom] = useState<number | null>(null); // null: by the length; 0: everything
-  const zoom = chosen ?? (T > kZoomFrom ? 32 : 0);
-  const [colStart, setColStart] = useState<number | null>(null); // null: follow the query
+  const z = view.zoom; // in the view state, so a shared link keeps it
+  const zoom = z ? z.size : T > kZoomFrom ? 32 : 0;
   const stage = stages[view.stage];
   const mats = stage.matrices(r, b, head);
   const t = stageTime.value;
   const n = zoom && zoom < T ? zoom : T;
   const row0 = clampStart(query - n / 2, n, T);
-  const col0 = clampStart(colStart ?? row0, n, T);
+  const col0 = clampStart(z?.col ?? row0, n, T);
+  const zoomBy = (factor: number) => {
+    const next = Math.round(n * factor);
+    setZoom({ size: next >= T ? 0 : Math.max(kMinZoom, Math.min(T, next)), col: z?.col ?? null });
+  };
+  const pinch = useRef<number | null>(null); // the distance between two fingers at the last zoom step
+  const distance = (e: TouchEvent) => Math.hypot(e.touches[0].clientX - e.touches[1].clientX, e.touches[0].clientY - e.touches[1].clientY);
   const win = (rows: number, cols: number): Window => ({ row0: rows === T ? row0 : 0, col0: cols === T ? col0 : 0, rows: rows === T ? n : rows, cols: cols === T ? n : cols });
   const per = mats.length > 1 ? Math.max(180, Math.floor(width / Math.min(3, mats.length)) - 12) : width;
   const ranges = mats.map((m) => colourRange(r, stage.id, m, b, head, view.perMatrixScale, mats));
@@ -37,21 +44,41 @@ export function HeatmapView({ r, stages, view, b, head, query, width }: ViewProp
         ))}
         <label class="check"><input type="checkbox" id="per-matrix" checked={view.perMatrixScale} onChange={(e) => setPerMatrixScale((e.currentTarget as HTMLInputElement).checked)} /> colours per matrix</label>
         {T > 16 && (
-          <label>zoom <select id="zoom" value={String(zoom)} onChange={(e) => { setZoom(Number((e.currentTarget as HTMLSelectElement).value)); setColStart(null); }}>
-            <option value="0">{`all ${T} tokens`}</option>
-            {kZooms.filter((z) => z < T).map((z) => <option value={String(z)}>{`${z} tokens around the query`}</option>)}
-          </select></label>
+          <span class="zoom-tools">
+            <label>zoom <select id="zoom" value={String(zoom)} onChange={(e) => setZoom({ size: Number((e.currentTarget as HTMLSelectElement).value), col: null })}>
+              <option value="0">{`all ${T} tokens`}</option>
+              {[...new Set([...kZooms.filter((k) => k < T), ...(zoom && zoom < T ? [zoom] : [])])].sort((a, b) => a - b).map((k) => <option value={String(k)}>{`${k} tokens around the query`}</option>)}
+            </select></label>
+            <button type="button" class="small" id="zoom-out" aria-label="Zoom out" disabled={n >= T} onClick={() => zoomBy(kZoomStep)}>−</button>
+            <button type="button" class="small" id="zoom-in" aria-label="Zoom in" disabled={n <= kMinZoom} onClick={() => zoomBy(1 / kZoomStep)}>+</button>
+          </span>
         )}
       </div>
       {n < T && square && (
         <figure class="overview">
           <figcaption>{`Overview: tokens ${row0 + 1}–${row0 + n} (rows) × ${col0 + 1}–${col0 + n} (columns) of ${T}. Click or drag to move.`}</figcaption>
           <HeatmapCanvas m={square} opts={{ compact: true, maxWidth: 170, maxHeight: 170, range: ranges[mats.indexOf(square)], brush: true, window: win(T, T), highlightRow: query,
-            onSelect: (i, j) => { selectQuery(i); setColStart(j - n / 2); } }} />
+            onSelect: (i, j) => { selectQuery(i); setZoom({ size: zoom, col: Math.round(clampStart(j - n / 2, n, T)) }); } }} />
         </figure>
       )}
       {stage.id === 'weights' && <RowBars r={r} b={b} head={head} query={query} t={t} from={col0} count={n} />}
-      <div class={`figures n${Math.min(3, mats.length)}`}>
+      {/* Ctrl + wheel (a trackpad's pinch) and a two-finger pinch zoom; the page scrolls as usual otherwise. */}
+      <div class={`figures n${Math.min(3, mats.length)}${T > 16 ? ' zoomable' : ''}`}
+        onWheel={(e) => {
+          if (T <= 16 || !(e.ctrlKey || e.metaKey)) return;
+          e.preventDefault();
+          zoomBy(e.deltaY > 0 ? kZoomStep : 1 / kZoomStep);
+        }}
+        onTouchStart={(e) => { pinch.current = e.touches.length === 2 ? distance(e) : null; }}
+        onTouchMove={(e) => {
+          if (T <= 16 || e.touches.length !== 2 || pinch.current === null) return;
+          e.preventDefault();
+          const ratio = distance(e) / pinch.current;
+          if (ratio > kZoomStep || ratio < 1 / kZoomStep) {
+            zoomBy(1 / ratio);
+            pinch.current = distance(e);
+          }
+        }}>
         {mats.map((m, k) => {
           const frame = frameOf(r, stage.id, m, b, head, query, t);
           const w = win(m.rows, m.cols);

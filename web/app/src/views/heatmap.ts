@@ -1,5 +1,6 @@
 // A matrix drawn on a canvas: one pixel per cell blown up without smoothing, so even
 // 512×512 draws in a few milliseconds; values are written in cells only when they fit.
+import { cellAnchor } from '../anchor';
 import { announce, h, s } from '../dom';
 import { fmt, full } from '../format';
 import { colorScale, colorTable, kMaskedColor, legendRange, parseColor, textOn, textOnRgb } from './colors';
@@ -86,6 +87,7 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
   const masked = parseColor(kMaskedColor);
   const blank = parseColor(panel);
   const img = new ImageData(m.cols, m.rows);
+  const px = img.data; // read once: each read of img.data is a call into the DOM
   const writeNumbers = L.cell >= kTextCell && m.rows * m.cols <= 64 * 64;
   // The colour of each cell's number, found from the cell's colour on the way.
   const textColors: string[] = [];
@@ -95,10 +97,10 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
       // NaN: not computed yet (a frame of an animation): drawn blank.
       const c = Number.isFinite(v) ? lut.at(v) : Number.isNaN(v) ? blank : masked;
       const o = (i * m.cols + j) * 4;
-      img.data[o] = c[0];
-      img.data[o + 1] = c[1];
-      img.data[o + 2] = c[2];
-      img.data[o + 3] = 255;
+      px[o] = c[0];
+      px[o + 1] = c[1];
+      px[o + 2] = c[2];
+      px[o + 3] = 255;
       if (writeNumbers) textColors.push(Number.isNaN(v) ? '' : Number.isFinite(v) ? textOnRgb(c) : '#fff');
     }
   const off = (offscreen ??= document.createElement('canvas'));
@@ -139,7 +141,10 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
     }
   }
 
-  if (!opts.compact) drawLabels(ctx, m, L, fg, color, largest);
+  if (!opts.compact) {
+    ctx.drawImage(labelLayer(canvas, m, L, fg, dpr), 0, 0, L.width, L.height);
+    drawLegend(ctx, m, fg, color, largest);
+  }
   if (opts.highlightRow != null && opts.highlightRow < m.rows) {
     ctx.strokeStyle = fg;
     ctx.lineWidth = 2;
@@ -167,13 +172,36 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
   return L;
 }
 
-function drawLabels(ctx: CanvasRenderingContext2D, m: MatrixView, L: Layout, fg: string, color: (v: number) => string, largest: number): void {
+// Row and column labels and the axis names change only with the tokens and the
+// layout: they are drawn once into a layer kept per canvas and copied on redraws
+// (a token edit redraws every cell but rarely moves a label).
+const labelLayers = new WeakMap<HTMLCanvasElement, { key: string; layer: HTMLCanvasElement }>();
+
+function labelLayer(canvas: HTMLCanvasElement, m: MatrixView, L: Layout, fg: string, dpr: number): HTMLCanvasElement {
+  const key = [L.cell, L.left, L.top, L.width, L.height, dpr, fg, m.rowAxis, m.colAxis, m.rowLabels.join('\u0000'), m.colLabels.join('\u0000')].join('\u0001');
+  const kept = labelLayers.get(canvas);
+  if (kept?.key === key) return kept.layer;
+  const layer = kept?.layer ?? document.createElement('canvas');
+  // Setting a size, even the same one, reallocates the backing store: only when it changes.
+  if (layer.width !== canvas.width) layer.width = canvas.width;
+  if (layer.height !== canvas.height) layer.height = canvas.height;
+  const ctx = layer.getContext('2d')!;
+  ctx.setTransform(1, 0, 0, 1, 0, 0);
+  ctx.clearRect(0, 0, layer.width, layer.height);
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.font = '11px system-ui, sans-serif';
+  ctx.textBaseline = 'middle';
+  drawLabelText(ctx, m, L, fg);
+  labelLayers.set(canvas, { key, layer });
+  return layer;
+}
+
+function drawLabelText(ctx: CanvasRenderingContext2D, m: MatrixView, L: Layout, fg: string): void {
   // Labels: every row/column when they fit, else every n-th.
   ctx.fillStyle = fg;
   const stepRows = Math.max(1, Math.ceil(12 / L.cell));
   ctx.textAlign = 'right';
   for (let i = 0; i < m.rows; i += stepRows) ctx.fillText(labelFor(m.rowLabels[i] ?? String(i + 1)), L.left - 4, L.top + (i + 0.5) * L.cell);
-  ctx.save();
   ctx.textAlign = 'left';
   for (let j = 0; j < m.cols; j += stepRows) {
     ctx.save();
@@ -182,12 +210,13 @@ function drawLabels(ctx: CanvasRenderingContext2D, m: MatrixView, L: Layout, fg:
     ctx.fillText(labelFor(m.colLabels[j] ?? String(j + 1)), 0, 0);
     ctx.restore();
   }
-  ctx.restore();
   ctx.font = '600 11px system-ui, sans-serif';
-  ctx.textAlign = 'left';
   ctx.fillText(`${m.colAxis} →`, 4, 10);
   ctx.fillText(`↓ ${m.rowAxis}`, 4, 24);
-  // Legend: the colour scale with its end values.
+}
+
+/** The colour scale with its end values, in the corner above the row labels. */
+function drawLegend(ctx: CanvasRenderingContext2D, m: MatrixView, fg: string, color: (v: number) => string, largest: number): void {
   const [lo, hi] = legendRange(m.kind, largest);
   for (let k = 0; k < 60; k++) {
     ctx.fillStyle = color(lo + ((hi - lo) * k) / 59);
@@ -195,6 +224,7 @@ function drawLabels(ctx: CanvasRenderingContext2D, m: MatrixView, L: Layout, fg:
   }
   ctx.fillStyle = fg;
   ctx.font = '10px system-ui, sans-serif';
+  ctx.textAlign = 'left';
   ctx.fillText(fmt(lo, 2), 4, 56);
   ctx.textAlign = 'right';
   ctx.fillText(fmt(hi, 2), 64, 56);
@@ -203,7 +233,6 @@ function drawLabels(ctx: CanvasRenderingContext2D, m: MatrixView, L: Layout, fg:
   ctx.fillRect(4, 64, 8, 8);
   ctx.fillStyle = fg;
   ctx.fillText('masked', 16, 68);
-
 }
 
 interface Drawn {
@@ -256,7 +285,11 @@ export function heatmapElement(m: MatrixView, opts: HeatmapOptions, reuse?: HTML
   };
   canvas.addEventListener('click', (e) => {
     const c = cellAt(e);
-    if (c) select(c[0], c[1], false);
+    if (!c) return;
+    const { L } = drawn.get(canvas)!;
+    const r = canvas.getBoundingClientRect();
+    cellAnchor.value = { x: r.left + L.left + c[1] * L.cell, y: r.top + L.top + c[0] * L.cell, size: L.cell, canvas };
+    select(c[0], c[1], false);
   });
   canvas.addEventListener('mousemove', (e) => {
     if (e.buttons === 1 && drawn.get(canvas)!.opts.brush) {

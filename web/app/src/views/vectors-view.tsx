@@ -1,6 +1,8 @@
 // The focused token's vectors as bars, one per component, up to the current stage:
 // x, then q, k, v, then the head's output. One colour scale for all of them, the
 // same as the heatmaps' (purple negative, orange positive), and one height scale.
+import { stageTime } from '../anim/clock';
+import { vectorAt } from '../anim/frames';
 import { matrixCsv } from '../export';
 import { fmt, full } from '../format';
 import { largestAbs, sliceOf, type Slice } from '../tensor';
@@ -17,10 +19,16 @@ interface Series {
 export function VectorsView({ r, stages, view, b, head, query }: ViewProps) {
   const t = r.attention.trace!;
   const at = (id: string) => stages.findIndex((s) => s.id === id) <= view.stage;
-  const pick = (name: string, s: Slice) => ({ name, values: s.row(query) });
-  const series: Series[] = [pick('x (input)', sliceOf(r.x, b))];
-  if (at('qkv')) series.push(pick('q (query)', sliceOf(t.q, b, head)), pick('k (key)', sliceOf(t.k, b, head)), pick('v (value)', sliceOf(t.v, b, head)));
-  if (at('headOutputs')) series.push(pick('output', sliceOf(t.headOutputs, b, head)));
+  // The bars build up within the stage that makes them; the table and the CSV hold the engine's values.
+  const stageId = stages[view.stage].id;
+  const time = stageTime.value;
+  const pick = (name: string, s: Slice, vector?: 'q' | 'k' | 'v' | 'output') => {
+    const values = s.row(query);
+    return { name, values, shown: vector ? vectorAt(r, stageId, vector, values, b, head, query, time) : values };
+  };
+  const series: (Series & { shown: Float32Array })[] = [pick('x (input)', sliceOf(r.x, b))];
+  if (at('qkv')) series.push(pick('q (query)', sliceOf(t.q, b, head), 'q'), pick('k (key)', sliceOf(t.k, b, head), 'k'), pick('v (value)', sliceOf(t.v, b, head), 'v'));
+  if (at('headOutputs')) series.push(pick('output', sliceOf(t.headOutputs, b, head), 'output'));
   const range = largestAbs(...series.map((s) => ({ rows: 1, cols: s.values.length, get: (_i: number, j: number) => s.values[j], row: () => s.values, data: s.values }))) || 1;
   const color = colorScale('signed', range);
   const tok = r.model.tokens[b][query];
@@ -43,7 +51,7 @@ export function VectorsView({ r, stages, view, b, head, query }: ViewProps) {
           <g data-series={ser.name}>
             <text x={4} y={mid} dominant-baseline="middle" font-weight={600} fill="currentColor">{ser.name}</text>
             <line x1={left} x2={left + bw * n} y1={mid} y2={mid} stroke="currentColor" stroke-opacity={0.4} />
-            {Array.from(ser.values, (v, i) => {
+            {Array.from(ser.shown, (v, i) => {
               const hgt = (Math.abs(v) / range) * 30;
               return (
                 <g>
