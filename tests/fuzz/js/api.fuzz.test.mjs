@@ -188,6 +188,8 @@ test('attention on valid random calls matches the double-precision reference', (
       // scores themselves differ from the doubles' by more than the weights can bear.
       if (broken || values === 'huge') return;
       const scale = typeof call.scale === 'number' ? Math.max(-4, Math.min(4, call.scale)) : call.scale;
+      // A nonzero scale that float32 rounds to 0 is refused by name (the other properties check that).
+      if (typeof scale === 'number' && scale !== 0 && Math.fround(scale) === 0) return;
       const args = { ...call, scale };
       const got = engine.attention(args).output.data;
       const want = referenceAttention(args);
