@@ -11,17 +11,8 @@ export function hashString(text: string): number {
   return h >>> 0;
 }
 
-/** mulberry32: a tiny, well-mixed 32-bit generator returning floats in [0, 1). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32, the package reference's generator (one definition for tests, benchmarks and the page). */
+export { mulberry32 } from 'attnscope/reference';
 
 /** Standard normal samples (Box–Muller) from a uniform generator. */
 export function gaussian(uniform: () => number): () => number {

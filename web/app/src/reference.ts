@@ -1,6 +1,6 @@
-// Double-precision reference of multi-head self-attention, used only to check the
-// engine's float32 results (the "verified" panel) and to show the terms behind a
-// cell. It follows the textbook formulas literally; speed is not its purpose.
+// What the page checks the engine's float32 results against (the "verified" panel, through
+// the package's double-precision reference) and the terms behind a cell that the inspector shows.
+import { maskFunction, selfAttentionReference } from 'attnscope/reference';
 
 /** Sizes of one self-attention computation: batch, tokens, model width, heads, head widths. */
 export interface AttentionSizes {
@@ -30,61 +30,15 @@ export interface ReferenceResult {
   concat: Float64Array; // (B, T, H·dV)
 }
 
-function project(inp: ReferenceInput, w: ArrayLike<number>, d: number): Float64Array {
-  const { B, T, C, H, x } = inp;
-  const out = new Float64Array(B * H * T * d);
-  const cols = H * d;
-  for (let b = 0; b < B; b++)
-    for (let t = 0; t < T; t++)
-      for (let col = 0; col < cols; col++) {
-        let s = 0;
-        for (let c = 0; c < C; c++) s += x[(b * T + t) * C + c] * w[c * cols + col];
-        const h = Math.floor(col / d);
-        out[((b * H + h) * T + t) * d + (col % d)] = s;
-      }
-  return out;
-}
-
-export function isMasked(inp: Pick<ReferenceInput, 'causal' | 'lengths'>, b: number, i: number, j: number): boolean {
-  if (inp.causal && j > i) return true;
-  if (inp.lengths && j >= inp.lengths[b]) return true;
-  return false;
-}
-
+/**
+ * Self-attention in doubles through the package's reference (`attnscope/reference`), the one
+ * double-precision definition the tests, fuzzers and benchmarks also check against.
+ */
 export function referenceSelfAttention(inp: ReferenceInput): ReferenceResult {
-  const { B, T, H, dK, dV } = inp;
-  const q = project(inp, inp.wq, dK);
-  const k = project(inp, inp.wk, dK);
-  const v = project(inp, inp.wv, dV);
-  const weights = new Float64Array(B * H * T * T);
-  const concat = new Float64Array(B * T * H * dV);
-  const row = new Float64Array(T);
-  for (let b = 0; b < B; b++)
-    for (let h = 0; h < H; h++) {
-      const base = (b * H + h) * T;
-      for (let i = 0; i < T; i++) {
-        let max = -Infinity;
-        for (let j = 0; j < T; j++) {
-          if (isMasked(inp, b, i, j)) {
-            row[j] = -Infinity;
-            continue;
-          }
-          let s = 0;
-          for (let d = 0; d < dK; d++) s += q[(base + i) * dK + d] * k[(base + j) * dK + d];
-          row[j] = s * inp.scaleFactor;
-          max = Math.max(max, row[j]);
-        }
-        if (max === -Infinity) continue; // fully masked row: weights and output stay 0
-        let sum = 0;
-        for (let j = 0; j < T; j++) sum += row[j] === -Infinity ? 0 : Math.exp(row[j] - max);
-        for (let j = 0; j < T; j++) {
-          const w = row[j] === -Infinity ? 0 : Math.exp(row[j] - max) / sum;
-          weights[(base + i) * T + j] = w;
-          for (let d = 0; d < dV; d++) concat[((b * T + i) * H + h) * dV + d] += w * v[(base + j) * dV + d];
-        }
-      }
-    }
-  return { q, k, v, weights, concat };
+  const { B, T, C, H, x, wq, wk, wv, scaleFactor, causal, lengths } = inp;
+  const mask = maskFunction({ causal, lengths: lengths ?? undefined }, B, H, T);
+  const r = selfAttentionReference({ x, B, T, C, wq, wk, wv, heads: H, factor: scaleFactor, mask });
+  return { q: r.q, k: r.k, v: r.v, weights: r.weights, concat: r.concat };
 }
 
 export interface Comparison {
