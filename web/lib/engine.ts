@@ -437,14 +437,26 @@ export function createEngine(raw: AttnModule): AttnScope {
     return tensorCall(fn, 'residual_add', { tensors: { a, b } }, a.data.length);
   }
 
-  function transformerBlock(args: TransformerBlockArgs): TransformerBlockResult {
-    const fn = 'transformerBlock';
+  /** A block's input x and its attention weights, checked the same way for both block kinds. */
+  function blockInput(fn: string, args: object) {
     argsObject(fn, args);
     const x = inputTensor(fn, 'x', own(args, 'x'), own(args, 'shape'), [2, 3], '[B, T, C] or [T, C]');
     const { batch, length, channels, batched } = sequenceDims(x);
     const attentionArgs = own(args, 'attention');
     if (typeof attentionArgs !== 'object' || attentionArgs === null) fail(fn, 'attention weights are required');
     const weights = selfAttentionWeights(fn, attentionArgs, channels, true);
+    return { x, batch, length, channels, batched, weights };
+  }
+
+  /** A block's result with the attention's fully-masked flags shaped like its input. */
+  function blockResult(result: CallOutputs, batched: boolean, batch: number, heads: number, length: number) {
+    const flagShape = batched ? [batch, heads, length] : [heads, length];
+    return { ...result, attention: withFlagShape(result.attention as CallOutputs, flagShape) };
+  }
+
+  function transformerBlock(args: TransformerBlockArgs): TransformerBlockResult {
+    const fn = 'transformerBlock';
+    const { x, batch, length, channels, batched, weights } = blockInput(fn, args);
     const hidden = positiveInt(fn, 'hidden', own(args, 'hidden'));
     const ff1 = own(args, 'ff1');
     const ff2 = own(args, 'ff2');
@@ -480,11 +492,7 @@ export function createEngine(raw: AttnModule): AttnScope {
     const linear = selfAttentionBytes(inputs, batch * length, weights, channels, hidden);
     requireAttentionMemory(fn, inputs, dims, options, linear);
     const result = callEngine(fn, raw, 'transformer_block', inputs);
-    const flagShape = batched ? [batch, weights.heads, length] : [weights.heads, length];
-    return {
-      ...result,
-      attention: withFlagShape(result.attention as CallOutputs, flagShape),
-    } as unknown as TransformerBlockResult;
+    return blockResult(result, batched, batch, weights.heads, length) as unknown as TransformerBlockResult;
   }
 
   function rmsNorm(args: RmsNormArgs): TensorOut {
@@ -508,12 +516,7 @@ export function createEngine(raw: AttnModule): AttnScope {
 
   function llamaBlock(args: LlamaBlockArgs): LlamaBlockResult {
     const fn = 'llamaBlock';
-    argsObject(fn, args);
-    const x = inputTensor(fn, 'x', own(args, 'x'), own(args, 'shape'), [2, 3], '[B, T, C] or [T, C]');
-    const { batch, length, channels, batched } = sequenceDims(x);
-    const attentionArgs = own(args, 'attention');
-    if (typeof attentionArgs !== 'object' || attentionArgs === null) fail(fn, 'attention weights are required');
-    const weights = selfAttentionWeights(fn, attentionArgs, channels, true);
+    const { x, batch, length, channels, batched, weights } = blockInput(fn, args);
     const ffn = swigluWeights(fn, args, channels);
     const block: CallInputs = {
       tensors: {
@@ -530,11 +533,7 @@ export function createEngine(raw: AttnModule): AttnScope {
     const linear = selfAttentionBytes(inputs, batch * length, weights, channels, 2 * ffn.hidden);
     requireAttentionMemory(fn, inputs, dims, options, linear);
     const result = callEngine(fn, raw, 'llama_block', inputs);
-    const flagShape = batched ? [batch, weights.heads, length] : [weights.heads, length];
-    return {
-      ...result,
-      attention: withFlagShape(result.attention as CallOutputs, flagShape),
-    } as unknown as LlamaBlockResult;
+    return blockResult(result, batched, batch, weights.heads, length) as unknown as LlamaBlockResult;
   }
 
   function memoryUsage(): MemoryUsage {

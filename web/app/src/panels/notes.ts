@@ -29,14 +29,19 @@ function rowsEqual(data: Float32Array, width: number, a: number, b: number): boo
   return true;
 }
 
-function notesKey(r: RunResult, b: number, repeated: number[][]): string {
-  const tokens = r.model.tokens[b];
-  const T = r.model.T;
+/** Sequence b's rows at the three points the notes compare: embedding, X and the output. */
+function sequenceRows(r: RunResult, b: number) {
   const C = r.model.C;
   const width = r.attention.trace!.concat.shape.at(-1)!;
-  const embedding = sliceOf({ data: r.model.embeddings, shape: [r.model.B, T, C] }, b).data;
+  const embedding = sliceOf({ data: r.model.embeddings, shape: [r.model.B, r.model.T, C] }, b).data;
   const x = sliceOf(r.x, b).data;
   const out = sliceOf(r.attention.trace!.concat, b).data;
+  return { C, width, embedding, x, out };
+}
+
+function notesKey(r: RunResult, b: number, repeated: number[][]): string {
+  const tokens = r.model.tokens[b];
+  const { C, width, embedding, x, out } = sequenceRows(r, b);
   const flags = repeated.map(([a, c]) => `${a},${c}:${+rowsEqual(embedding, C, a, c)}${+rowsEqual(x, C, a, c)}${+rowsEqual(out, width, a, c)}`);
   const causal = r.model.maskSpec === 'causal' || (typeof r.model.maskSpec === 'object' && r.model.maskSpec.causal);
   return JSON.stringify([repeated.map(([a, c]) => [tokens[a], tokens[c]]), flags, Boolean(r.positional), causal]);
@@ -57,12 +62,7 @@ export function renderNotes(r: RunResult, b: number): void {
     body.replaceChildren(h('p', {}, 'No word appears twice in this sequence. Try “Apple launched a new phone while I was eating an apple.”: both “Apple”s start from one static vector (as in word2vec), and only context can tell the company from the fruit.'));
     return;
   }
-  const T = r.model.T;
-  const C = r.model.C;
-  const width = r.attention.trace!.concat.shape.at(-1)!;
-  const embedding = sliceOf({ data: r.model.embeddings, shape: [r.model.B, T, C] }, b).data;
-  const x = sliceOf(r.x, b).data;
-  const out = sliceOf(r.attention.trace!.concat, b).data;
+  const { C, width, embedding, x, out } = sequenceRows(r, b);
   const list = h('ul', {});
   for (const g of repeated) {
     const [a, c] = g;
