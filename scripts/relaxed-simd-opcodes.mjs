@@ -37,7 +37,8 @@ class Reader {
     this.pos = pos;
   }
   byte() {
-    if (this.pos >= this.bytes.length) throw new Error(`unexpected end of module at byte ${this.pos}`);
+    if (this.pos >= this.bytes.length)
+      throw new Error(`unexpected end of module at byte ${this.pos}`);
     return this.bytes[this.pos++];
   }
   uleb() {
@@ -71,9 +72,12 @@ function blockType(r) {
 /** Skips the immediates of a 0xfd (SIMD) instruction; returns its sub-opcode. */
 function simdInstruction(r) {
   const op = r.uleb();
-  if (op <= 0x0b || op === 0x5c || op === 0x5d) r.memarg(); // loads, v128.store, load_zero
-  else if (op === 0x0c || op === 0x0d) r.skip(16); // v128.const, i8x16.shuffle
-  else if (op >= 0x15 && op <= 0x22) r.skip(1); // extract_lane / replace_lane
+  if (op <= 0x0b || op === 0x5c || op === 0x5d)
+    r.memarg(); // loads, v128.store, load_zero
+  else if (op === 0x0c || op === 0x0d)
+    r.skip(16); // v128.const, i8x16.shuffle
+  else if (op >= 0x15 && op <= 0x22)
+    r.skip(1); // extract_lane / replace_lane
   else if (op >= 0x54 && op <= 0x5b) {
     r.memarg(); // load_lane / store_lane
     r.skip(1);
@@ -175,7 +179,22 @@ function parameterCounts(bytes) {
 /** The standard madd on operands (x, y, z) stacked for the prototype's x + y·z. */
 function reorderedMadd(firstLocal) {
   const [x, y, z] = [0, 1, 2].map((i) => uleb(firstLocal + i));
-  return [0x21, ...z, 0x21, ...y, 0x21, ...x, 0x20, ...y, 0x20, ...z, 0x20, ...x, 0xfd, ...uleb(kFinalMadd)];
+  return [
+    0x21,
+    ...z,
+    0x21,
+    ...y,
+    0x21,
+    ...x,
+    0x20,
+    ...y,
+    0x20,
+    ...z,
+    0x20,
+    ...x,
+    0xfd,
+    ...uleb(kFinalMadd),
+  ];
 }
 
 /**
@@ -214,7 +233,8 @@ export function rewriteRelaxedMadd(bytes, { dryRun = false } = {}) {
           if (op === kPrototypeMadd) madds.push([start, r.pos]);
         });
       }
-      if (r.pos !== bodyEnd) throw new Error(`function ${f}: body decoded past its end (byte ${r.pos})`);
+      if (r.pos !== bodyEnd)
+        throw new Error(`function ${f}: body decoded past its end (byte ${r.pos})`);
       rewritten += madds.length;
       if (madds.length === 0 || dryRun) {
         bodies.push(bytes.subarray(bodyStart, bodyEnd));
@@ -267,7 +287,9 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { bytes, rewritten, final } = rewriteRelaxedMadd(readFileSync(file), { dryRun: check });
   if (check) {
     if (rewritten > 0 || final === 0) {
-      throw new Error(`${file}: ${rewritten} prototype and ${final} final relaxed madds; rebuild the relaxed flavour`);
+      throw new Error(
+        `${file}: ${rewritten} prototype and ${final} final relaxed madds; rebuild the relaxed flavour`,
+      );
     }
     console.log(`${file}: ${final} f32x4.relaxed_madd, no prototype opcode`);
     process.exit(0);
@@ -276,8 +298,11 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   // in: fail rather than ship a copy of the plain SIMD module.
   if (rewritten === 0) throw new Error(`${file}: no prototype relaxed madd found`);
   const validated = engineHasRelaxedSimd();
-  if (validated && !WebAssembly.validate(bytes)) throw new Error(`${file}: invalid after the rewrite`);
+  if (validated && !WebAssembly.validate(bytes))
+    throw new Error(`${file}: invalid after the rewrite`);
   writeFileSync(file, bytes);
   const checked = validated ? 'validated' : 'not validated: this engine lacks relaxed SIMD';
-  console.log(`${file}: ${rewritten} prototype relaxed fma rewritten to f32x4.relaxed_madd (${checked})`);
+  console.log(
+    `${file}: ${rewritten} prototype relaxed fma rewritten to f32x4.relaxed_madd (${checked})`,
+  );
 }

@@ -27,6 +27,9 @@ summary() {
 }
 trap summary EXIT
 
+step "style: clang-format and Prettier (scripts/format.sh --check)"
+bash scripts/format.sh --check
+
 step "native core: build + ctest"
 cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build/native -j"$jobs"

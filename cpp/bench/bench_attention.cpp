@@ -15,8 +15,8 @@ constexpr std::size_t kHeadDim = 64;
 // The traced path keeps 4 tensors of H·T² floats: 2 GB at T = 4096.
 constexpr std::size_t kMaxTracedT = 2048;
 
-Timing time_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
-                      bool trace, std::size_t T) {
+Timing time_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, bool trace,
+                      std::size_t T) {
   AttentionOptions options;
   options.mask.causal = causal;
   options.trace = trace;
@@ -33,11 +33,12 @@ Timing time_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool ca
 }  // namespace
 
 void bench_attention(std::size_t max_t) {
-  std::printf("\nattention(q, k, v): B=1, H=%zu, d=%zu; GFLOP/s = 4*H*T^2*d / time "
-              "(the same count for causal, which skips about half of it)\n",
-              kHeads, kHeadDim);
-  std::printf("  %6s %-7s %12s %9s %4s %12s %9s %4s %13s\n", "T", "mask", "fast ms",
-              "GFLOP/s", "reps", "traced ms", "GFLOP/s", "reps", "traced/fast");
+  std::printf(
+      "\nattention(q, k, v): B=1, H=%zu, d=%zu; GFLOP/s = 4*H*T^2*d / time "
+      "(the same count for causal, which skips about half of it)\n",
+      kHeads, kHeadDim);
+  std::printf("  %6s %-7s %12s %9s %4s %12s %9s %4s %13s\n", "T", "mask", "fast ms", "GFLOP/s",
+              "reps", "traced ms", "GFLOP/s", "reps", "traced/fast");
   for (std::size_t T = 64; T <= max_t; T *= 2) {
     const Shape shape{1, kHeads, T, kHeadDim};
     const std::size_t n = kHeads * T * kHeadDim;
@@ -48,8 +49,8 @@ void bench_attention(std::size_t max_t) {
     const double flop = 4.0 * kHeads * static_cast<double>(T) * T * kHeadDim;
     for (bool causal : {false, true}) {
       const Timing fast = time_attention(q, k, v, causal, false, T);
-      std::printf("  %6zu %-7s %12.3f %9.2f %4zu", T, causal ? "causal" : "none",
-                  fast.median_ms, flop / (fast.median_ms * 1e-3) * 1e-9, fast.reps);
+      std::printf("  %6zu %-7s %12.3f %9.2f %4zu", T, causal ? "causal" : "none", fast.median_ms,
+                  flop / (fast.median_ms * 1e-3) * 1e-9, fast.reps);
       if (T <= kMaxTracedT) {
         const Timing traced = time_attention(q, k, v, causal, true, T);
         std::printf(" %12.3f %9.2f %4zu %13.2f\n", traced.median_ms,
@@ -61,15 +62,16 @@ void bench_attention(std::size_t max_t) {
       std::fflush(stdout);
     }
   }
-  std::printf("  (traced path skipped above T=%zu: its 4 x H x T^2 floats would need "
-              "%.1f GB at T=4096)\n",
-              kMaxTracedT, 4.0 * kHeads * 4096.0 * 4096.0 * 4.0 / 1e9);
+  std::printf(
+      "  (traced path skipped above T=%zu: its 4 x H x T^2 floats would need "
+      "%.1f GB at T=4096)\n",
+      kMaxTracedT, 4.0 * kHeads * 4096.0 * 4096.0 * 4.0 / 1e9);
 }
 
 void bench_block() {
   const std::size_t T = 256, C = 512, H = 8, hidden = 2048;
-  std::printf("\ntransformer_block: T=%zu, C=%zu, H=%zu, hidden=%zu, GELU, pre-norm\n", T, C,
-              H, hidden);
+  std::printf("\ntransformer_block: T=%zu, C=%zu, H=%zu, hidden=%zu, GELU, pre-norm\n", T, C, H,
+              hidden);
   BlockWeights w;
   const float s = 0.05f;
   w.attention.wq = Tensor({C, C}, random_floats(C * C, 20, s));

@@ -36,8 +36,8 @@ void report(const char* name, std::size_t elements_per_call, std::size_t calls, 
 }  // namespace
 
 void bench_kernels() {
-  std::printf("Kernels (arch %s, batch of %zu floats), median of repeated runs\n",
-              Arch::name(), xsimd::batch<float, Arch>::size);
+  std::printf("Kernels (arch %s, batch of %zu floats), median of repeated runs\n", Arch::name(),
+              xsimd::batch<float, Arch>::size);
   const std::size_t n = 4096;
   const std::vector<float> a = random_floats(n, 1), b = random_floats(n, 2);
   std::vector<float> y(n);
@@ -82,8 +82,8 @@ void bench_kernels() {
         keep(mc[11]);
       },
       300.0, 5, 50);
-  std::printf("  %-34s %10.4f ms/call %10.2f GFLOP/s\n", "matmul (256 x 256 x 256)",
-              t.median_ms, 2.0 * m * k * cols_b / (t.median_ms * 1e-3) * 1e-9);
+  std::printf("  %-34s %10.4f ms/call %10.2f GFLOP/s\n", "matmul (256 x 256 x 256)", t.median_ms,
+              2.0 * m * k * cols_b / (t.median_ms * 1e-3) * 1e-9);
 }
 
 }  // namespace attnscope::bench

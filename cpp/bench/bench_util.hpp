@@ -37,8 +37,7 @@ struct Timing {
 /// longer than a second is counted as a sample too: at that length the
 /// first-call effects are noise, and it saves a long run.
 template <class F>
-Timing measure(F&& f, double budget_ms, std::size_t min_reps = 3,
-               std::size_t max_reps = 50) {
+Timing measure(F&& f, double budget_ms, std::size_t min_reps = 3, std::size_t max_reps = 50) {
   const double warmup = time_ms(f);
   const bool keep_warmup = warmup > 1000.0;
   std::size_t reps = warmup > 0.0 ? static_cast<std::size_t>(budget_ms / warmup) : max_reps;

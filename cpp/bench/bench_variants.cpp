@@ -18,8 +18,8 @@ struct Inputs {
   Tensor q, k, v;
 };
 
-Inputs make_inputs(std::size_t H, std::size_t Hkv, std::size_t Tq, std::size_t Tk,
-                   std::size_t d, unsigned seed) {
+Inputs make_inputs(std::size_t H, std::size_t Hkv, std::size_t Tq, std::size_t Tk, std::size_t d,
+                   unsigned seed) {
   // Spread 0.3 keeps the softmax neither flat nor one-hot at d = 64..128.
   return {Tensor({1, H, Tq, d}, random_floats(H * Tq * d, seed, 0.3f)),
           Tensor({1, Hkv, Tk, d}, random_floats(Hkv * Tk * d, seed + 1, 0.3f)),
@@ -79,8 +79,8 @@ void bench_decode(double copy_rate) {
     const Timing t = time_fast(in, causal(), 1500.0);
     const double bytes = 2.0 * double(kv) * Tk * d * sizeof(float);
     const double rate = bytes / (t.median_ms * 1e3);
-    std::printf("  Hkv=%-6zu %10.1f %14.1f %10.0f (%3.0f%%)\n", kv, t.median_ms * 1e3,
-                bytes / 1e6, rate, 100.0 * rate / copy_rate);
+    std::printf("  Hkv=%-6zu %10.1f %14.1f %10.0f (%3.0f%%)\n", kv, t.median_ms * 1e3, bytes / 1e6,
+                rate, 100.0 * rate / copy_rate);
     std::fflush(stdout);
   }
 }
@@ -110,8 +110,8 @@ void bench_position_terms() {
     const Timing plain = time_fast(in, causal(), 1500.0);
     const Timing r = time_fast(in, rope, 1500.0);
     const Timing a = time_fast(in, alibi, 1500.0);
-    std::printf("  %6zu %10.2f %10.2f %10.2f %+7.1f%% %+7.1f%%\n", T, plain.median_ms,
-                r.median_ms, a.median_ms, 100.0 * (r.median_ms / plain.median_ms - 1.0),
+    std::printf("  %6zu %10.2f %10.2f %10.2f %+7.1f%% %+7.1f%%\n", T, plain.median_ms, r.median_ms,
+                a.median_ms, 100.0 * (r.median_ms / plain.median_ms - 1.0),
                 100.0 * (a.median_ms / plain.median_ms - 1.0));
     std::fflush(stdout);
   }

@@ -147,8 +147,9 @@ void run_attention(Call& c) {
 }
 
 void run_self_attention(Call& c) {
-  put_attention(c, "", self_attention(c.tensor_or_empty("x"), self_attention_weights(c),
-                                      attention_options(c)));
+  put_attention(
+      c, "",
+      self_attention(c.tensor_or_empty("x"), self_attention_weights(c), attention_options(c)));
 }
 
 void run_positional_encoding(Call& c) {
@@ -162,15 +163,16 @@ void run_linear(Call& c) {
 }
 
 void run_layer_norm(Call& c) {
-  c.put("output", layer_norm(c.tensor_or_empty("x"), c.tensor_or_empty("gamma"),
-                             c.tensor_or_empty("beta"), static_cast<float>(c.number_or("eps", 1e-5))));
+  c.put("output",
+        layer_norm(c.tensor_or_empty("x"), c.tensor_or_empty("gamma"), c.tensor_or_empty("beta"),
+                   static_cast<float>(c.number_or("eps", 1e-5))));
 }
 
 void run_feed_forward(Call& c) {
-  c.put("output", feed_forward(c.tensor_or_empty("x"),
-                               Linear{c.tensor_or_empty("w1"), c.tensor_or_empty("b1")},
-                               Linear{c.tensor_or_empty("w2"), c.tensor_or_empty("b2")},
-                               activation(c)));
+  c.put(
+      "output",
+      feed_forward(c.tensor_or_empty("x"), Linear{c.tensor_or_empty("w1"), c.tensor_or_empty("b1")},
+                   Linear{c.tensor_or_empty("w2"), c.tensor_or_empty("b2")}, activation(c)));
 }
 
 void run_residual_add(Call& c) {

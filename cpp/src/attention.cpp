@@ -32,8 +32,7 @@ constexpr const char* kFn = "attention";
 
 // "(B=2, Hkv, Tk, d_k=4)": the leading dims named for a tensor of `rank`,
 // with the values of those that are fixed given (0 = free).
-std::string expected_shape(std::size_t rank, const char* const* names,
-                           const std::size_t* values) {
+std::string expected_shape(std::size_t rank, const char* const* names, const std::size_t* values) {
   std::string s = "(";
   const std::size_t skip = 4 - rank;  // rank 3 has no B, rank 2 neither B nor H
   for (std::size_t i = skip; i < 4; ++i) {
@@ -65,8 +64,7 @@ void check_key_value_shapes(const TensorView& q, const TensorView& k, const Tens
   }
   if (dim(q, 2) > dim(k, 2)) {
     throw Error(std::string(kFn) + ": q has Tq=" + std::to_string(dim(q, 2)) +
-                " queries and k has Tk=" + std::to_string(dim(k, 2)) +
-                " keys, expected Tq <= Tk");
+                " queries and k has Tk=" + std::to_string(dim(k, 2)) + " keys, expected Tq <= Tk");
   }
   const bool v_ok = v.rank() == rank && dim(v, 0) == dim(k, 0) && dim(v, 1) == dim(k, 1) &&
                     dim(v, 2) == dim(k, 2);

@@ -49,11 +49,10 @@ std::size_t attention_decode(const float* q, const float* k, const float* v,
     for (std::size_t kv = 0; kv < dims.kv_heads; ++kv) {
       const std::size_t kv_head = b * dims.kv_heads + kv;
       const std::size_t first_head = b * dims.heads + kv * group;
-      kernels::decode_attention(q + first_head * Tq * d_k, k + kv_head * Tk * d_k,
-                                v + kv_head * Tk * d_v, rows, Tk, d_k, d_v, scale,
-                                head_mask(terms, dims, b, kv * group, group),
-                                out + first_head * Tq * d_v, fully_masked + first_head * Tq,
-                                scores.data(), keys_t.data());
+      kernels::decode_attention(
+          q + first_head * Tq * d_k, k + kv_head * Tk * d_k, v + kv_head * Tk * d_v, rows, Tk, d_k,
+          d_v, scale, head_mask(terms, dims, b, kv * group, group), out + first_head * Tq * d_v,
+          fully_masked + first_head * Tq, scores.data(), keys_t.data());
       for (std::size_t i = 0; i < rows; ++i) count += fully_masked[first_head * Tq + i];
     }
   }

@@ -32,13 +32,12 @@ void check_projection(const Tensor& w, const char* name, std::size_t rows, std::
   check_tensor(w, kFn, name);
   if (w.rank() != 2 || w.shape[0] != rows) {
     throw Error(std::string(kFn) + ": " + name + " has shape " + shape_to_string(w.shape) +
-                ", expected (C=" + std::to_string(rows) + ", " + width_name +
-                ") with C from x");
+                ", expected (C=" + std::to_string(rows) + ", " + width_name + ") with C from x");
   }
   if (w.shape[1] % heads != 0) {
     throw Error(std::string(kFn) + ": " + name + " has shape " + shape_to_string(w.shape) +
-                ", expected its width " + width_name + " to be a multiple of heads=" +
-                std::to_string(heads));
+                ", expected its width " + width_name +
+                " to be a multiple of heads=" + std::to_string(heads));
   }
   check_finite(w, kFn, name);
 }
@@ -54,8 +53,7 @@ std::vector<float> project_heads(const float* x, std::size_t B, std::size_t T, s
   for (std::size_t b = 0; b < B; ++b) {
     for (std::size_t h = 0; h < H; ++h) {
       float* head = out.data() + (b * H + h) * T * d;
-      kernels::matmul_best(x + b * T * C, C, w.data.data() + h * d, width, head,
-                                           d, T, C, d);
+      kernels::matmul_best(x + b * T * C, C, w.data.data() + h * d, width, head, d, T, C, d);
       if (bias.empty()) continue;
       const float* head_bias = bias.data.data() + h * d;
       for (std::size_t t = 0; t < T; ++t) {
@@ -79,8 +77,8 @@ std::vector<float> output_projection(const std::vector<float>& heads_out, std::s
     float* rows = out.data() + b * T * c_out;
     for (std::size_t h = 0; h < H; ++h) {
       kernels::matmul_best(heads_out.data() + (b * H + h) * T * d_v, d_v,
-                                           wo.data.data() + h * d_v * c_out, c_out, rows, c_out,
-                                           T, d_v, c_out, /*accumulate=*/h > 0);
+                           wo.data.data() + h * d_v * c_out, c_out, rows, c_out, T, d_v, c_out,
+                           /*accumulate=*/h > 0);
     }
     if (bo.empty()) continue;
     for (std::size_t t = 0; t < T; ++t) {
@@ -208,9 +206,8 @@ SelfAttentionResult self_attention_impl(const Tensor& x, const SelfAttentionWeig
   if (weights.wo.empty()) {
     result.output = Tensor(result_shape(batched, B, {T, heads_width}), concat);
   } else {
-    result.output =
-        Tensor(result_shape(batched, B, {T, out_width}),
-               output_projection(heads_out, B, T, H, d_v, weights.wo, weights.bo));
+    result.output = Tensor(result_shape(batched, B, {T, out_width}),
+                           output_projection(heads_out, B, T, H, d_v, weights.wo, weights.bo));
   }
   detail::check_result_finite(result.output, kFn, "the output");
 

@@ -103,10 +103,10 @@ void check_score_range(const float* q, const float* k, const AttentionDims& dims
 /// its square tensors (shape `square`), rotated q and k (shapes q_shape,
 /// k_shape) and bias. Returns the number of fully masked queries.
 template <class Trace>
-std::size_t run_attention(const float* q, const float* k, const float* v,
-                          const AttentionDims& dims, const AttentionOptions& options, float scale,
-                          const Shape& square, const Shape& q_shape, const Shape& k_shape,
-                          float* out, std::uint8_t* fully_masked, Trace* trace, const char* fn);
+std::size_t run_attention(const float* q, const float* k, const float* v, const AttentionDims& dims,
+                          const AttentionOptions& options, float scale, const Shape& square,
+                          const Shape& q_shape, const Shape& k_shape, float* out,
+                          std::uint8_t* fully_masked, Trace* trace, const char* fn);
 
 }  // namespace attnscope::detail
 

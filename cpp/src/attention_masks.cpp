@@ -16,9 +16,9 @@ std::string num(std::size_t n) { return std::to_string(n); }
 
 std::string expected_mask_shapes(const AttentionDims& d) {
   const std::string tq = num(d.q_len), tk = num(d.k_len);
-  return "(Tq, Tk) = (" + tq + ", " + tk + "), (B, Tq, Tk) = (" + num(d.batch) + ", " + tq +
-         ", " + tk + ") or (B, H, Tq, Tk) = (" + num(d.batch) + ", " + num(d.heads) + ", " +
-         tq + ", " + tk + ")";
+  return "(Tq, Tk) = (" + tq + ", " + tk + "), (B, Tq, Tk) = (" + num(d.batch) + ", " + tq + ", " +
+         tk + ") or (B, H, Tq, Tk) = (" + num(d.batch) + ", " + num(d.heads) + ", " + tq + ", " +
+         tk + ")";
 }
 
 bool is_square_tail(const Shape& shape, const AttentionDims& d) {
@@ -38,8 +38,7 @@ void check_mask_shape(const Shape& shape, const AttentionDims& d, const char* fn
 
 // Offset of the (b, h) Tq×Tk slice in a mask of the given rank, and the
 // distance from one head's slice to the next (0 when the heads share it).
-std::size_t slice_offset(std::size_t rank, const AttentionDims& d, std::size_t b,
-                         std::size_t h) {
+std::size_t slice_offset(std::size_t rank, const AttentionDims& d, std::size_t b, std::size_t h) {
   const std::size_t tt = d.q_len * d.k_len;
   if (rank == 2) return 0;
   if (rank == 3) return b * tt;
@@ -59,8 +58,8 @@ void validate_mask(const Mask& mask, const AttentionDims& dims, const char* fn) 
     }
     for (std::size_t b = 0; b < mask.lengths.size(); ++b) {
       if (mask.lengths[b] > dims.k_len) {
-        throw Error(std::string(fn) + ": mask.lengths[" + num(b) + "] is " +
-                    num(mask.lengths[b]) + ", expected at most Tk=" + num(dims.k_len));
+        throw Error(std::string(fn) + ": mask.lengths[" + num(b) + "] is " + num(mask.lengths[b]) +
+                    ", expected at most Tk=" + num(dims.k_len));
       }
     }
   }

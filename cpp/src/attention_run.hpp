@@ -11,10 +11,10 @@
 namespace attnscope::detail {
 
 template <class Trace>
-std::size_t run_attention(const float* q, const float* k, const float* v,
-                          const AttentionDims& dims, const AttentionOptions& options, float scale,
-                          const Shape& square, const Shape& q_shape, const Shape& k_shape,
-                          float* out, std::uint8_t* fully_masked, Trace* trace, const char* fn) {
+std::size_t run_attention(const float* q, const float* k, const float* v, const AttentionDims& dims,
+                          const AttentionOptions& options, float scale, const Shape& square,
+                          const Shape& q_shape, const Shape& k_shape, float* out,
+                          std::uint8_t* fully_masked, Trace* trace, const char* fn) {
   validate_mask(options.mask, dims, fn);
   validate_bias(options.bias, dims, fn);
   validate_rope(options.rope, dims, fn);
@@ -25,8 +25,8 @@ std::size_t run_attention(const float* q, const float* k, const float* v,
 
   std::vector<float> q_rotated, k_rotated;
   if (options.rope.enabled) {
-    q_rotated = rotate_rope(q, dims.batch * dims.heads, dims.q_len, dims.query_offset(),
-                            dims.d_k, options.rope.base, fn);
+    q_rotated = rotate_rope(q, dims.batch * dims.heads, dims.q_len, dims.query_offset(), dims.d_k,
+                            options.rope.base, fn);
     k_rotated =
         rotate_rope(k, dims.batch * dims.kv_heads, dims.k_len, 0, dims.d_k, options.rope.base, fn);
     q = q_rotated.data();

@@ -12,8 +12,8 @@
 #include "block_internal.hpp"
 #include "format.hpp"
 #include "kernels/activation.hpp"
-#include "kernels/layer_norm.hpp"
 #include "kernels/dispatch.hpp"
+#include "kernels/layer_norm.hpp"
 #include "kernels/matmul.hpp"
 
 namespace attnscope {
@@ -44,8 +44,7 @@ std::size_t check_linear(const Linear& layer, std::size_t in, const char* fn,
                          const std::string& prefix, const char* in_name) {
   const std::string weight_name = prefix + "weight";
   const std::string bias_name = prefix + "bias";
-  const std::size_t out =
-      check_matrix(layer.weight, in, fn, weight_name.c_str(), in_name);
+  const std::size_t out = check_matrix(layer.weight, in, fn, weight_name.c_str(), in_name);
   check_optional_vector(layer.bias, out, fn, bias_name.c_str(), "out");
   return out;
 }
@@ -53,8 +52,7 @@ std::size_t check_linear(const Linear& layer, std::size_t in, const char* fn,
 void check_activation(Activation activation, const char* fn) {
   if (activation != Activation::ReLU && activation != Activation::GELU) {
     throw Error(std::string(fn) + ": activation is " +
-                std::to_string(static_cast<int>(activation)) +
-                ", expected ReLU or GELU");
+                std::to_string(static_cast<int>(activation)) + ", expected ReLU or GELU");
   }
 }
 
@@ -87,13 +85,12 @@ Tensor linear_unchecked(const Tensor& x, const Linear& layer, const char* fn) {
   // Start every row from the bias, then accumulate x·W onto it.
   if (!layer.bias.empty()) {
     for (std::size_t r = 0; r < rows; ++r) {
-      std::copy(layer.bias.data.begin(), layer.bias.data.end(),
-                y.data.begin() + r * out);
+      std::copy(layer.bias.data.begin(), layer.bias.data.end(), y.data.begin() + r * out);
     }
   }
-  kernels::matmul_best(x.data.data(), in, layer.weight.data.data(), out,
-                        y.data.data(), out, rows, in, out,
-                        /*accumulate=*/!layer.bias.empty());
+  kernels::matmul_best(x.data.data(), in, layer.weight.data.data(), out, y.data.data(), out, rows,
+                       in, out,
+                       /*accumulate=*/!layer.bias.empty());
   return y;
 }
 
@@ -103,8 +100,8 @@ Tensor add_unchecked(const Tensor& a, const Tensor& b) {
   return y;
 }
 
-Tensor layer_norm_unchecked(const Tensor& x, const Tensor& gamma,
-                            const Tensor& beta, float eps, const char* fn) {
+Tensor layer_norm_unchecked(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
+                            const char* fn) {
   const std::size_t C = x.shape.back();
   // Absent gamma / beta mean 1 and 0; materialising them keeps one kernel.
   const std::vector<float> ones(gamma.empty() ? C : 0, 1.0f);
@@ -114,8 +111,7 @@ Tensor layer_norm_unchecked(const Tensor& x, const Tensor& gamma,
   Tensor y = allocate_zeros(x.shape, (std::string(fn) + ": output").c_str());
   const std::size_t rows = x.size() / C;
   for (std::size_t r = 0; r < rows; ++r) {
-    kernels::layer_norm_row<Arch>(x.data.data() + r * C, g, b, eps,
-                              y.data.data() + r * C, C);
+    kernels::layer_norm_row<Arch>(x.data.data() + r * C, g, b, eps, y.data.data() + r * C, C);
   }
   return y;
 }
@@ -150,8 +146,7 @@ Tensor positional_encoding(std::size_t T, std::size_t C, float base) {
   const double log_base = std::log(static_cast<double>(base));
   std::vector<double> inv_freq((C + 1) / 2);
   for (std::size_t i = 0; i < inv_freq.size(); ++i) {
-    inv_freq[i] = std::exp(-static_cast<double>(2 * i) /
-                           static_cast<double>(C) * log_base);
+    inv_freq[i] = std::exp(-static_cast<double>(2 * i) / static_cast<double>(C) * log_base);
   }
   for (std::size_t t = 0; t < T; ++t) {
     float* row = pe.data.data() + t * C;
@@ -182,8 +177,8 @@ Tensor add_positional_encoding(const Tensor& x, float base) {
 Tensor residual_add(const Tensor& a, const Tensor& b) {
   check_input(a, "residual_add", "a");
   if (b.shape != a.shape) {
-    throw Error("residual_add: b has shape " + shape_to_string(b.shape) +
-                ", expected " + shape_to_string(a.shape) + " like a");
+    throw Error("residual_add: b has shape " + shape_to_string(b.shape) + ", expected " +
+                shape_to_string(a.shape) + " like a");
   }
   check_input(b, "residual_add", "b");
   Tensor y = detail::add_unchecked(a, b);
@@ -191,8 +186,7 @@ Tensor residual_add(const Tensor& a, const Tensor& b) {
   return y;
 }
 
-Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                  float eps) {
+Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps) {
   const char* fn = "layer_norm";
   check_input(x, fn, "x");
   const std::size_t C = x.shape.back();
@@ -208,8 +202,7 @@ Tensor feed_forward(const Tensor& x, const Linear& first, const Linear& second,
                     Activation activation) {
   const char* fn = "feed_forward";
   check_input(x, fn, "x");
-  const std::size_t hidden =
-      detail::check_linear(first, x.shape.back(), fn, "first.", "C");
+  const std::size_t hidden = detail::check_linear(first, x.shape.back(), fn, "first.", "C");
   detail::check_linear(second, hidden, fn, "second.", "hidden");
   detail::check_activation(activation, fn);
   Tensor h = detail::linear_unchecked(x, first, fn);

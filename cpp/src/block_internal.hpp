@@ -40,8 +40,8 @@ void check_result_finite(const Tensor& t, const char* fn, const char* what);
 // (check_result_finite) instead of blaming a tensor the caller never passed.
 Tensor linear_unchecked(const Tensor& x, const Linear& layer, const char* fn);
 Tensor add_unchecked(const Tensor& a, const Tensor& b);
-Tensor layer_norm_unchecked(const Tensor& x, const Tensor& gamma,
-                            const Tensor& beta, float eps, const char* fn);
+Tensor layer_norm_unchecked(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
+                            const char* fn);
 void activate_inplace(Tensor& t, Activation activation);
 
 }  // namespace attnscope::detail

@@ -42,8 +42,7 @@ void check_tensor(const TensorView& t, const char* fn, const char* name) {
   }
 }
 
-void check_finite(const TensorView& t, const char* fn, const char* name,
-                  bool allow_negative_inf) {
+void check_finite(const TensorView& t, const char* fn, const char* name, bool allow_negative_inf) {
   if (kernels::all_finite(t.data, t.size)) return;
   // Something is not finite: find the first culprit, value by value.
   for (std::size_t i = 0; i < t.size; ++i) {
@@ -52,8 +51,7 @@ void check_finite(const TensorView& t, const char* fn, const char* name,
     if (allow_negative_inf && value == -std::numeric_limits<float>::infinity()) continue;
     const char* kind = std::isnan(value) ? "NaN" : (value > 0 ? "+inf" : "-inf");
     throw Error(std::string(fn) + ": " + name + " has a non-finite value (" + kind +
-                ") at flat index " + std::to_string(i) + " of shape " +
-                shape_to_string(t.shape));
+                ") at flat index " + std::to_string(i) + " of shape " + shape_to_string(t.shape));
   }
 }
 

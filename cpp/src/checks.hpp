@@ -33,8 +33,7 @@ enum class VectorShapeText { Plain, Tuple };
 /// In the Tuple style (self_attention) the tensor's own consistency is
 /// checked before its shape, as for the other attention arguments.
 void check_optional_vector(const Tensor& t, std::size_t n, const char* fn, const char* name,
-                           const char* dim_name,
-                           VectorShapeText style = VectorShapeText::Plain);
+                           const char* dim_name, VectorShapeText style = VectorShapeText::Plain);
 
 /// A weight matrix (rows, ·) whose row count must be `rows`; returns its
 /// column count. `rows_name` says where rows comes from, e.g. "C".

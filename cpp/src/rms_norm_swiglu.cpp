@@ -30,8 +30,8 @@ Tensor rms_norm_unchecked(const Tensor& x, const Tensor& gamma, float eps, const
   return y;
 }
 
-Tensor swiglu_unchecked(const Tensor& x, const Linear& gate, const Linear& up,
-                        const Linear& down, const char* fn) {
+Tensor swiglu_unchecked(const Tensor& x, const Linear& gate, const Linear& up, const Linear& down,
+                        const char* fn) {
   Tensor hidden = linear_unchecked(x, gate, fn);
   const Tensor up_out = linear_unchecked(x, up, fn);
   for (std::size_t i = 0; i < hidden.size(); ++i) {

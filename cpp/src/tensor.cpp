@@ -36,7 +36,8 @@ std::size_t checked_element_count(const Shape& shape, const char* what) {
     if (dim != 0 && count > kMaxElements / dim) {
       throw ResourceError(std::string(what) + ": shape " + shape_to_string(shape) +
                           " has too many elements (the product of its dimensions "
-                          "exceeds " + std::to_string(kMaxElements) + ")");
+                          "exceeds " +
+                          std::to_string(kMaxElements) + ")");
     }
     count *= dim;
   }

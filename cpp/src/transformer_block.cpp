@@ -24,9 +24,8 @@ void check_block(const Tensor& x, const BlockWeights& w) {
   const std::size_t hidden = check_linear(w.ff1, C, kFn, "ff1.", "C");
   const std::size_t out = check_linear(w.ff2, hidden, kFn, "ff2.", "hidden");
   if (out != C) {
-    throw Error(std::string(kFn) + ": ff2.weight has shape " +
-                shape_to_string(w.ff2.weight.shape) + ", expected (hidden=" +
-                std::to_string(hidden) + ", C=" + std::to_string(C) +
+    throw Error(std::string(kFn) + ": ff2.weight has shape " + shape_to_string(w.ff2.weight.shape) +
+                ", expected (hidden=" + std::to_string(hidden) + ", C=" + std::to_string(C) +
                 ") so the feed-forward output can be added to its input");
   }
   check_activation(w.activation, kFn);
@@ -55,8 +54,7 @@ BlockResult transformer_block(const Tensor& x, const BlockWeights& w,
     t.attention = self_attention(t.norm1, w.attention, options);
     t.attention_residual = add_unchecked(x, t.attention.output);
     check_result_finite(t.attention_residual, kFn, "attention_residual");
-    t.norm2 = layer_norm_unchecked(t.attention_residual, w.norm2_gamma,
-                                   w.norm2_beta, w.eps, kFn);
+    t.norm2 = layer_norm_unchecked(t.attention_residual, w.norm2_gamma, w.norm2_beta, w.eps, kFn);
     check_result_finite(t.norm2, kFn, "norm2");
     feed_forward_into(t.norm2);
     t.ff_residual = add_unchecked(t.attention_residual, t.ff_output);
@@ -66,13 +64,11 @@ BlockResult transformer_block(const Tensor& x, const BlockWeights& w,
     t.attention = self_attention(x, w.attention, options);
     t.attention_residual = add_unchecked(x, t.attention.output);
     check_result_finite(t.attention_residual, kFn, "attention_residual");
-    t.norm1 = layer_norm_unchecked(t.attention_residual, w.norm1_gamma,
-                                   w.norm1_beta, w.eps, kFn);
+    t.norm1 = layer_norm_unchecked(t.attention_residual, w.norm1_gamma, w.norm1_beta, w.eps, kFn);
     check_result_finite(t.norm1, kFn, "norm1");
     feed_forward_into(t.norm1);
     t.ff_residual = add_unchecked(t.norm1, t.ff_output);
-    t.norm2 = layer_norm_unchecked(t.ff_residual, w.norm2_gamma, w.norm2_beta,
-                                   w.eps, kFn);
+    t.norm2 = layer_norm_unchecked(t.ff_residual, w.norm2_gamma, w.norm2_beta, w.eps, kFn);
     result.output = t.norm2;
   }
   // Every intermediate the trace shows must be finite, not only the output.

@@ -41,8 +41,14 @@ TEST_CASE("attention matches the double reference at ranks 2, 3 and 4", "[attent
   for (std::size_t rank : {2u, 3u, 4u}) {
     const std::size_t b = rank == 4 ? B : 1, h = rank >= 3 ? H : 1;
     Shape qs = {T, d_k}, vs = {T, d_v};
-    if (rank >= 3) { qs.insert(qs.begin(), H); vs.insert(vs.begin(), H); }
-    if (rank == 4) { qs.insert(qs.begin(), B); vs.insert(vs.begin(), B); }
+    if (rank >= 3) {
+      qs.insert(qs.begin(), H);
+      vs.insert(vs.begin(), H);
+    }
+    if (rank == 4) {
+      qs.insert(qs.begin(), B);
+      vs.insert(vs.begin(), B);
+    }
     const Tensor q = random_tensor(rng, qs), k = random_tensor(rng, qs), v = random_tensor(rng, vs);
     for (bool trace : {true, false}) {
       AttentionOptions o;
@@ -161,8 +167,8 @@ TEST_CASE("padding mask: keys past each sequence's length get exactly zero weigh
     AttentionOptions o = traced(mask);
     o.trace = trace;
     const AttentionResult r = attention(q, k, v, o);
-    const auto ref = reference_attention(to_double(q.data), to_double(k.data), to_double(v.data),
-                                         B, H, T, d, d, 1.0 / std::sqrt(3.0), mask);
+    const auto ref = reference_attention(to_double(q.data), to_double(k.data), to_double(v.data), B,
+                                         H, T, d, d, 1.0 / std::sqrt(3.0), mask);
     CHECK(max_scaled_error(r.output.data, ref.output, 1.0) <= 1e-5);
     CHECK(r.fully_masked_count == 0);
     if (!trace) continue;
@@ -209,8 +215,8 @@ TEST_CASE("additive and boolean masks, alone and combined", "[attention][mask]")
     mask.allowed.data.resize(mask.additive.size());
     for (std::size_t i = 0; i < mask.allowed.data.size(); ++i) mask.allowed.data[i] = (i % 5) != 2;
     const AttentionResult r = attention(q, k, v, traced(mask));
-    const auto ref = reference_attention(to_double(q.data), to_double(k.data), to_double(v.data),
-                                         B, H, T, d, d, 0.5, mask);
+    const auto ref = reference_attention(to_double(q.data), to_double(k.data), to_double(v.data), B,
+                                         H, T, d, d, 0.5, mask);
     INFO("mask rank = " << rank);
     CHECK(max_scaled_error(r.output.data, ref.output, 1.0) <= 1e-5);
     CHECK(max_scaled_error(r.trace->weights.data, ref.weights, 1e-6) <= 1e-5);
@@ -255,8 +261,8 @@ TEST_CASE("attention is exact for scores of 90..100 and ±1e4", "[attention]") {
   for (bool trace : {true, false}) {
     o.trace = trace;
     const AttentionResult r = attention(q, k, v, o);
-    const auto ref = reference_attention(to_double(q.data), to_double(k.data), to_double(v.data),
-                                         1, 1, T, 1, 1, 1.0, {});
+    const auto ref = reference_attention(to_double(q.data), to_double(k.data), to_double(v.data), 1,
+                                         1, T, 1, 1, 1.0, {});
     CHECK(max_scaled_error(r.output.data, ref.output, 1.0) <= 1e-5);
     if (trace) CHECK(max_scaled_error(r.trace->weights.data, ref.weights, 1e-30) <= 2e-6);
   }

@@ -39,12 +39,14 @@ TEST_CASE("attention rejects mismatched q, k, v shapes", "[attention][errors]") 
                     "attention: k has shape (2, 3), expected (Tk, d_k=4) with B and d_k from q");
   CHECK_THROWS_WITH(attention(q, filled({2, 4}), filled({3, 4})),
                     "attention: v has shape (3, 4), expected (Tk=2, d_v) to match k");
-  CHECK_THROWS_WITH(attention(filled({2, 3, 5, 4}), filled({2, 2, 5, 4}), filled({2, 3, 5, 1})),
-                    "attention: q has H=3 heads and k has Hkv=2, expected H to be a multiple of Hkv");
+  CHECK_THROWS_WITH(
+      attention(filled({2, 3, 5, 4}), filled({2, 2, 5, 4}), filled({2, 3, 5, 1})),
+      "attention: q has H=3 heads and k has Hkv=2, expected H to be a multiple of Hkv");
   CHECK_THROWS_WITH(attention(filled({3, 5, 4}), filled({5, 4}), filled({3, 5, 4})),
                     Contains("k has shape (5, 4), expected (Hkv, Tk, d_k=4)"));
-  CHECK_THROWS_WITH(attention(filled({4}), filled({4}), filled({4})),
-                    "attention: q has shape (4,), expected (B, H, Tq, d_k), (H, Tq, d_k) or (Tq, d_k)");
+  CHECK_THROWS_WITH(
+      attention(filled({4}), filled({4}), filled({4})),
+      "attention: q has shape (4,), expected (B, H, Tq, d_k), (H, Tq, d_k) or (Tq, d_k)");
   CHECK_THROWS_AS(attention(q, filled({2, 3}), q), Error);
 }
 
@@ -80,14 +82,16 @@ TEST_CASE("attention rejects NaN and infinity, naming the first bad index", "[at
   q.data[3] = 0.0f;
   v.data[5] = -kInf;
   v.data[4] = kInf;
-  CHECK_THROWS_WITH(attention(q, k, v), Contains("v has a non-finite value (+inf) at flat index 4"));
+  CHECK_THROWS_WITH(attention(q, k, v),
+                    Contains("v has a non-finite value (+inf) at flat index 4"));
 }
 
 TEST_CASE("attention rejects bad masks", "[attention][errors]") {
   const Tensor q = filled({2, 3, 4}), v = filled({2, 3, 4});
   AttentionOptions o;
   o.mask.lengths = {4};
-  CHECK_THROWS_WITH(attention(q, q, v, o), "attention: mask.lengths[0] is 4, expected at most Tk=3");
+  CHECK_THROWS_WITH(attention(q, q, v, o),
+                    "attention: mask.lengths[0] is 4, expected at most Tk=3");
   o.mask.lengths = {1, 2};
   CHECK_THROWS_WITH(attention(q, q, v, o),
                     "attention: mask.lengths has 2 entries, expected one per sequence (B=1)");
@@ -98,7 +102,8 @@ TEST_CASE("attention rejects bad masks", "[attention][errors]") {
                     "(B, Tq, Tk) = (1, 3, 3) or (B, H, Tq, Tk) = (1, 2, 3, 3)");
   o.mask.additive = filled({3, 3});
   o.mask.additive.data[4] = kNaN;
-  CHECK_THROWS_WITH(attention(q, q, v, o), Contains("mask.additive has a non-finite value (NaN) at flat index 4"));
+  CHECK_THROWS_WITH(attention(q, q, v, o),
+                    Contains("mask.additive has a non-finite value (NaN) at flat index 4"));
   o.mask.additive.data[4] = kInf;
   CHECK_THROWS_WITH(attention(q, q, v, o), Contains("mask.additive has a non-finite value (+inf)"));
   o.mask.additive.data[4] = -kInf;  // -inf masks, it is allowed
@@ -161,15 +166,17 @@ TEST_CASE("self_attention rejects bad weights", "[attention][errors]") {
   CHECK_THROWS_WITH(self_attention(x, w), "self_attention: bq has shape (5,), expected (H*d_k=6,)");
   w = weights(4, 2, 3);
   w.wo = filled({5, 4});
-  CHECK_THROWS_WITH(self_attention(x, w),
-                    "self_attention: wo has shape (5, 4), expected (H*d_v=6, C_out) with H*d_v from wv");
+  CHECK_THROWS_WITH(
+      self_attention(x, w),
+      "self_attention: wo has shape (5, 4), expected (H*d_v=6, C_out) with H*d_v from wv");
   w = weights(4, 2, 3);
   w.bo = filled({4});
   CHECK_THROWS_WITH(self_attention(x, w), Contains("bo has shape (4,) but wo is absent"));
   w = weights(4, 2, 3);
   w.wv.data[7] = kNaN;
-  CHECK_THROWS_WITH(self_attention(x, w), "self_attention: wv has a non-finite value (NaN) at "
-                                          "flat index 7 of shape (4, 6)");
+  CHECK_THROWS_WITH(self_attention(x, w),
+                    "self_attention: wv has a non-finite value (NaN) at "
+                    "flat index 7 of shape (4, 6)");
   w = weights(4, 2, 3);
   CHECK_THROWS_WITH(self_attention(filled({3}), w),
                     "self_attention: x has shape (3,), expected (B, T, C) or (T, C)");
@@ -183,8 +190,9 @@ TEST_CASE("sizes too large to count are a ResourceError", "[attention][errors]")
   // A negative size from JavaScript arrives as a huge size_t.
   const std::size_t huge = static_cast<std::size_t>(-1);
   CHECK_THROWS_AS(Tensor::zeros({huge, 3}), ResourceError);
-  CHECK_THROWS_WITH(checked_element_count({huge, 3}, "test"),
-                    Contains("test: shape (" + std::to_string(huge) + ", 3) has too many elements"));
+  CHECK_THROWS_WITH(
+      checked_element_count({huge, 3}, "test"),
+      Contains("test: shape (" + std::to_string(huge) + ", 3) has too many elements"));
   Tensor q;
   q.shape = {huge / 2, huge / 2};
   CHECK_THROWS_AS(attention(q, q, q), ResourceError);

@@ -42,15 +42,17 @@ SelfAttentionWeights random_weights(std::mt19937& rng, std::size_t C, std::size_
 
 TEST_CASE("self_attention with W_O matches the double reference", "[attention][heads]") {
   std::mt19937 rng(51);
-  struct Case { std::size_t B, T, C, H, d_k, d_v, c_out; bool biases, wo, causal; };
-  const Case cases[] = {{1, 1, 1, 1, 1, 1, 1, false, false, false},
-                        {2, 8, 32, 2, 16, 16, 32, true, true, false},
-                        {6, 8, 32, 1, 16, 16, 32, false, false, true},
-                        {3, 17, 12, 3, 4, 5, 7, true, true, true},
-                        {2, 70, 16, 4, 8, 3, 16, true, true, false},
-                        {1, 9, 10, 5, 2, 6, 1, false, true, true}};
+  struct Case {
+    std::size_t B, T, C, H, d_k, d_v, c_out;
+    bool biases, wo, causal;
+  };
+  const Case cases[] = {
+      {1, 1, 1, 1, 1, 1, 1, false, false, false},    {2, 8, 32, 2, 16, 16, 32, true, true, false},
+      {6, 8, 32, 1, 16, 16, 32, false, false, true}, {3, 17, 12, 3, 4, 5, 7, true, true, true},
+      {2, 70, 16, 4, 8, 3, 16, true, true, false},   {1, 9, 10, 5, 2, 6, 1, false, true, true}};
   for (const Case& c : cases) {
-    const SelfAttentionWeights w = random_weights(rng, c.C, c.H, c.d_k, c.d_v, c.c_out, c.biases, c.wo);
+    const SelfAttentionWeights w =
+        random_weights(rng, c.C, c.H, c.d_k, c.d_v, c.c_out, c.biases, c.wo);
     const Tensor x = random_tensor(rng, {c.B, c.T, c.C});
     for (bool trace : {true, false}) {
       AttentionOptions o;
@@ -114,7 +116,8 @@ TEST_CASE("self_attention without masks is permutation equivariant", "[attention
   std::shuffle(perm.begin(), perm.end(), rng);
   Tensor xp = x;
   for (std::size_t t = 0; t < T; ++t) {
-    std::copy(x.data.begin() + perm[t] * C, x.data.begin() + (perm[t] + 1) * C, xp.data.begin() + t * C);
+    std::copy(x.data.begin() + perm[t] * C, x.data.begin() + (perm[t] + 1) * C,
+              xp.data.begin() + t * C);
   }
   for (bool trace : {true, false}) {
     AttentionOptions o;

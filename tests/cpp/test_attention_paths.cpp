@@ -160,7 +160,8 @@ TEST_CASE("an additive -inf row and a causal row-0 boolean hole are fully masked
   Mask mask;
   mask.causal = true;
   mask.additive = Tensor({T, T}, std::vector<float>(T * T, 0.0f));
-  for (std::size_t j = 0; j < T; ++j) mask.additive.data[2 * T + j] = -std::numeric_limits<float>::infinity();
+  for (std::size_t j = 0; j < T; ++j)
+    mask.additive.data[2 * T + j] = -std::numeric_limits<float>::infinity();
   mask.allowed.shape = {T, T};
   mask.allowed.data.assign(T * T, 1);
   mask.allowed.data[0] = 0;  // query 0's only causal key

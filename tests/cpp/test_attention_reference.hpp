@@ -122,7 +122,8 @@ inline ReferenceResult reference_attention(std::vector<double> q, std::vector<do
             s += mask.additive.data[mask_index(mask.additive.rank(), d.H, d.Tq, d.Tk, b, h, i, j)];
           }
           if (!mask.allowed.empty() &&
-              !mask.allowed.data[mask_index(mask.allowed.shape.size(), d.H, d.Tq, d.Tk, b, h, i, j)]) {
+              !mask.allowed
+                   .data[mask_index(mask.allowed.shape.size(), d.H, d.Tq, d.Tk, b, h, i, j)]) {
             hidden = true;
           }
           row[j] = hidden ? neg_inf : s;
@@ -214,7 +215,8 @@ inline std::vector<double> reference_self_attention(const std::vector<float>& x,
   for (std::size_t row = 0; row < B * T; ++row) {
     for (std::size_t o = 0; o < out_width; ++o) {
       double s = w.bo.empty() ? 0.0 : w.bo.data[o];
-      for (std::size_t c = 0; c < width; ++c) s += concat[row * width + c] * w.wo.data[c * out_width + o];
+      for (std::size_t c = 0; c < width; ++c)
+        s += concat[row * width + c] * w.wo.data[c * out_width + o];
       out[row * out_width + o] = s;
     }
   }

@@ -27,8 +27,8 @@ enum class Variant { Gqa, Mqa, KvCache, Decode, Rope, Alibi, Bias, Window, Windo
 enum class MaskKind { None, Causal, Lengths, Additive, Allowed };
 
 const char* name(Variant v) {
-  static const char* const kNames[] = {"gqa",  "mqa",  "kv-cache", "decode",       "rope",
-                                       "alibi", "bias", "window",  "window+sinks", "all"};
+  static const char* const kNames[] = {"gqa",   "mqa",  "kv-cache", "decode",       "rope",
+                                       "alibi", "bias", "window",   "window+sinks", "all"};
   return kNames[static_cast<int>(v)];
 }
 
@@ -58,12 +58,19 @@ Case make_case(Variant variant, MaskKind mask_kind, std::size_t Tk, std::mt19937
   AttentionOptions& o = c.options;
   const std::size_t window = std::max<std::size_t>(1, Tk / 4);
   switch (variant) {
-    case Variant::Rope: o.rope.enabled = true; o.rope.base = 500.0; break;
-    case Variant::Alibi: o.bias.alibi = true; break;
+    case Variant::Rope:
+      o.rope.enabled = true;
+      o.rope.base = 500.0;
+      break;
+    case Variant::Alibi:
+      o.bias.alibi = true;
+      break;
     case Variant::Bias:
       o.bias.values = random_tensor(rng, {d.H, d.Tq, d.Tk}, -2.0f, 2.0f);
       break;
-    case Variant::Window: o.mask.window = static_cast<std::int64_t>(window); break;
+    case Variant::Window:
+      o.mask.window = static_cast<std::int64_t>(window);
+      break;
     case Variant::WindowSinks:
       o.mask.window = static_cast<std::int64_t>(window);
       o.mask.sinks = std::min<std::size_t>(Tk, 3);
@@ -75,15 +82,22 @@ Case make_case(Variant variant, MaskKind mask_kind, std::size_t Tk, std::mt19937
       o.mask.window = static_cast<std::int64_t>(window);
       o.mask.sinks = std::min<std::size_t>(Tk, 2);
       break;
-    default: break;
+    default:
+      break;
   }
   switch (mask_kind) {
-    case MaskKind::None: break;
-    case MaskKind::Causal: o.mask.causal = true; break;
-    case MaskKind::Lengths: o.mask.lengths = {Tk, (Tk * 2 + 2) / 3}; break;
+    case MaskKind::None:
+      break;
+    case MaskKind::Causal:
+      o.mask.causal = true;
+      break;
+    case MaskKind::Lengths:
+      o.mask.lengths = {Tk, (Tk * 2 + 2) / 3};
+      break;
     case MaskKind::Additive: {
       o.mask.additive = random_tensor(rng, shape4(d.B, d.H, d.Tq, d.Tk), -2.0f, 2.0f);
-      for (std::size_t i = 0; i < o.mask.additive.data.size(); i += 7) o.mask.additive.data[i] = -kInf;
+      for (std::size_t i = 0; i < o.mask.additive.data.size(); i += 7)
+        o.mask.additive.data[i] = -kInf;
       break;
     }
     case MaskKind::Allowed: {
@@ -98,8 +112,8 @@ Case make_case(Variant variant, MaskKind mask_kind, std::size_t Tk, std::mt19937
 }
 
 attnscope::testing::ReferenceResult reference_for(const Case& c) {
-  return reference_attention(to_double(c.q.data), to_double(c.k.data), to_double(c.v.data),
-                             c.dims, 1.0 / std::sqrt(double(c.dims.d_k)), c.options);
+  return reference_attention(to_double(c.q.data), to_double(c.k.data), to_double(c.v.data), c.dims,
+                             1.0 / std::sqrt(double(c.dims.d_k)), c.options);
 }
 
 bool all_finite(const std::vector<float>& x) {
@@ -259,7 +273,8 @@ TEST_CASE("GQA equals MHA with the key/value heads repeated", "[attention][varia
 
 TEST_CASE("Hkv = H is plain multi-head attention", "[attention][variants][gqa]") {
   std::mt19937 rng(17);
-  const Tensor q = random_tensor(rng, shape4(2, 3, 33, 8)), k = random_tensor(rng, shape4(2, 3, 33, 8)),
+  const Tensor q = random_tensor(rng, shape4(2, 3, 33, 8)),
+               k = random_tensor(rng, shape4(2, 3, 33, 8)),
                v = random_tensor(rng, shape4(2, 3, 33, 5));
   for (bool trace : {true, false}) {
     AttentionOptions o;
@@ -272,7 +287,8 @@ TEST_CASE("Hkv = H is plain multi-head attention", "[attention][variants][gqa]")
   }
 }
 
-TEST_CASE("a window at least as long as the keys changes nothing", "[attention][variants][window]") {
+TEST_CASE("a window at least as long as the keys changes nothing",
+          "[attention][variants][window]") {
   std::mt19937 rng(23);
   for (std::size_t T : {1u, 16u, 129u, 300u}) {
     Case c = make_case(Variant::Gqa, MaskKind::Causal, T, rng);
@@ -331,7 +347,8 @@ TEST_CASE("a decode step (Tq = 1) equals the last row of full causal attention",
   std::mt19937 rng(31);
   for (std::size_t T : {1u, 16u, 17u, 129u, 300u}) {
     const std::size_t B = 1, H = 8, Hkv = 2, d = 16;
-    const Tensor q = random_tensor(rng, shape4(B, H, T, d)), k = random_tensor(rng, shape4(B, Hkv, T, d)),
+    const Tensor q = random_tensor(rng, shape4(B, H, T, d)),
+                 k = random_tensor(rng, shape4(B, Hkv, T, d)),
                  v = random_tensor(rng, shape4(B, Hkv, T, d));
     Tensor last = Tensor::zeros(shape4(B, H, 1, d));
     for (std::size_t h = 0; h < H; ++h) {
@@ -380,7 +397,8 @@ TEST_CASE("the trace holds the rotated q and k and the bias", "[attention][varia
   CHECK(max_scaled_error(t.q_rotated.data, q_ref, 1.0) <= 1e-6);
   CHECK(max_scaled_error(t.k_rotated.data, k_ref, 1.0) <= 1e-6);
   // H = 3 is not a power of two: slopes of 2 heads, then the first of 4's.
-  const std::vector<double> slopes = {std::pow(2.0, -4.0), std::pow(2.0, -8.0), std::pow(2.0, -2.0)};
+  const std::vector<double> slopes = {std::pow(2.0, -4.0), std::pow(2.0, -8.0),
+                                      std::pow(2.0, -2.0)};
   REQUIRE(t.bias.shape == Shape({H, Tq, Tk}));
   for (std::size_t h = 0; h < H; ++h) {
     for (std::size_t i = 0; i < Tq; ++i) {
@@ -401,20 +419,25 @@ TEST_CASE("the trace holds the rotated q and k and the bias", "[attention][varia
 TEST_CASE("attention names the argument of each bad variant", "[attention][variants][errors]") {
   using Catch::Matchers::Contains;
   std::mt19937 rng(41);
-  const Tensor q = random_tensor(rng, shape4(2, 4, 3, 6)), k = random_tensor(rng, shape4(2, 2, 5, 6)),
+  const Tensor q = random_tensor(rng, shape4(2, 4, 3, 6)),
+               k = random_tensor(rng, shape4(2, 2, 5, 6)),
                v = random_tensor(rng, shape4(2, 2, 5, 4));
   CHECK_NOTHROW(attention(q, k, v));
-  CHECK_THROWS_WITH(attention(q, random_tensor(rng, shape4(2, 3, 5, 6)), random_tensor(rng, shape4(2, 3, 5, 4))),
-                    Contains("q has H=4 heads and k has Hkv=3, expected H to be a multiple of Hkv"));
-  CHECK_THROWS_WITH(attention(q, random_tensor(rng, shape4(1, 2, 5, 6)), random_tensor(rng, shape4(1, 2, 5, 4))),
-                    Contains("k has shape (1, 2, 5, 6), expected (B=2, Hkv, Tk, d_k=6) with B and d_k from q"));
+  CHECK_THROWS_WITH(
+      attention(q, random_tensor(rng, shape4(2, 3, 5, 6)), random_tensor(rng, shape4(2, 3, 5, 4))),
+      Contains("q has H=4 heads and k has Hkv=3, expected H to be a multiple of Hkv"));
+  CHECK_THROWS_WITH(
+      attention(q, random_tensor(rng, shape4(1, 2, 5, 6)), random_tensor(rng, shape4(1, 2, 5, 4))),
+      Contains("k has shape (1, 2, 5, 6), expected (B=2, Hkv, Tk, d_k=6) with B and d_k from q"));
   CHECK_THROWS_WITH(attention(random_tensor(rng, shape4(2, 4, 6, 6)), k, v),
                     Contains("q has Tq=6 queries and k has Tk=5 keys, expected Tq <= Tk"));
-  CHECK_THROWS_WITH(attention(q, k, random_tensor(rng, shape4(2, 2, 4, 4))),
-                    Contains("v has shape (2, 2, 4, 4), expected (B=2, Hkv=2, Tk=5, d_v) to match k"));
+  CHECK_THROWS_WITH(
+      attention(q, k, random_tensor(rng, shape4(2, 2, 4, 4))),
+      Contains("v has shape (2, 2, 4, 4), expected (B=2, Hkv=2, Tk=5, d_v) to match k"));
   AttentionOptions o;
   o.rope.enabled = true;
-  CHECK_THROWS_WITH(attention(random_tensor(rng, {3, 5}), random_tensor(rng, {3, 5}), random_tensor(rng, {3, 2}), o),
+  CHECK_THROWS_WITH(attention(random_tensor(rng, {3, 5}), random_tensor(rng, {3, 5}),
+                              random_tensor(rng, {3, 2}), o),
                     Contains("rope needs an even d_k, got d_k=5"));
   for (double base : {0.0, -2.0, double(kInf), std::nan("")}) {
     o.rope.base = base;
@@ -423,7 +446,8 @@ TEST_CASE("attention names the argument of each bad variant", "[attention][varia
   o = {};
   for (std::int64_t window : {0, -3}) {
     o.mask.window = window;
-    CHECK_THROWS_WITH(attention(q, k, v, o), Contains("mask.window is " + std::to_string(window) + ", expected at least 1"));
+    CHECK_THROWS_WITH(attention(q, k, v, o), Contains("mask.window is " + std::to_string(window) +
+                                                      ", expected at least 1"));
   }
   o = {};
   o.mask.sinks = 6;
@@ -433,17 +457,20 @@ TEST_CASE("attention names the argument of each bad variant", "[attention][varia
   o = {};
   o.bias.values = random_tensor(rng, {4, 5, 3});
   CHECK_THROWS_WITH(attention(q, k, v, o),
-                    Contains("bias.values has shape (4, 5, 3), expected (H, Tq, Tk) = (4, 3, 5) or (B, H, Tq, Tk) = (2, 4, 3, 5)"));
+                    Contains("bias.values has shape (4, 5, 3), expected (H, Tq, Tk) = (4, 3, 5) or "
+                             "(B, H, Tq, Tk) = (2, 4, 3, 5)"));
   o.bias.values = random_tensor(rng, {4, 3, 5});
   o.bias.values.data[2] = std::nanf("");
   CHECK_THROWS_WITH(attention(q, k, v, o), Contains("bias.values has a non-finite value"));
   o = {};
   o.mask.additive = random_tensor(rng, {5, 5});
-  CHECK_THROWS_WITH(attention(q, k, v, o), Contains("mask.additive has shape (5, 5), expected (Tq, Tk) = (3, 5)"));
+  CHECK_THROWS_WITH(attention(q, k, v, o),
+                    Contains("mask.additive has shape (5, 5), expected (Tq, Tk) = (3, 5)"));
 }
 
-TEST_CASE("decode steps match the reference at value widths and group sizes around the kernel's blocks",
-          "[attention][variants][decode]") {
+TEST_CASE(
+    "decode steps match the reference at value widths and group sizes around the kernel's blocks",
+    "[attention][variants][decode]") {
   // The decode kernel takes 4 rows and 4 batches of columns at a time and
   // 64 values per block: widths and row counts below, at and past those.
   std::mt19937 rng(43);

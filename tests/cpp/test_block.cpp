@@ -38,8 +38,8 @@ std::vector<std::size_t> test_lengths() {
 constexpr float kLo = -2.0f, kHi = 2.0f;
 
 // x (rows, in) · W (in, out) + b in double.
-std::vector<double> linear_ref(const std::vector<double>& x, std::size_t rows,
-                               std::size_t in, const Tensor& w, const Tensor& b) {
+std::vector<double> linear_ref(const std::vector<double>& x, std::size_t rows, std::size_t in,
+                               const Tensor& w, const Tensor& b) {
   const std::size_t out = w.shape[1];
   std::vector<double> y(rows * out);
   for (std::size_t r = 0; r < rows; ++r) {
@@ -52,9 +52,8 @@ std::vector<double> linear_ref(const std::vector<double>& x, std::size_t rows,
   return y;
 }
 
-std::vector<double> layer_norm_ref(const std::vector<double>& x, std::size_t C,
-                                   const Tensor& gamma, const Tensor& beta,
-                                   double eps) {
+std::vector<double> layer_norm_ref(const std::vector<double>& x, std::size_t C, const Tensor& gamma,
+                                   const Tensor& beta, double eps) {
   std::vector<double> y(x.size());
   for (std::size_t r = 0; r < x.size() / C; ++r) {
     double mean = 0.0, var = 0.0;
@@ -94,10 +93,9 @@ TEST_CASE("layer_norm kernel matches its double reference", "[block][layer_norm]
       std::vector<float> gamma = random_floats(rng, n, 0.5f, 1.5f);
       std::vector<float> beta = random_floats(rng, n, kLo, kHi);
       std::vector<float> got(n), want(n);
-      attnscope::kernels::layer_norm_row<Arch>(x.data(), gamma.data(),
-                                           beta.data(), 1e-5f, got.data(), n);
-      attnscope::kernels::layer_norm_row_reference(x.data(), gamma.data(),
-                                                   beta.data(), 1e-5f,
+      attnscope::kernels::layer_norm_row<Arch>(x.data(), gamma.data(), beta.data(), 1e-5f,
+                                               got.data(), n);
+      attnscope::kernels::layer_norm_row_reference(x.data(), gamma.data(), beta.data(), 1e-5f,
                                                    want.data(), n);
       INFO("n = " << n << ", offset = " << offset);
       const double tol = offset == 0.0f ? 2e-5 : 3e-4;
@@ -106,8 +104,7 @@ TEST_CASE("layer_norm kernel matches its double reference", "[block][layer_norm]
   }
 }
 
-TEST_CASE("layer_norm with gamma=1, beta=0 gives mean 0 and variance 1",
-          "[block][layer_norm]") {
+TEST_CASE("layer_norm with gamma=1, beta=0 gives mean 0 and variance 1", "[block][layer_norm]") {
   std::mt19937 rng(11);
   for (std::size_t C : test_lengths()) {
     if (C < 2) continue;
@@ -231,8 +228,7 @@ TEST_CASE("residual_add is element-wise a + b", "[block][residual]") {
   }
 }
 
-TEST_CASE("linear() matches the double reference",
-          "[block][linear]") {
+TEST_CASE("linear() matches the double reference", "[block][linear]") {
   std::mt19937 rng(23);
   for (std::size_t in : {1u, 2u, 3u, 4u, 5u, 7u, 16u, 33u, 67u}) {
     for (std::size_t out : {1u, 3u, 4u, 5u, 8u, 9u, 31u, 64u, 67u}) {
@@ -242,16 +238,15 @@ TEST_CASE("linear() matches the double reference",
       const Tensor x = random_tensor(rng, {7, 1, in}, kLo, kHi);
       INFO("in = " << in << ", out = " << out);
       const double tol = 1e-5 * (1.0 + in);
-      check_close(attnscope::linear(x, Linear{w, b}),
-                  linear_ref(to_double(x), 7, in, w, b), tol);
+      check_close(attnscope::linear(x, Linear{w, b}), linear_ref(to_double(x), 7, in, w, b), tol);
       check_close(attnscope::linear(x, Linear{w, Tensor()}),
                   linear_ref(to_double(x), 7, in, w, Tensor()), tol);
     }
   }
   // rank 1 input gives rank 1 output.
-  const Tensor y = attnscope::linear(Tensor({2}, {1.0f, 2.0f}),
-                                     Linear{Tensor({2, 3}, {1, 2, 3, 4, 5, 6}),
-                                            Tensor({3}, {0.5f, 0.0f, -1.0f})});
+  const Tensor y = attnscope::linear(
+      Tensor({2}, {1.0f, 2.0f}),
+      Linear{Tensor({2, 3}, {1, 2, 3, 4, 5, 6}), Tensor({3}, {0.5f, 0.0f, -1.0f})});
   CHECK(y.shape == Shape{3});
   CHECK(y.data == std::vector<float>{9.5f, 12.0f, 14.0f});
 }
@@ -299,8 +294,7 @@ TEST_CASE("feed_forward is Linear → activation → Linear", "[block][feed_forw
         }
         INFO("C = " << C << ", hidden = " << hidden);
         check_close(attnscope::feed_forward(x, first, second, act),
-                    linear_ref(h, 6, hidden, second.weight, second.bias),
-                    2e-5 * (C + hidden));
+                    linear_ref(h, 6, hidden, second.weight, second.bias), 2e-5 * (C + hidden));
       }
     }
   }
@@ -309,9 +303,8 @@ TEST_CASE("feed_forward is Linear → activation → Linear", "[block][feed_forw
 namespace {
 
 // Multi-head self-attention with W_O in double, as described in attention.hpp.
-std::vector<double> self_attention_ref(const std::vector<double>& x, std::size_t B,
-                                       std::size_t T, std::size_t C,
-                                       const attnscope::SelfAttentionWeights& w) {
+std::vector<double> self_attention_ref(const std::vector<double>& x, std::size_t B, std::size_t T,
+                                       std::size_t C, const attnscope::SelfAttentionWeights& w) {
   const std::size_t H = w.heads;
   const std::size_t dk = w.wq.shape[1] / H, dv = w.wv.shape[1] / H;
   const std::vector<double> q = linear_ref(x, B * T, C, w.wq, w.bq);
@@ -365,10 +358,9 @@ attnscope::BlockWeights random_block(std::size_t C, std::size_t H, std::size_t h
   w.norm1_beta = random_tensor(rng, {C}, -0.5f, 0.5f);
   w.norm2_gamma = random_tensor(rng, {C}, 0.5f, 1.5f);
   w.norm2_beta = random_tensor(rng, {C}, -0.5f, 0.5f);
-  w.ff1 = Linear{random_tensor(rng, {C, hidden}, -0.5f, 0.5f),
-                 random_tensor(rng, {hidden}, kLo, kHi)};
-  w.ff2 = Linear{random_tensor(rng, {hidden, C}, -0.5f, 0.5f),
-                 random_tensor(rng, {C}, kLo, kHi)};
+  w.ff1 =
+      Linear{random_tensor(rng, {C, hidden}, -0.5f, 0.5f), random_tensor(rng, {hidden}, kLo, kHi)};
+  w.ff2 = Linear{random_tensor(rng, {hidden, C}, -0.5f, 0.5f), random_tensor(rng, {C}, kLo, kHi)};
   return w;
 }
 
@@ -450,8 +442,8 @@ TEST_CASE("transformer_block: trace fields agree, fast path equals traced path",
     // The recorded intermediates are the ones the output was built from.
     const Tensor res = attnscope::residual_add(x, a.trace.attention.output);
     check_close(a.trace.attention_residual, to_double(res), 0.0);
-    const Tensor ff = attnscope::feed_forward(norm_first ? a.trace.norm2 : a.trace.norm1,
-                                              w.ff1, w.ff2, w.activation);
+    const Tensor ff = attnscope::feed_forward(norm_first ? a.trace.norm2 : a.trace.norm1, w.ff1,
+                                              w.ff2, w.activation);
     check_close(a.trace.ff_output, to_double(ff), 0.0);
     check_close(a.output, to_double(norm_first ? a.trace.ff_residual : a.trace.norm2), 0.0);
   }
@@ -481,7 +473,8 @@ TEST_CASE("transformer_block: a fully padded sequence stays finite and is flagge
     // No key: zero weights, zero head outputs, so the attention output is bo.
     for (std::size_t i = 0; i < T; ++i) {
       for (std::size_t c = 0; c < C; ++c) {
-        CHECK(r.trace.attention.output.data[i * C + c] == Approx(w.attention.bo.data[c]).margin(1e-6));
+        CHECK(r.trace.attention.output.data[i * C + c] ==
+              Approx(w.attention.bo.data[c]).margin(1e-6));
       }
     }
     for (float v : r.output.data) REQUIRE(std::isfinite(v));

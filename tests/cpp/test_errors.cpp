@@ -79,20 +79,20 @@ void check_library_still_works() {
 }
 
 // The call throws attnscope::Error (not ResourceError) naming `fragment`.
-#define CHECK_REJECTS(expr, fragment)                               \
-  do {                                                              \
-    CHECK_THROWS_AS(expr, attnscope::Error);                        \
-    CHECK_THROWS_WITH(expr, Catch::Contains(fragment));             \
-    CHECK_FALSE(throws_resource_error([&] { (void)(expr); }));      \
-    check_library_still_works();                                    \
+#define CHECK_REJECTS(expr, fragment)                          \
+  do {                                                         \
+    CHECK_THROWS_AS(expr, attnscope::Error);                   \
+    CHECK_THROWS_WITH(expr, Catch::Contains(fragment));        \
+    CHECK_FALSE(throws_resource_error([&] { (void)(expr); })); \
+    check_library_still_works();                               \
   } while (false)
 
 // The call throws attnscope::ResourceError naming `fragment`.
-#define CHECK_RESOURCE_ERROR(expr, fragment)                        \
-  do {                                                              \
-    CHECK_THROWS_AS(expr, attnscope::ResourceError);                \
-    CHECK_THROWS_WITH(expr, Catch::Contains(fragment));             \
-    check_library_still_works();                                    \
+#define CHECK_RESOURCE_ERROR(expr, fragment)            \
+  do {                                                  \
+    CHECK_THROWS_AS(expr, attnscope::ResourceError);    \
+    CHECK_THROWS_WITH(expr, Catch::Contains(fragment)); \
+    check_library_still_works();                        \
   } while (false)
 
 SelfAttentionWeights valid_attention_weights(std::size_t C, std::size_t heads) {
@@ -127,8 +127,7 @@ TEST_CASE("attention rejects bad q, k, v", "[errors][attention]") {
     CHECK_REJECTS(attnscope::attention(q, varied({2, 3, 4, 1}), v), "k has shape");
     CHECK_REJECTS(attnscope::attention(q, k, varied({2, 2, 5})), "v has shape (2, 2, 5)");
     CHECK_REJECTS(attnscope::attention(q, k, varied({3, 5})), "v has shape");
-    CHECK_REJECTS(attnscope::attention(varied({4}), varied({4}), varied({4})),
-                  "q has shape (4,)");
+    CHECK_REJECTS(attnscope::attention(varied({4}), varied({4}), varied({4})), "q has shape (4,)");
     CHECK_REJECTS(attnscope::attention(varied({1, 1, 1, 1, 2}), varied({1, 1, 1, 1, 2}),
                                        varied({1, 1, 1, 1, 2})),
                   "q has shape");
@@ -323,23 +322,22 @@ TEST_CASE("block parts reject bad input", "[errors][block]") {
     const Linear first{varied({4, 8}), varied({8})};
     const Linear second{varied({8, 4}), varied({4})};
     CHECK(attnscope::feed_forward(x, first, second, Activation::GELU).shape == Shape{2, 4});
-    CHECK_REJECTS(attnscope::feed_forward(x, Linear{varied({3, 8}), Tensor()}, second,
-                                          Activation::ReLU),
-                  "feed_forward: first.weight has shape (3, 8), expected (C=4");
-    CHECK_REJECTS(attnscope::feed_forward(x, first, Linear{varied({7, 4}), Tensor()},
-                                          Activation::ReLU),
-                  "feed_forward: second.weight has shape (7, 4), expected (hidden=8");
-    CHECK_REJECTS(attnscope::feed_forward(x, Linear{varied({4, 8}), varied({4})}, second,
-                                          Activation::ReLU),
-                  "first.bias has shape (4,), expected (out=8)");
-    CHECK_REJECTS(attnscope::feed_forward(x, first,
-                                          Linear{varied({8, 4}), with_value(varied({4}), 0, kNaN)},
-                                          Activation::ReLU),
-                  "second.bias has a non-finite");
+    CHECK_REJECTS(
+        attnscope::feed_forward(x, Linear{varied({3, 8}), Tensor()}, second, Activation::ReLU),
+        "feed_forward: first.weight has shape (3, 8), expected (C=4");
+    CHECK_REJECTS(
+        attnscope::feed_forward(x, first, Linear{varied({7, 4}), Tensor()}, Activation::ReLU),
+        "feed_forward: second.weight has shape (7, 4), expected (hidden=8");
+    CHECK_REJECTS(
+        attnscope::feed_forward(x, Linear{varied({4, 8}), varied({4})}, second, Activation::ReLU),
+        "first.bias has shape (4,), expected (out=8)");
+    CHECK_REJECTS(
+        attnscope::feed_forward(x, first, Linear{varied({8, 4}), with_value(varied({4}), 0, kNaN)},
+                                Activation::ReLU),
+        "second.bias has a non-finite");
     CHECK_REJECTS(attnscope::feed_forward(x, first, second, static_cast<Activation>(7)),
                   "activation is 7");
-    CHECK_REJECTS(attnscope::feed_forward(with_value(x, 0, kNaN), first, second,
-                                          Activation::ReLU),
+    CHECK_REJECTS(attnscope::feed_forward(with_value(x, 0, kNaN), first, second, Activation::ReLU),
                   "feed_forward: x has a non-finite");
   }
 }
@@ -358,7 +356,8 @@ TEST_CASE("transformer_block rejects bad input and weights", "[errors][transform
 
   BlockWeights bad = w;
   bad.attention.wo = Tensor();
-  CHECK_REJECTS(attnscope::transformer_block(x, bad), "attention.wo has shape (), expected (H*d_v, C=6)");
+  CHECK_REJECTS(attnscope::transformer_block(x, bad),
+                "attention.wo has shape (), expected (H*d_v, C=6)");
   bad = w;
   bad.attention.wo = varied({4, 5});
   CHECK_REJECTS(attnscope::transformer_block(x, bad), "attention.wo has shape (4, 5)");
@@ -386,7 +385,8 @@ TEST_CASE("transformer_block rejects bad input and weights", "[errors][transform
   CHECK_REJECTS(attnscope::transformer_block(x, bad), "ff1.weight has shape (4, 8), expected (C=6");
   bad = w;
   bad.ff2.weight = varied({8, 5});
-  CHECK_REJECTS(attnscope::transformer_block(x, bad), "ff2.weight has shape (8, 5), expected (hidden=8, C=6)");
+  CHECK_REJECTS(attnscope::transformer_block(x, bad),
+                "ff2.weight has shape (8, 5), expected (hidden=8, C=6)");
   bad = w;
   bad.ff2.bias = varied({3});
   CHECK_REJECTS(attnscope::transformer_block(x, bad), "ff2.bias has shape (3,)");

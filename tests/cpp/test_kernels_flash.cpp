@@ -44,8 +44,8 @@ void flash_unpacked(const std::vector<float>& q, const std::vector<float>& k,
 attnscope::testing::ReferenceResult reference_head(const std::vector<float>& q,
                                                    const std::vector<float>& k,
                                                    const std::vector<float>& v, std::size_t T,
-                                                   std::size_t d_k, std::size_t d_v,
-                                                   double scale, const HeadMask& mask) {
+                                                   std::size_t d_k, std::size_t d_v, double scale,
+                                                   const HeadMask& mask) {
   attnscope::Mask m;
   m.causal = mask.causal;
   if (mask.key_length < T) m.lengths = {mask.key_length};
@@ -58,8 +58,8 @@ attnscope::testing::ReferenceResult reference_head(const std::vector<float>& q,
     m.allowed.data.assign(mask.allowed, mask.allowed + T * T);
   }
   using attnscope::testing::to_double;
-  return attnscope::testing::reference_attention(to_double(q), to_double(k), to_double(v), 1, 1,
-                                                 T, d_k, d_v, scale, m);
+  return attnscope::testing::reference_attention(to_double(q), to_double(k), to_double(v), 1, 1, T,
+                                                 d_k, d_v, scale, m);
 }
 
 struct FlashCase {
@@ -171,8 +171,8 @@ TEST_CASE("mask_row adds, hides and pads", "[kernels][mask]") {
 
 TEST_CASE("flash_attention matches the reference without masks", "[kernels][flash]") {
   std::mt19937 rng(21);
-  for (std::size_t T : {1u, 2u, 3u, 4u, 5u, 7u, 8u, 15u, 16u, 17u, 33u, 63u, 64u, 65u, 67u, 127u,
-                        128u, 129u, 130u, 255u, 257u, 300u}) {
+  for (std::size_t T : {1u,  2u,  3u,  4u,  5u,   7u,   8u,   15u,  16u,  17u,  33u,
+                        63u, 64u, 65u, 67u, 127u, 128u, 129u, 130u, 255u, 257u, 300u}) {
     check_flash({T, 8, 8, false, T, false, false}, rng);
   }
   for (std::size_t d : {1u, 3u, 4u, 5u, 9u, 16u, 31u, 64u}) {
@@ -181,8 +181,7 @@ TEST_CASE("flash_attention matches the reference without masks", "[kernels][flas
   }
 }
 
-TEST_CASE("flash_attention matches the reference with every mask combination",
-          "[kernels][flash]") {
+TEST_CASE("flash_attention matches the reference with every mask combination", "[kernels][flash]") {
   std::mt19937 rng(22);
   for (std::size_t T : {1u, 3u, 16u, 17u, 64u, 65u, 100u, 150u, 270u}) {
     for (int combo = 0; combo < 16; ++combo) {

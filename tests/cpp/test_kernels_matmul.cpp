@@ -19,11 +19,11 @@ namespace {
 
 // How the product under test gets its operands.
 enum class Form {
-  strided,     // matmul, A rows lda apart
-  packed_b,    // matmul_packed: B copied into panels first
-  fixed_lda,   // matmul<Arch, kFixedLda>: A's row stride known at compile time
-  row_panels,  // matmul<Arch, kPackedA> on A packed by pack_row_panels
-  b_panels,    // matmul_with on B as PanelsB<kPanelWidth> (a tile within a panel)
+  strided,         // matmul, A rows lda apart
+  packed_b,        // matmul_packed: B copied into panels first
+  fixed_lda,       // matmul<Arch, kFixedLda>: A's row stride known at compile time
+  row_panels,      // matmul<Arch, kPackedA> on A packed by pack_row_panels
+  b_panels,        // matmul_with on B as PanelsB<kPanelWidth> (a tile within a panel)
   b_batch_panels,  // matmul_with on B as panels one batch wide (a panel per batch)
 };
 
@@ -34,7 +34,8 @@ std::vector<float> pack_b_panels(const std::vector<float>& b, std::size_t ldb, s
                                  std::size_t n, std::size_t width, std::size_t stride) {
   std::vector<float> panels((n + width - 1) / width * stride, NAN);
   for (std::size_t p = 0; p < k; ++p) {
-    for (std::size_t j = 0; j < n; ++j) panels[(j / width) * stride + p * width + j % width] = b[p * ldb + j];
+    for (std::size_t j = 0; j < n; ++j)
+      panels[(j / width) * stride + p * width + j % width] = b[p * ldb + j];
   }
   return panels;
 }
@@ -53,8 +54,7 @@ void check_matmul(std::size_t m, std::size_t k, std::size_t n, std::size_t pad, 
   using Arch = xsimd::default_arch;
   if (form == Form::packed_b) {
     std::vector<float> scratch(matmul_packed_scratch(k, n), NAN);
-    matmul_packed(a.data(), lda, b.data(), ldb, c.data(), ldc, m, k, n, scratch.data(),
-                  accumulate);
+    matmul_packed(a.data(), lda, b.data(), ldb, c.data(), ldc, m, k, n, scratch.data(), accumulate);
   } else if (form == Form::fixed_lda) {
     matmul<Arch, kFixedLda>(a.data(), lda, b.data(), ldb, c.data(), ldc, m, k, n, accumulate);
   } else if (form == Form::b_panels) {
@@ -86,7 +86,8 @@ void check_matmul(std::size_t m, std::size_t k, std::size_t n, std::size_t pad, 
         continue;
       }
       double magnitude = accumulate ? std::abs(double(before[at])) : 0.0;
-      for (std::size_t p = 0; p < k; ++p) magnitude += std::abs(double(a[i * lda + p]) * b[p * ldb + j]);
+      for (std::size_t p = 0; p < k; ++p)
+        magnitude += std::abs(double(a[i * lda + p]) * b[p * ldb + j]);
       worst = std::max(worst, std::abs(c[at] - ref[at]) / std::max(magnitude, 1e-30));
     }
   }
@@ -97,8 +98,7 @@ void check_matmul(std::size_t m, std::size_t k, std::size_t n, std::size_t pad, 
 
 }  // namespace
 
-TEST_CASE("matmul matches its reference over sizes around the vector width",
-          "[kernels][matmul]") {
+TEST_CASE("matmul matches its reference over sizes around the vector width", "[kernels][matmul]") {
   std::mt19937 rng(11);
   for (std::size_t n : kKernelSizes) {
     if (n > 100) continue;
@@ -178,9 +178,9 @@ TEST_CASE("pack_row_panels stores each row group column by column", "[kernels][m
   }
   std::vector<float> panels(7 * 3, NAN);
   pack_row_panels(a.data(), 5, 7, 3, panels.data());
-  const std::vector<float> expected = {0, 10, 20, 30, 1, 11, 21, 31, 2, 12, 22, 32,  // rows 0-3
-                                       40, 50, 41, 51, 42, 52,                        // rows 4-5
-                                       60, 61, 62};                                   // row 6
+  const std::vector<float> expected = {0,  10, 20, 30, 1,  11, 21, 31, 2, 12, 22, 32,  // rows 0-3
+                                       40, 50, 41, 51, 42, 52,                         // rows 4-5
+                                       60, 61, 62};                                    // row 6
   CHECK(panels == expected);
 
   // Groups of 4 rows go through 4 × 4 blocks, then the columns past the
@@ -253,7 +253,8 @@ TEST_CASE("pack_value_panels lays out values as panels of kPanelWidth columns",
       for (std::size_t t0 : {std::size_t{0}, T / 2}) {
         const Panels rows = value_panels(packed.data(), T, t0);
         for (std::size_t t = t0; t < T; ++t) {
-          for (std::size_t j = 0; j < d_v; ++j) same = same && rows.at(t - t0, j) == values[t * d_v + j];
+          for (std::size_t j = 0; j < d_v; ++j)
+            same = same && rows.at(t - t0, j) == values[t * d_v + j];
         }
       }
       INFO("T = " << T << ", d_v = " << d_v);

@@ -28,8 +28,8 @@ std::vector<double> exp_reference(const std::vector<float>& x) {
   return ref;
 }
 
-std::vector<double> softmax_reference(const std::vector<float>& x, std::size_t rows,
-                                      std::size_t n, std::vector<unsigned char>* has_keys = nullptr) {
+std::vector<double> softmax_reference(const std::vector<float>& x, std::size_t rows, std::size_t n,
+                                      std::vector<unsigned char>* has_keys = nullptr) {
   std::vector<double> ref(x.size());
   softmax_rows_reference(x.data(), ref.data(), rows, n, has_keys ? has_keys->data() : nullptr);
   return ref;
@@ -58,8 +58,8 @@ TEST_CASE("vec_exp matches exp over the float range", "[kernels][exp]") {
 }
 
 TEST_CASE("vec_exp is exact at 0 and the edges of its range", "[kernels][exp]") {
-  const std::vector<float> x = {0.0f, -kInf, -1000.0f, -104.0f, -87.5f, -87.0f, 88.0f,
-                                88.5f, kInf, 1.0f, -1.0f};
+  const std::vector<float> x = {0.0f,  -kInf, -1000.0f, -104.0f, -87.5f, -87.0f,
+                                88.0f, 88.5f, kInf,     1.0f,    -1.0f};
   std::vector<float> y(x.size());
   vec_exp(x.data(), y.data(), x.size());
   CHECK(y[0] == 1.0f);
@@ -106,8 +106,8 @@ TEST_CASE("vec_exp2 matches exp2 over the softmax range", "[kernels][exp]") {
 }
 
 TEST_CASE("vec_exp2 is exact at integers and flushes below -127", "[kernels][exp]") {
-  const std::vector<float> x = {0.0f, 1.0f, -1.0f, -126.0f, 127.0f, -kInf, -1e30f, -127.0f,
-                                -126.7f, -126.2f, 0.5f, -0.5f};
+  const std::vector<float> x = {0.0f,   1.0f,    -1.0f,   -126.0f, 127.0f, -kInf,
+                                -1e30f, -127.0f, -126.7f, -126.2f, 0.5f,   -0.5f};
   std::vector<float> y(x.size());
   vec_exp2(x.data(), y.data(), x.size());
   CHECK(y[0] == 1.0f);
@@ -132,7 +132,7 @@ TEST_CASE("vec_exp2_in_range matches exp2 over its range, ties included", "[kern
   std::vector<float> x = random_floats(rng, 64 * W, -126.0f, 127.0f);
   // Integers, halves (ties of the rounding to an integer, whose exponent and
   // remainder must agree) and the ends of the range.
-  const std::vector<float> exact = {-126.0f, -125.5f, -0.5f, 0.0f, 0.5f,
+  const std::vector<float> exact = {-126.0f, -125.5f, -0.5f, 0.0f,   0.5f,
                                     1.5f,    2.5f,    -3.5f, 126.5f, 127.0f};
   std::copy(exact.begin(), exact.end(), x.begin());
   std::vector<float> y(x.size());
@@ -181,30 +181,30 @@ TEST_CASE("exp_sum_max_row scales, exponentiates, sums and finds the max in one 
   for (std::size_t batches : {1u, 2u, 3u, 4u, 5u, 16u, 32u}) {
     const std::size_t n = batches * W;
     for (float scale : {1.0f, 0.125f, -2.0f}) {
-    // Scaled scores z in [-30, 10]: weights e^-36 … e^4 against the shift.
-    std::vector<float> x = random_floats(rng, n, -30.0f, 10.0f);
-    for (float& v : x) v /= scale;
-    if (n > 4 && scale > 0) x[n / 2] = -kInf;  // a masked key
-    const float shift = 6.0f;
-    std::vector<float> y(n, -1.0f);
-    float x_max = 0.0f;
-    const float sum = exp_sum_max_row(x.data(), y.data(), n, scale, shift, &x_max);
-    double ref_sum = 0.0, ref_max = -kInf;
-    std::vector<double> ref(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      // x·scale − shift rounds in float, as in the kernel; compare the exp only.
-      const float z = x[i] * scale;
-      ref[i] = std::exp(double(z - shift));
-      ref_sum += ref[i];
-      ref_max = std::max(ref_max, double(z));
-    }
-    INFO("n = " << n << ", scale = " << scale);
-    // Relative error |t|·6e-8 from rounding t·log2 e (|t| <= 36 here),
-    // measured against the largest weight.
-    CHECK(max_scaled_error(y, ref, 1.0) <= 3e-7);
-    CHECK(sum == Approx(ref_sum).epsilon(1e-6));
-    CHECK(x_max == ref_max);
-    if (n > 4 && scale > 0) CHECK(y[n / 2] == 0.0f);
+      // Scaled scores z in [-30, 10]: weights e^-36 … e^4 against the shift.
+      std::vector<float> x = random_floats(rng, n, -30.0f, 10.0f);
+      for (float& v : x) v /= scale;
+      if (n > 4 && scale > 0) x[n / 2] = -kInf;  // a masked key
+      const float shift = 6.0f;
+      std::vector<float> y(n, -1.0f);
+      float x_max = 0.0f;
+      const float sum = exp_sum_max_row(x.data(), y.data(), n, scale, shift, &x_max);
+      double ref_sum = 0.0, ref_max = -kInf;
+      std::vector<double> ref(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        // x·scale − shift rounds in float, as in the kernel; compare the exp only.
+        const float z = x[i] * scale;
+        ref[i] = std::exp(double(z - shift));
+        ref_sum += ref[i];
+        ref_max = std::max(ref_max, double(z));
+      }
+      INFO("n = " << n << ", scale = " << scale);
+      // Relative error |t|·6e-8 from rounding t·log2 e (|t| <= 36 here),
+      // measured against the largest weight.
+      CHECK(max_scaled_error(y, ref, 1.0) <= 3e-7);
+      CHECK(sum == Approx(ref_sum).epsilon(1e-6));
+      CHECK(x_max == ref_max);
+      if (n > 4 && scale > 0) CHECK(y[n / 2] == 0.0f);
     }
   }
   // An all-masked row: zeros, sum 0, max -inf.

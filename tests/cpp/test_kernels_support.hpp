@@ -17,9 +17,9 @@ namespace attnscope::testing {
 
 /// Below, at, between and above the vector widths (4 for sse2, 8/16 with
 /// -march=native), plus odd sizes up to well past a few batches.
-inline const std::vector<std::size_t> kKernelSizes = {1,  2,  3,  4,  5,  6,  7,  8,  9,  12,
-                                                      13, 16, 17, 24, 31, 32, 33, 47, 48, 63,
-                                                      64, 65, 67, 96, 100, 129, 257};
+inline const std::vector<std::size_t> kKernelSizes = {1,  2,  3,  4,  5,  6,  7,   8,   9,
+                                                      12, 13, 16, 17, 24, 31, 32,  33,  47,
+                                                      48, 63, 64, 65, 67, 96, 100, 129, 257};
 
 inline std::vector<float> random_floats(std::mt19937& rng, std::size_t n, float lo = -1.0f,
                                         float hi = 1.0f) {

@@ -67,8 +67,7 @@ TEST_CASE("post-norm transformer_block normalises a residual with a wide spread"
   w.ff1 = {Tensor::zeros({2, 2}), {}};
   w.ff2 = {Tensor::zeros({2, 2}), {}};
   w.norm_first = false;
-  const attnscope::BlockResult r =
-      attnscope::transformer_block(Tensor({1, 2}, {1e20f, -1e20f}), w);
+  const attnscope::BlockResult r = attnscope::transformer_block(Tensor({1, 2}, {1e20f, -1e20f}), w);
   check_row(r.trace.norm1, {1, -1});
   check_row(r.output, {1, -1});
 }

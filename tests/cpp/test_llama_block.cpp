@@ -31,7 +31,8 @@ std::vector<double> reference_rms_norm(const std::vector<double>& x, std::size_t
   return y;
 }
 
-std::vector<double> reference_linear(const std::vector<double>& x, std::size_t in, const Linear& l) {
+std::vector<double> reference_linear(const std::vector<double>& x, std::size_t in,
+                                     const Linear& l) {
   const std::size_t out = l.weight.shape[1];
   std::vector<double> y(x.size() / in * out);
   for (std::size_t r = 0; r < x.size() / in; ++r) {
@@ -44,8 +45,8 @@ std::vector<double> reference_linear(const std::vector<double>& x, std::size_t i
   return y;
 }
 
-std::vector<double> reference_swiglu(const std::vector<double>& x, std::size_t C, const Linear& gate,
-                                     const Linear& up, const Linear& down) {
+std::vector<double> reference_swiglu(const std::vector<double>& x, std::size_t C,
+                                     const Linear& gate, const Linear& up, const Linear& down) {
   std::vector<double> g = reference_linear(x, C, gate);
   const std::vector<double> u = reference_linear(x, C, up);
   for (std::size_t i = 0; i < g.size(); ++i) g[i] = g[i] / (1.0 + std::exp(-g[i])) * u[i];
@@ -66,13 +67,15 @@ TEST_CASE("rms_norm matches its definition, with and without gamma", "[block][ll
       const Tensor& used = g ? *g : no_gamma;
       const Tensor y = rms_norm(x, used, 1e-5f);
       CHECK(y.shape == x.shape);
-      CHECK(max_scaled_error(y.data, reference_rms_norm(as_double(x.data), C, used, 1e-5), 1.0) <= 1e-6);
+      CHECK(max_scaled_error(y.data, reference_rms_norm(as_double(x.data), C, used, 1e-5), 1.0) <=
+            1e-6);
     }
   }
   // Huge values: the sum of squares would overflow float.
   const Tensor huge({1, 4}, {3e30f, -3e30f, 1e30f, 0.0f});
   const Tensor y = rms_norm(huge, {});
-  CHECK(max_scaled_error(y.data, reference_rms_norm(as_double(huge.data), 4, {}, 1e-6), 1.0) <= 1e-6);
+  CHECK(max_scaled_error(y.data, reference_rms_norm(as_double(huge.data), 4, {}, 1e-6), 1.0) <=
+        1e-6);
 }
 
 TEST_CASE("swiglu matches its definition", "[block][llama]") {
@@ -83,13 +86,15 @@ TEST_CASE("swiglu matches its definition", "[block][llama]") {
   const Linear down{random_tensor(rng, {hidden, C}), random_tensor(rng, {C})};
   const Tensor y = swiglu(x, gate, up, down);
   CHECK(y.shape == x.shape);
-  CHECK(max_scaled_error(y.data, reference_swiglu(as_double(x.data), C, gate, up, down), 1.0) <= 1e-5);
+  CHECK(max_scaled_error(y.data, reference_swiglu(as_double(x.data), C, gate, up, down), 1.0) <=
+        1e-5);
 }
 
 TEST_CASE("rms_norm, swiglu and llama_block name bad arguments", "[block][llama][errors]") {
   using Catch::Matchers::Contains;
   const Tensor x({2, 4}, std::vector<float>(8, 0.5f));
-  CHECK_THROWS_WITH(rms_norm(x, Tensor({3}, {1, 1, 1})), Contains("rms_norm: gamma has shape (3,)"));
+  CHECK_THROWS_WITH(rms_norm(x, Tensor({3}, {1, 1, 1})),
+                    Contains("rms_norm: gamma has shape (3,)"));
   CHECK_THROWS_WITH(rms_norm(x, {}, 0.0f), Contains("rms_norm: eps"));
   const Linear gate{Tensor({4, 3}, std::vector<float>(12, 0.1f)), {}};
   const Linear up{Tensor({4, 2}, std::vector<float>(8, 0.1f)), {}};
@@ -129,12 +134,14 @@ TEST_CASE("llama_block with GQA, rope and a window matches its definition", "[bl
     const std::vector<double> attn =
         reference_self_attention(r.trace.attention_norm.data, B, T, C, w.attention, o);
     CHECK(max_scaled_error(r.trace.attention.output.data, attn, 1.0) <= 1e-4);
-    const auto norm2 = reference_rms_norm(as_double(r.trace.attention_residual.data), C, w.ffn_norm, 1e-6);
+    const auto norm2 =
+        reference_rms_norm(as_double(r.trace.attention_residual.data), C, w.ffn_norm, 1e-6);
     CHECK(max_scaled_error(r.trace.ffn_norm.data, norm2, 1.0) <= 1e-5);
     const auto ffn = reference_swiglu(as_double(r.trace.ffn_norm.data), C, w.gate, w.up, w.down);
     CHECK(max_scaled_error(r.trace.ffn_output.data, ffn, 1.0) <= 1e-4);
     std::vector<double> out(ffn.size());
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] = r.trace.attention_residual.data[i] + ffn[i];
+    for (std::size_t i = 0; i < out.size(); ++i)
+      out[i] = r.trace.attention_residual.data[i] + ffn[i];
     CHECK(max_scaled_error(r.output.data, out, 1.0) <= 1e-4);
     if (trace) {
       REQUIRE(r.trace.attention.trace);
@@ -186,6 +193,8 @@ TEST_CASE("self_attention with kv_heads, rope, ALiBi and a window matches the re
   CHECK_THROWS_WITH(self_attention(random_tensor(rng, {T, C}), w),
                     Contains("self_attention: kv_heads is 3, expected a divisor of heads=4"));
   w.kv_heads = 2;
-  CHECK_THROWS_WITH(self_attention(random_tensor(rng, {T, C}), w),
-                    Contains("self_attention: wk has shape (12, 6), expected (12, 4) to match wq and kv_heads=2"));
+  CHECK_THROWS_WITH(
+      self_attention(random_tensor(rng, {T, C}), w),
+      Contains(
+          "self_attention: wk has shape (12, 6), expected (12, 4) to match wq and kv_heads=2"));
 }

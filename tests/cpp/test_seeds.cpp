@@ -19,8 +19,7 @@ using attnscope::Tensor;
 
 namespace {
 
-void check_matrix(const Tensor& got, const std::vector<std::vector<double>>& want,
-                  double tol) {
+void check_matrix(const Tensor& got, const std::vector<std::vector<double>>& want, double tol) {
   const std::size_t cols = want[0].size();
   REQUIRE(got.size() == want.size() * cols);
   for (std::size_t i = 0; i < want.size(); ++i) {
@@ -44,8 +43,7 @@ std::vector<double> softmax(const std::vector<double>& s) {
 }  // namespace
 
 // Seed 001: "Detailed Explanation of Self-Attention Mechanism", §5.1.
-TEST_CASE("seed 001: X = I, W_Q = W_K = I, W_V = [[1,2],[3,4]], scaled",
-          "[seeds][seed001]") {
+TEST_CASE("seed 001: X = I, W_Q = W_K = I, W_V = [[1,2],[3,4]], scaled", "[seeds][seed001]") {
   const Tensor x({2, 2}, {1, 0, 0, 1});
   SelfAttentionWeights w;
   w.wq = Tensor({2, 2}, {1, 0, 0, 1});
@@ -58,9 +56,8 @@ TEST_CASE("seed 001: X = I, W_Q = W_K = I, W_V = [[1,2],[3,4]], scaled",
   REQUIRE(a == Approx(0.6697615).margin(1e-7));
   const std::vector<std::vector<double>> exact_weights{{a, 1 - a}, {1 - a, a}};
   // Output = weights · V with V = W_V: row 0 = a·[1,2] + (1-a)·[3,4].
-  const std::vector<std::vector<double>> exact_output{
-      {a * 1 + (1 - a) * 3, a * 2 + (1 - a) * 4},
-      {(1 - a) * 1 + a * 3, (1 - a) * 2 + a * 4}};
+  const std::vector<std::vector<double>> exact_output{{a * 1 + (1 - a) * 3, a * 2 + (1 - a) * 4},
+                                                      {(1 - a) * 1 + a * 3, (1 - a) * 2 + a * 4}};
 
   for (bool trace : {true, false}) {
     AttentionOptions options;  // Scale::inv_sqrt_dk() is the default
@@ -91,9 +88,8 @@ TEST_CASE("seed 001: X = I, W_Q = W_K = I, W_V = [[1,2],[3,4]], scaled",
   }
 
   // The same through attention() on the given Q, K, V.
-  const attnscope::AttentionResult direct =
-      attnscope::attention(Tensor({2, 2}, {1, 0, 0, 1}), Tensor({2, 2}, {1, 0, 0, 1}),
-                           Tensor({2, 2}, {1, 2, 3, 4}));
+  const attnscope::AttentionResult direct = attnscope::attention(
+      Tensor({2, 2}, {1, 0, 0, 1}), Tensor({2, 2}, {1, 0, 0, 1}), Tensor({2, 2}, {1, 2, 3, 4}));
   REQUIRE(direct.output.shape == Shape{2, 2});
   check_matrix(direct.output, exact_output, 1e-6);
   REQUIRE(direct.trace.has_value());
@@ -101,8 +97,7 @@ TEST_CASE("seed 001: X = I, W_Q = W_K = I, W_V = [[1,2],[3,4]], scaled",
 }
 
 // Seed 002: "Illustrated: Self-Attention", dot-product (unscaled) attention.
-TEST_CASE("seed 002: three inputs of width 4, unscaled dot-product attention",
-          "[seeds][seed002]") {
+TEST_CASE("seed 002: three inputs of width 4, unscaled dot-product attention", "[seeds][seed002]") {
   const Tensor x({3, 4}, {1, 0, 1, 0,  //
                           0, 2, 0, 2,  //
                           1, 1, 1, 1});
@@ -160,8 +155,7 @@ TEST_CASE("seed 002: three inputs of width 4, unscaled dot-product attention",
 }
 
 // Seed 000: "Self-Attention Mechanism" (Uzair Ahmad).
-TEST_CASE("seed 000: softmax of the example logits, diffused and one-hot",
-          "[seeds][seed000]") {
+TEST_CASE("seed 000: softmax of the example logits, diffused and one-hot", "[seeds][seed000]") {
   const std::vector<double> logits{0.1, 0.4, -0.9, 0.02, 0.35, -0.62};
   const std::size_t n = logits.size();
   // Scores equal to the logits for every query: q = 1 (d_k = 1), k = logits.
@@ -240,8 +234,7 @@ TEST_CASE("seed 000: B=6, T=8, C=32, head size 16, with look-ahead and padding m
     }
     // Attention(Q_i, K_j) = Q_i·K_j / √d
     for (std::size_t i = 0; i < T * T; ++i) {
-      CHECK(r.trace->scaled.data[i] ==
-            Approx(r.trace->scores.data[i] / 4.0).epsilon(1e-6));
+      CHECK(r.trace->scaled.data[i] == Approx(r.trace->scores.data[i] / 4.0).epsilon(1e-6));
     }
   }
   SECTION("look-ahead: the third token never attends to the fourth and later") {
@@ -282,16 +275,13 @@ TEST_CASE("seed 000: B=6, T=8, C=32, head size 16, with look-ahead and padding m
 }
 
 // Seed 003: "The animal didn't cross the street because it was too tired."
-TEST_CASE("seed 003: relevance scores of \"it\" are dot products of Q and K",
-          "[seeds][seed003]") {
+TEST_CASE("seed 003: relevance scores of \"it\" are dot products of Q and K", "[seeds][seed003]") {
   // Word, Query (Q), Key (K) — the tutorial's table, in its order:
   // The, animal, didn't, cross, street, it, was, tired.
-  const Tensor q({8, 3}, {0.1f, 0.2f, 0.3f, 0.5f, 0.4f, 0.3f, 0.2f, 0.1f, 0.1f,
-                          0.0f, 0.1f, 0.2f, 0.4f, 0.3f, 0.2f, 0.6f, 0.5f, 0.4f,
-                          0.1f, 0.1f, 0.0f, 0.7f, 0.6f, 0.5f});
-  const Tensor k({8, 3}, {0.2f, 0.1f, 0.0f, 0.6f, 0.5f, 0.4f, 0.1f, 0.2f, 0.1f,
-                          0.2f, 0.1f, 0.3f, 0.5f, 0.4f, 0.3f, 0.7f, 0.6f, 0.5f,
-                          0.1f, 0.0f, 0.2f, 0.9f, 0.8f, 0.7f});
+  const Tensor q({8, 3}, {0.1f, 0.2f, 0.3f, 0.5f, 0.4f, 0.3f, 0.2f, 0.1f, 0.1f, 0.0f, 0.1f, 0.2f,
+                          0.4f, 0.3f, 0.2f, 0.6f, 0.5f, 0.4f, 0.1f, 0.1f, 0.0f, 0.7f, 0.6f, 0.5f});
+  const Tensor k({8, 3}, {0.2f, 0.1f, 0.0f, 0.6f, 0.5f, 0.4f, 0.1f, 0.2f, 0.1f, 0.2f, 0.1f, 0.3f,
+                          0.5f, 0.4f, 0.3f, 0.7f, 0.6f, 0.5f, 0.1f, 0.0f, 0.2f, 0.9f, 0.8f, 0.7f});
   const Tensor v = k;  // the values do not enter the scores
   AttentionOptions options;
   options.scale = Scale::none();  // the tutorial takes the plain dot product

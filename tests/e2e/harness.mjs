@@ -26,7 +26,21 @@ function freePort() {
 
 export async function startServer() {
   const port = await freePort();
-  const child = spawn(process.execPath, [join(repo, 'node_modules/vite/bin/vite.js'), 'preview', '--config', join(repo, 'web/app/vite.config.ts'), '--strictPort', '--port', String(port), '--host', '127.0.0.1'], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [
+      join(repo, 'node_modules/vite/bin/vite.js'),
+      'preview',
+      '--config',
+      join(repo, 'web/app/vite.config.ts'),
+      '--strictPort',
+      '--port',
+      String(port),
+      '--host',
+      '127.0.0.1',
+    ],
+    { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));
@@ -50,30 +64,60 @@ export async function launch() {
     headless: true,
     acceptDownloads: true,
     viewport: { width: 1440, height: 1000 },
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
-  return { context, close: async () => { await context.close(); rmSync(dir, { recursive: true, force: true }); } };
+  return {
+    context,
+    close: async () => {
+      await context.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** Collects console errors, page errors, failed requests and dialogs; any of them fails a test. */
 export function watch(page) {
   const problems = [];
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+  });
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-  page.on('requestfailed', (r) => problems.push(`requestfailed: ${r.url()} ${r.failure()?.errorText}`));
-  page.on('response', (r) => { if (r.status() >= 400) problems.push(`http ${r.status()}: ${r.url()}`); });
-  page.on('dialog', (d) => { problems.push(`dialog: ${d.message()}`); void d.dismiss(); });
+  page.on('requestfailed', (r) =>
+    problems.push(`requestfailed: ${r.url()} ${r.failure()?.errorText}`),
+  );
+  page.on('response', (r) => {
+    if (r.status() >= 400) problems.push(`http ${r.status()}: ${r.url()}`);
+  });
+  page.on('dialog', (d) => {
+    problems.push(`dialog: ${d.message()}`);
+    void d.dismiss();
+  });
   // No network at run time: every request stays on the local server (or is a data:/blob: URL).
   page.on('request', (r) => {
     const url = r.url();
-    if (!/^(data:|blob:|http:\/\/127\.0\.0\.1:\d+\/)/.test(url)) problems.push(`remote request: ${url}`);
+    if (!/^(data:|blob:|http:\/\/127\.0\.0\.1:\d+\/)/.test(url))
+      problems.push(`remote request: ${url}`);
   });
   return problems;
 }
 
 /** Waits until the page has finished a computation newer than `after`. */
 export async function waitReady(page, after = 0) {
-  await page.waitForFunction((n) => Number(document.body.dataset.ready ?? 0) > n && document.getElementById('status')?.dataset.busy === '0', after, { timeout: 60_000 });
+  await page.waitForFunction(
+    (n) =>
+      Number(document.body.dataset.ready ?? 0) > n &&
+      document.getElementById('status')?.dataset.busy === '0',
+    after,
+    { timeout: 60_000 },
+  );
   return Number(await page.evaluate(() => document.body.dataset.ready));
 }
 
@@ -102,9 +146,12 @@ export function useSite() {
 export async function fullPageScreenshot(page, path) {
   const panels = ['walk', 'notes', 'checks', 'verified', 'share'];
   await page.evaluate((ids) => {
-    for (const id of ids) document.getElementById(id)?.style.setProperty('content-visibility', 'visible');
+    for (const id of ids)
+      document.getElementById(id)?.style.setProperty('content-visibility', 'visible');
   }, panels);
-  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await page.evaluate(
+    () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))),
+  );
   await page.screenshot({ path, fullPage: true });
   await page.evaluate((ids) => {
     for (const id of ids) document.getElementById(id)?.style.removeProperty('content-visibility');

@@ -48,19 +48,36 @@ test('positive and negative have the same colours in the heatmaps and the Vector
     const cols = 16;
     const cell = (parseFloat(canvas.style.width) - 104) / cols;
     // Near a cell's corner: its centre may hold its number.
-    return Array.from({ length: cols }, (_, j) => Array.from(ctx.getImageData(Math.round((96 + (j + 0.15) * cell) * dpr), Math.round((84 + 0.15 * cell) * dpr), 1, 1).data));
+    return Array.from({ length: cols }, (_, j) =>
+      Array.from(
+        ctx.getImageData(
+          Math.round((96 + (j + 0.15) * cell) * dpr),
+          Math.round((84 + 0.15 * cell) * dpr),
+          1,
+          1,
+        ).data,
+      ),
+    );
   });
   await page.click('#view details.data-table summary');
-  const values = await page.$$eval('#view details.data-table tbody tr:first-child td', (tds) => tds.map((td) => Number(td.title.replace('−', '-'))));
+  const values = await page.$$eval('#view details.data-table tbody tr:first-child td', (tds) =>
+    tds.map((td) => Number(td.title.replace('−', '-'))),
+  );
   let checked = 0;
   values.forEach((v, j) => {
     if (Math.abs(v) < 0.6) return; // too near white to tell
-    assert.equal(hue(cells[j]), Math.sign(v), `heatmap X[1, ${j + 1}] = ${v} drawn as rgb(${cells[j]})`);
+    assert.equal(
+      hue(cells[j]),
+      Math.sign(v),
+      `heatmap X[1, ${j + 1}] = ${v} drawn as rgb(${cells[j]})`,
+    );
     checked++;
   });
   assert.ok(checked >= 4, `only ${checked} cells far enough from 0`);
   await page.click('#tab-bars');
-  const bars = await page.$$eval('#view svg.bars-view rect[data-value]', (rs) => rs.map((r) => [Number(r.dataset.value), r.getAttribute('fill')]));
+  const bars = await page.$$eval('#view svg.bars-view rect[data-value]', (rs) =>
+    rs.map((r) => [Number(r.dataset.value), r.getAttribute('fill')]),
+  );
   assert.ok(bars.length >= 16);
   let barsChecked = 0;
   for (const [v, fill] of bars) {
@@ -89,7 +106,9 @@ test('the “Q/K table for it” preset and a shared link keep the inspected cel
   const box = await canvas.boundingBox();
   const cell = (box.width - 104) / 8;
   await canvas.click({ position: { x: 96 + cell * 3.5, y: 84 + cell * 4.5 } });
-  await page.waitForFunction(() => /\[5, 4\]/.test(document.querySelector('#inspect-body h3')?.textContent ?? ''));
+  await page.waitForFunction(() =>
+    /\[5, 4\]/.test(document.querySelector('#inspect-body h3')?.textContent ?? ''),
+  );
   await page.waitForTimeout(400); // the link is written once things are quiet
   const second = await open(new URL(page.url()).hash);
   await second.page.waitForFunction(() => document.querySelector('#inspect-body h3'));
@@ -103,7 +122,11 @@ test('the “Q/K table for it” preset and a shared link keep the inspected cel
 test('the scale stage says what the temperature does; tiny temperatures are clamped with a note', async () => {
   const { page, problems } = await open();
   await change(page, () => page.selectOption('#scaleMode', 'temperature'));
-  const setTemperature = (t) => change(page, async () => { await page.fill('#temperature', t); await page.press('#temperature', 'Tab'); });
+  const setTemperature = (t) =>
+    change(page, async () => {
+      await page.fill('#temperature', t);
+      await page.press('#temperature', 'Tab');
+    });
   await setTemperature('0.1');
   await page.click('button[data-stage="scaled"]');
   let text = await page.textContent('#stage-explain');
@@ -123,19 +146,30 @@ test('the scale stage says what the temperature does; tiny temperatures are clam
 test('Vectors CSV rows match its header; exported PNGs are titled, without selection marks', async () => {
   const { page, problems } = await open();
   await page.click('#tab-bars');
-  const csv = (await downloadOf(page, () => page.click('#view .export-bar button:has-text("CSV")'))).bytes.toString().trim().split('\n');
+  const csv = (
+    await downloadOf(page, () => page.click('#view .export-bar button:has-text("CSV")'))
+  ).bytes
+    .toString()
+    .trim()
+    .split('\n');
   const fields = csv.map((line) => line.split(',').length);
-  assert.ok(fields.every((n) => n === fields[0]), `fields per line: ${fields.join(' ')}`);
+  assert.ok(
+    fields.every((n) => n === fields[0]),
+    `fields per line: ${fields.join(' ')}`,
+  );
   assert.ok(!csv.some((line) => /NaN/.test(line)), 'no NaN padding');
 
   await page.click('#tab-heatmap');
   const canvas = page.locator('#view canvas.heatmap');
   await canvas.click({ position: { x: 120, y: 100 } }); // a selected cell
-  const svg = (await downloadOf(page, () => page.click('#view .export-bar button:has-text("SVG")'))).bytes.toString();
+  const svg = (
+    await downloadOf(page, () => page.click('#view .export-bar button:has-text("SVG")'))
+  ).bytes.toString();
   const title = await page.textContent('#view figcaption strong');
   const firstText = svg.match(/<text[^>]*>([^<]*)<\/text>/)[1];
   assert.equal(firstText, title, 'the exported figure starts with its title');
-  const png = (await downloadOf(page, () => page.click('#view .export-bar button:has-text("PNG")'))).bytes;
+  const png = (await downloadOf(page, () => page.click('#view .export-bar button:has-text("PNG")')))
+    .bytes;
   const pink = await page.evaluate(async (b64) => {
     const img = new Image();
     img.src = `data:image/png;base64,${b64}`;
@@ -147,14 +181,21 @@ test('Vectors CSV rows match its header; exported PNGs are titled, without selec
     ctx.drawImage(img, 0, 0);
     const d = ctx.getImageData(0, 0, c.width, c.height).data;
     let n = 0;
-    for (let i = 0; i < d.length; i += 4) if (d[i] > 230 && d[i + 1] < 80 && d[i + 2] > 110 && d[i + 2] < 160) n++;
+    for (let i = 0; i < d.length; i += 4)
+      if (d[i] > 230 && d[i + 1] < 80 && d[i + 2] > 110 && d[i + 2] < 160) n++;
     return n;
   }, png.toString('base64'));
   assert.equal(pink, 0, 'the selection box is not in the exported PNG');
   // The SVG views and the grids are titled too.
-  for (const [tab, title] of [['lines', /^Head view: attention weights, sequence 1, head 1$/], ['bars', /^Vectors of token \d+ “\w+” \(head 1\)$/], ['heads', /^All heads: attention weights, sequence 1$/]]) {
+  for (const [tab, title] of [
+    ['lines', /^Head view: attention weights, sequence 1, head 1$/],
+    ['bars', /^Vectors of token \d+ “\w+” \(head 1\)$/],
+    ['heads', /^All heads: attention weights, sequence 1$/],
+  ]) {
     await page.click(`#tab-${tab}`);
-    const file = (await downloadOf(page, () => page.click('#view .export-bar button:has-text("SVG")'))).bytes.toString();
+    const file = (
+      await downloadOf(page, () => page.click('#view .export-bar button:has-text("SVG")'))
+    ).bytes.toString();
     assert.match(file.match(/<text[^>]*>([^<]*)<\/text>/)[1], title, `${tab} export`);
   }
   assert.deepEqual(problems, []);
@@ -165,9 +206,16 @@ test('control characters in tokens: SVG exports stay well-formed XML and PNG exp
   const { page, problems } = await open();
   await change(page, () => page.fill('#text', 'bell \u0007 and \u0001 here \uFFFF'));
   await page.click('#tab-lines');
-  const svg = (await downloadOf(page, () => page.click('#view .export-bar button:has-text("SVG")'))).bytes.toString();
+  const svg = (
+    await downloadOf(page, () => page.click('#view .export-bar button:has-text("SVG")'))
+  ).bytes.toString();
   assert.doesNotMatch(svg, /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/);
-  const parsed = await page.evaluate((text) => new DOMParser().parseFromString(text, 'image/svg+xml').querySelector('parsererror')?.textContent ?? 'ok', svg);
+  const parsed = await page.evaluate(
+    (text) =>
+      new DOMParser().parseFromString(text, 'image/svg+xml').querySelector('parsererror')
+        ?.textContent ?? 'ok',
+    svg,
+  );
   assert.equal(parsed, 'ok');
   const png = await downloadOf(page, () => page.click('#view .export-bar button:has-text("PNG")'));
   assert.deepEqual([...png.bytes.subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47]);
@@ -186,7 +234,10 @@ test('the first run reports the engine start apart from the computation', async 
 
 test('token chips are one keyboard stop: arrow keys move between them', async () => {
   const { page, problems } = await open();
-  const stops = await page.$$eval('#chips button.chip', (bs) => bs.filter((b) => b.tabIndex === 0).length);
+  const stops = await page.$$eval(
+    '#chips button.chip',
+    (bs) => bs.filter((b) => b.tabIndex === 0).length,
+  );
   assert.equal(stops, 1);
   await page.focus('#text');
   await page.keyboard.press('Tab');
@@ -201,12 +252,24 @@ test('token chips are one keyboard stop: arrow keys move between them', async ()
 
 test('importing weights with an invalid d_model keeps the current value and says why', async () => {
   const { page, problems } = await open();
-  await change(page, async () => { await page.fill('#dModel', '8'); await page.press('#dModel', 'Tab'); });
+  await change(page, async () => {
+    await page.fill('#dModel', '8');
+    await page.press('#dModel', 'Tab');
+  });
   const row = Array(16).fill(0.5);
   const file = { dModel: 'abc', wq: Array.from({ length: 8 }, () => row) };
-  await change(page, () => page.setInputFiles('#import-weights', { name: 'w.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(file)) }));
+  await change(page, () =>
+    page.setInputFiles('#import-weights', {
+      name: 'w.json',
+      mimeType: 'application/json',
+      buffer: Buffer.from(JSON.stringify(file)),
+    }),
+  );
   assert.equal(await page.inputValue('#dModel'), '8');
-  assert.match(await page.textContent('#error'), /dModel in the file \("abc"\) is not a whole number 1–512; keeping 8/);
+  assert.match(
+    await page.textContent('#error'),
+    /dModel in the file \("abc"\) is not a whole number 1–512; keeping 8/,
+  );
   assert.deepEqual(problems, []);
   await page.close();
 });
@@ -216,7 +279,13 @@ async function axeViolations(page) {
   await page.evaluate(source); // evaluated through DevTools, not subject to the page's CSP
   return page.evaluate(async () => {
     const r = await window.axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(' | ')}`);
+    return r.violations.map(
+      (v) =>
+        `${v.id}: ${v.nodes
+          .map((n) => n.target.join(' '))
+          .slice(0, 3)
+          .join(' | ')}`,
+    );
   });
 }
 
@@ -233,7 +302,11 @@ test('laptop 1366×768: the attention is on screen at first sight; no axe-core v
   await page.screenshot({ path: join(screenshots, 'laptop-first-sight.png') });
   // Q, K and V side by side.
   await page.click('button[data-stage="qkv"]');
-  const boxes = await page.$$eval('#view figure.matrix', (fs) => fs.filter((f) => ['q', 'k', 'v'].includes(f.dataset.matrix)).map((f) => f.getBoundingClientRect().top));
+  const boxes = await page.$$eval('#view figure.matrix', (fs) =>
+    fs
+      .filter((f) => ['q', 'k', 'v'].includes(f.dataset.matrix))
+      .map((f) => f.getBoundingClientRect().top),
+  );
   assert.equal(boxes.length, 3);
   assert.ok(Math.abs(boxes[0] - boxes[2]) < 2, `Q, K, V tops ${boxes}`);
   await page.screenshot({ path: join(screenshots, 'laptop-qkv.png') });
@@ -250,14 +323,23 @@ test('laptop 1366×768: the attention is on screen at first sight; no axe-core v
 
 test('phone 390×844: one column, the figure first, nothing clipped; no axe-core violations', async () => {
   const { page, problems } = await open('', kPhone);
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  const overflow = await page.evaluate(
+    () => document.documentElement.scrollWidth - window.innerWidth,
+  );
   assert.ok(overflow <= 0, `page is ${overflow}px wider than the screen`);
-  const [figure, input] = await page.evaluate(() => ['#view canvas.heatmap', '#input'].map((s) => document.querySelector(s).getBoundingClientRect().top));
+  const [figure, input] = await page.evaluate(() =>
+    ['#view canvas.heatmap', '#input'].map(
+      (s) => document.querySelector(s).getBoundingClientRect().top,
+    ),
+  );
   assert.ok(figure < input, `figure at ${figure}, input at ${input}`);
   assert.ok(figure < kPhone.height, `the figure starts at ${figure}`);
   // The figure is not cut by its box: the canvas fits the screen width.
   const canvas = await page.locator('#view canvas.heatmap').boundingBox();
-  assert.ok(canvas.x >= 0 && canvas.x + canvas.width <= kPhone.width + 1, `canvas ${canvas.x}…${canvas.x + canvas.width}`);
+  assert.ok(
+    canvas.x >= 0 && canvas.x + canvas.width <= kPhone.width + 1,
+    `canvas ${canvas.x}…${canvas.x + canvas.width}`,
+  );
   await page.screenshot({ path: join(screenshots, 'phone-first-sight.png') });
   // Tapping a cell opens the inspector right there: next to the cell, on screen, focused.
   const tap = { x: canvas.width * 0.6, y: canvas.height * 0.6 };
@@ -267,10 +349,22 @@ test('phone 390×844: one column, the figure first, nothing clipped; no axe-core
   const cell = await page.locator('#view canvas.heatmap').boundingBox();
   const at = { x: cell.x + tap.x, y: cell.y + tap.y };
   const box = await popover.boundingBox();
-  assert.ok(box.x >= 0 && box.y >= 0 && box.x + box.width <= kPhone.width && box.y + box.height <= kPhone.height, `popover ${JSON.stringify(box)} leaves the screen`);
+  assert.ok(
+    box.x >= 0 &&
+      box.y >= 0 &&
+      box.x + box.width <= kPhone.width &&
+      box.y + box.height <= kPhone.height,
+    `popover ${JSON.stringify(box)} leaves the screen`,
+  );
   const gap = Math.max(box.y - at.y, at.y - (box.y + box.height));
-  assert.ok(gap > 0 && gap < 60, `popover ${gap}px from the tapped cell (${JSON.stringify(box)}, tap at ${JSON.stringify(at)})`);
-  assert.ok(at.x >= box.x - 60 && at.x <= box.x + box.width + 60, 'popover beside the tapped cell horizontally');
+  assert.ok(
+    gap > 0 && gap < 60,
+    `popover ${gap}px from the tapped cell (${JSON.stringify(box)}, tap at ${JSON.stringify(at)})`,
+  );
+  assert.ok(
+    at.x >= box.x - 60 && at.x <= box.x + box.width + 60,
+    'popover beside the tapped cell horizontally',
+  );
   assert.match(await popover.textContent(), /value: /);
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'inspect-popover');
   await page.screenshot({ path: join(screenshots, 'phone-inspect.png') });
@@ -278,9 +372,14 @@ test('phone 390×844: one column, the figure first, nothing clipped; no axe-core
   // Escape closes it and gives focus back to the heatmap.
   await page.keyboard.press('Escape');
   await popover.waitFor({ state: 'detached' });
-  assert.equal(await page.evaluate(() => document.activeElement?.classList.contains('heatmap')), true);
+  assert.equal(
+    await page.evaluate(() => document.activeElement?.classList.contains('heatmap')),
+    true,
+  );
   // Tapping outside closes it too.
-  await page.locator('#view canvas.heatmap').click({ position: { x: canvas.width * 0.5, y: canvas.height * 0.5 } });
+  await page
+    .locator('#view canvas.heatmap')
+    .click({ position: { x: canvas.width * 0.5, y: canvas.height * 0.5 } });
   await popover.waitFor();
   await page.mouse.click(5, 5);
   await popover.waitFor({ state: 'detached' });
@@ -317,9 +416,13 @@ test('stages animate their computation: many frames per stage, scrubbable; reduc
   assert.ok(scores >= 6, `${scores} distinct pictures while Q·Kᵀ builds up`);
   // Scrubbing shows any moment: half way the row is not complete.
   await page.locator('#stage-time').fill('40');
-  const half = await page.evaluate(() => document.querySelector('#view canvas.heatmap').toDataURL());
+  const half = await page.evaluate(() =>
+    document.querySelector('#view canvas.heatmap').toDataURL(),
+  );
   await page.locator('#stage-time').fill('100');
-  const whole = await page.evaluate(() => document.querySelector('#view canvas.heatmap').toDataURL());
+  const whole = await page.evaluate(() =>
+    document.querySelector('#view canvas.heatmap').toDataURL(),
+  );
   assert.notEqual(half, whole);
   // softmax: the row's bars go from exp(s − max) to weights summing to 1.
   await page.click('button[data-stage="weights"]');
@@ -331,12 +434,18 @@ test('stages animate their computation: many frames per stage, scrubbable; reduc
   assert.ok(Math.abs(end - 1) < 1e-5, `the weights sum to ${end}`);
   // The Head view follows: the focused query's lines thin out as its row is normalised.
   await page.click('#tab-lines');
-  const widths = () => page.$$eval('#view svg.lines-view line', (ls) => ls.reduce((a, l) => a + Number(l.getAttribute('stroke-width')), 0));
+  const widths = () =>
+    page.$$eval('#view svg.lines-view line', (ls) =>
+      ls.reduce((a, l) => a + Number(l.getAttribute('stroke-width')), 0),
+    );
   await page.locator('#stage-time').fill('0');
   const wide = await widths();
   await page.locator('#stage-time').fill('100');
   const normalised = await widths();
-  assert.ok(wide > normalised + 1, `lines ${wide} at the start of softmax, ${normalised} at its end`);
+  assert.ok(
+    wide > normalised + 1,
+    `lines ${wide} at the start of softmax, ${normalised} at its end`,
+  );
   await page.click('#tab-heatmap');
   // weights·V: the output row sums the weighted values.
   const output = await framesAfter(page, () => page.click('button[data-stage="headOutputs"]'));
@@ -358,9 +467,14 @@ test('concat, W_O, All heads, Batch and Vectors build up within their stage; red
   assert.ok(concat >= 6, `${concat} distinct pictures while the heads are concatenated`);
   // Half way, head 2's columns are not all in place yet: the picture differs from the end.
   await page.locator('#stage-time').fill('60');
-  const sliding = await page.evaluate(() => document.querySelector('#view canvas.heatmap').toDataURL());
+  const sliding = await page.evaluate(() =>
+    document.querySelector('#view canvas.heatmap').toDataURL(),
+  );
   await page.locator('#stage-time').fill('100');
-  assert.notEqual(sliding, await page.evaluate(() => document.querySelector('#view canvas.heatmap').toDataURL()));
+  assert.notEqual(
+    sliding,
+    await page.evaluate(() => document.querySelector('#view canvas.heatmap').toDataURL()),
+  );
   // All heads and Batch follow the stage: each head's focused row fills in during Q·Kᵀ.
   await page.click('#tab-heads');
   const heads = await framesAfter(page, () => page.click('button[data-stage="scores"]'));
@@ -372,10 +486,19 @@ test('concat, W_O, All heads, Batch and Vectors build up within their stage; red
   await page.click('#tab-bars');
   await page.click('button[data-stage="qkv"]');
   await page.locator('#stage-time').fill('30');
-  const partial = await page.$$eval('#view g[data-series="q (query)"] rect', (rs) => rs.filter((r) => Number(r.getAttribute('data-value')) !== 0).length);
+  const partial = await page.$$eval(
+    '#view g[data-series="q (query)"] rect',
+    (rs) => rs.filter((r) => Number(r.getAttribute('data-value')) !== 0).length,
+  );
   await page.locator('#stage-time').fill('100');
-  const whole = await page.$$eval('#view g[data-series="q (query)"] rect', (rs) => rs.filter((r) => Number(r.getAttribute('data-value')) !== 0).length);
-  assert.ok(partial > 0 && partial < whole, `${partial} of ${whole} query components shown at 30 %`);
+  const whole = await page.$$eval(
+    '#view g[data-series="q (query)"] rect',
+    (rs) => rs.filter((r) => Number(r.getAttribute('data-value')) !== 0).length,
+  );
+  assert.ok(
+    partial > 0 && partial < whole,
+    `${partial} of ${whole} query components shown at 30 %`,
+  );
   // W_O (transformer block): the product builds row by row.
   await page.click('#tab-heatmap');
   await change(page, () => page.check('#block'));
@@ -392,24 +515,40 @@ test('concat, W_O, All heads, Batch and Vectors build up within their stage; red
 
 test('zoom: + and − buttons and ctrl + wheel zoom the heatmap; a shared link keeps the zoom', async () => {
   const { page, problems } = await open();
-  const words = Array.from({ length: 40 }, (_, i) => ['the', 'cat', 'sat', 'on', 'a', 'warm', 'mat', 'today'][i % 8]).join(' ');
+  const words = Array.from(
+    { length: 40 },
+    (_, i) => ['the', 'cat', 'sat', 'on', 'a', 'warm', 'mat', 'today'][i % 8],
+  ).join(' ');
   await change(page, () => page.fill('#text', words));
-  const size = async () => Number((await page.textContent('#view figure.matrix figcaption')).match(/\((\d+) × \d+\)/)[1]);
+  const size = async () =>
+    Number((await page.textContent('#view figure.matrix figcaption')).match(/\((\d+) × \d+\)/)[1]);
   assert.equal(await size(), 40);
   await page.click('#zoom-in');
   assert.equal(await size(), 27);
   // Ctrl + wheel (what a trackpad pinch sends) over the figure zooms out again; a plain
   // wheel is left to scroll the page. Dispatched in the page: headless Chromium keeps
   // a ctrl + wheel from the mouse for its own zoom.
-  const wheel = (ctrlKey) => page.$eval('#view figure.matrix canvas', (c, ctrlKey) => {
-    const e = new WheelEvent('wheel', { deltaY: 120, ctrlKey, bubbles: true, cancelable: true });
-    c.dispatchEvent(e);
-    return e.defaultPrevented;
-  }, ctrlKey);
+  const wheel = (ctrlKey) =>
+    page.$eval(
+      '#view figure.matrix canvas',
+      (c, ctrlKey) => {
+        const e = new WheelEvent('wheel', {
+          deltaY: 120,
+          ctrlKey,
+          bubbles: true,
+          cancelable: true,
+        });
+        c.dispatchEvent(e);
+        return e.defaultPrevented;
+      },
+      ctrlKey,
+    );
   assert.equal(await wheel(false), false);
   assert.equal(await size(), 27);
   assert.equal(await wheel(true), true);
-  await page.waitForFunction(() => /\(40 × 40\)/.test(document.querySelector('#view figure.matrix figcaption').textContent));
+  await page.waitForFunction(() =>
+    /\(40 × 40\)/.test(document.querySelector('#view figure.matrix figcaption').textContent),
+  );
   await page.click('#zoom-in');
   await page.click('#zoom-in');
   assert.equal(await size(), 18);
@@ -438,21 +577,34 @@ test('long inputs: zoomed heatmap with an overview to move over, labelled heads 
   const after = await page.textContent('#view .overview figcaption');
   assert.notEqual(after, before, 'the overview moves the zoomed window');
   const start = Number(after.match(/tokens (\d+)–/)[1]);
-  assert.ok(start > 330 && start < 450, `the window starts at token ${start} after a click at 80 %`);
+  assert.ok(
+    start > 330 && start < 450,
+    `the window starts at token ${start} after a click at 80 %`,
+  );
   await page.screenshot({ path: join(screenshots, 'long512-zoom.png') });
   await page.selectOption('#zoom', '0');
   assert.match(await page.textContent('#view figure.matrix figcaption'), /\(512 × 512\)/);
   await page.click('#tab-heads');
-  const captions = await page.$$eval('#view figure.mini figcaption', (fs) => fs.map((f) => f.textContent));
+  const captions = await page.$$eval('#view figure.mini figcaption', (fs) =>
+    fs.map((f) => f.textContent),
+  );
   assert.equal(captions.length, 8);
-  assert.doesNotMatch(await page.textContent('#view p.explain'), /\blearns?\b/, 'random heads do not learn');
+  assert.doesNotMatch(
+    await page.textContent('#view p.explain'),
+    /\blearns?\b/,
+    'random heads do not learn',
+  );
   assert.match(captions[1], /^Head 2/);
   assert.equal(await page.locator('#view .legend').count(), 1, 'one legend: one shared scale');
   await page.screenshot({ path: join(screenshots, 'long512-heads.png') });
   await page.click('#tab-lines');
   const lines = await page.locator('#view svg.lines-view').boundingBox();
   assert.ok(lines.height <= 600, `Head view ${lines.height}px tall`);
-  const outside = await page.$$eval('#view svg.lines-view line', (ls, h) => ls.filter((l) => Number(l.getAttribute('y2')) > h).length, lines.height);
+  const outside = await page.$$eval(
+    '#view svg.lines-view line',
+    (ls, h) => ls.filter((l) => Number(l.getAttribute('y2')) > h).length,
+    lines.height,
+  );
   assert.equal(outside, 0, 'no line leaves the box');
   assert.deepEqual(problems, []);
   await page.close();

@@ -19,7 +19,9 @@ export async function openPage(browser, server, hash = '', { ready = true } = {}
   const problems = watch(page);
   await page.addInitScript(() => {
     window.__cspViolations = [];
-    document.addEventListener('securitypolicyviolation', (e) => window.__cspViolations.push(`${e.violatedDirective} ${e.blockedURI}`));
+    document.addEventListener('securitypolicyviolation', (e) =>
+      window.__cspViolations.push(`${e.violatedDirective} ${e.blockedURI}`),
+    );
   });
   await page.goto(server.url + hash);
   if (ready) await waitReady(page);

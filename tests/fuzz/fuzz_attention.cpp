@@ -78,8 +78,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz::variants_of(in, variant >> 3, H, T, Tk, kind, options);
 
   AttentionResult result;
-  const bool ok = fuzz::run_expecting_only_library_errors(
-      [&] { result = attention(q, k, v, options); });
+  const bool ok =
+      fuzz::run_expecting_only_library_errors([&] { result = attention(q, k, v, options); });
   if (!ok) return 0;
 
   // Accepted input: the result must be complete and finite.
@@ -108,7 +108,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto ref = attnscope::testing::reference_attention(
         qd, kd, vd, attnscope::testing::ReferenceDims{B, H, Hkv, T, Tk, d_k, out_dv}, factor,
         options);
-    fuzz::require(ref.fully_masked == result.fully_masked, "fully_masked differs from the reference");
+    fuzz::require(ref.fully_masked == result.fully_masked,
+                  "fully_masked differs from the reference");
     float v_max = 0;
     for (float x : v.data) v_max = std::max(v_max, std::abs(x));
     for (std::size_t i = 0; i < result.output.size(); ++i) {
@@ -122,8 +123,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     AttentionOptions other = options;
     other.trace = !options.trace;
     AttentionResult again;
-    const bool ok2 = fuzz::run_expecting_only_library_errors(
-        [&] { again = attention(q, k, v, other); });
+    const bool ok2 =
+        fuzz::run_expecting_only_library_errors([&] { again = attention(q, k, v, other); });
     fuzz::require(ok2, "traced and fast paths disagree on accepting the input");
     fuzz::require(again.fully_masked == result.fully_masked, "paths disagree on fully_masked");
     float v_max = 0;

@@ -12,16 +12,19 @@ namespace {
 
 Shape rows_shape(fuzz::Input& in, std::size_t C) {
   switch (in.byte() % 3) {
-    case 0: return {C};
-    case 1: return {in.range(1, 5), C};
-    default: return {in.range(1, 3), in.range(1, 5), C};
+    case 0:
+      return {C};
+    case 1:
+      return {in.range(1, 5), C};
+    default:
+      return {in.range(1, 3), in.range(1, 5), C};
   }
 }
 
 Linear linear_of(fuzz::Input& in, std::size_t n_in, std::size_t n_out, int kind, bool perturb) {
   Linear l;
-  l.weight = fuzz::tensor_of(in, fuzz::shape_of(in, {n_in, n_out}, perturb && in.flag()), kind,
-                             false);
+  l.weight =
+      fuzz::tensor_of(in, fuzz::shape_of(in, {n_in, n_out}, perturb && in.flag()), kind, false);
   if (in.flag()) l.bias = fuzz::tensor_of(in, {n_out}, kind, perturb && in.flag());
   return l;
 }
@@ -33,10 +36,14 @@ Tensor optional_vector(fuzz::Input& in, std::size_t C, int kind, bool perturb) {
 
 float eps_of(fuzz::Input& in, int kind) {
   switch (in.byte() % 4) {
-    case 0: return 1e-5f;
-    case 1: return in.value(kind);
-    case 2: return in.raw_float();
-    default: return 1e-12f;
+    case 0:
+      return 1e-5f;
+    case 1:
+      return in.value(kind);
+    case 2:
+      return in.raw_float();
+    default:
+      return 1e-12f;
   }
 }
 
@@ -63,9 +70,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const bool perturb = (head >> 5) == 0;
   const std::size_t C = in.range(1, 9);
   const Shape shape = rows_shape(in, C);
-  const Tensor x = fuzz::tensor_of(in, perturb && in.flag() ? fuzz::shape_of(in, {2, C}, true)
-                                                             : shape,
-                                   kind, perturb && in.flag());
+  const Tensor x =
+      fuzz::tensor_of(in, perturb && in.flag() ? fuzz::shape_of(in, {2, C}, true) : shape, kind,
+                      perturb && in.flag());
 
   switch (op) {
     case 0: {
@@ -86,16 +93,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (fuzz::run_expecting_only_library_errors([&] { y = positional_encoding(T, C2, base); })) {
         check_output(y, {T, C2}, "positional_encoding");
       }
-      if (fuzz::run_expecting_only_library_errors(
-              [&] { y = add_positional_encoding(x, base); })) {
+      if (fuzz::run_expecting_only_library_errors([&] { y = add_positional_encoding(x, base); })) {
         check_output(y, x.shape, "add_positional_encoding");
       }
       break;
     }
     case 2: {
-      const Tensor b = fuzz::tensor_of(in, perturb && in.flag() ? fuzz::shape_of(in, {C}, true)
-                                                                 : x.shape,
-                                       kind, false);
+      const Tensor b = fuzz::tensor_of(
+          in, perturb && in.flag() ? fuzz::shape_of(in, {C}, true) : x.shape, kind, false);
       Tensor y;
       if (fuzz::run_expecting_only_library_errors([&] { y = residual_add(x, b); })) {
         check_output(y, x.shape, "residual_add");
@@ -139,8 +144,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       w.attention.wk = fuzz::tensor_of(in, {C, H * d}, kind, false);
       w.attention.wv = fuzz::tensor_of(in, {C, H * d}, kind, false);
       if (in.flag()) w.attention.bq = fuzz::tensor_of(in, {H * d}, kind, false);
-      w.attention.wo = fuzz::tensor_of(in, fuzz::shape_of(in, {H * d, C}, perturb && in.flag()),
-                                       kind, false);
+      w.attention.wo =
+          fuzz::tensor_of(in, fuzz::shape_of(in, {H * d, C}, perturb && in.flag()), kind, false);
       w.norm1_gamma = optional_vector(in, C, kind, perturb);
       w.norm1_beta = optional_vector(in, C, kind, perturb);
       w.norm2_gamma = optional_vector(in, C, kind, perturb);

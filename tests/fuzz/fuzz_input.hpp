@@ -58,14 +58,26 @@ class Input {
 
  private:
   float finite_edge() {
-    static const float kTable[] = {0.0f, -0.0f, 1.0f, -1.0f,
+    static const float kTable[] = {0.0f,
+                                   -0.0f,
+                                   1.0f,
+                                   -1.0f,
                                    std::numeric_limits<float>::denorm_min(),
                                    -std::numeric_limits<float>::denorm_min(),
                                    std::numeric_limits<float>::min(),
                                    std::numeric_limits<float>::max(),
                                    -std::numeric_limits<float>::max(),
-                                   1e19f, -1e19f, 1e30f, -1e30f, 1e-30f, 3.0e38f, 88.7f,
-                                   -88.7f, 1e6f, -1e6f, 0.5f};
+                                   1e19f,
+                                   -1e19f,
+                                   1e30f,
+                                   -1e30f,
+                                   1e-30f,
+                                   3.0e38f,
+                                   88.7f,
+                                   -88.7f,
+                                   1e6f,
+                                   -1e6f,
+                                   0.5f};
     const std::uint8_t b = byte();
     if (b < 160) return kTable[b % (sizeof kTable / sizeof kTable[0])];
     const float f = raw_float();
@@ -77,7 +89,9 @@ class Input {
                                    std::numeric_limits<float>::infinity(),
                                    -std::numeric_limits<float>::infinity(),
                                    std::numeric_limits<float>::denorm_min(),
-                                   std::numeric_limits<float>::max(), -0.0f, 1e30f};
+                                   std::numeric_limits<float>::max(),
+                                   -0.0f,
+                                   1e30f};
     return kTable[byte() % (sizeof kTable / sizeof kTable[0])];
   }
 
@@ -109,9 +123,15 @@ inline attnscope::Shape shape_of(Input& in, std::initializer_list<std::size_t> d
   if (perturb && !s.empty()) {
     const std::size_t i = in.byte() % s.size();
     switch (in.byte() % 3) {
-      case 0: s[i] = 0; break;
-      case 1: s[i] += 1; break;
-      default: s[i] = s[i] > 1 ? s[i] - 1 : 2; break;
+      case 0:
+        s[i] = 0;
+        break;
+      case 1:
+        s[i] += 1;
+        break;
+      default:
+        s[i] = s[i] > 1 ? s[i] - 1 : 2;
+        break;
     }
   }
   return s;

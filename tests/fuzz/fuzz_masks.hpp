@@ -12,9 +12,15 @@ inline attnscope::Shape mask_shape(Input& in, std::size_t B, std::size_t H, std:
                                    std::size_t Tk, bool perturb) {
   attnscope::Shape s;
   switch (in.byte() % 3) {
-    case 0: s = {Tq, Tk}; break;
-    case 1: s = {B, Tq, Tk}; break;
-    default: s = {B, H, Tq, Tk}; break;
+    case 0:
+      s = {Tq, Tk};
+      break;
+    case 1:
+      s = {B, Tq, Tk};
+      break;
+    default:
+      s = {B, H, Tq, Tk};
+      break;
   }
   if (perturb && in.byte() % 4 == 0) s[in.byte() % s.size()] += 1;
   return s;
@@ -24,10 +30,14 @@ inline attnscope::Shape mask_shape(Input& in, std::size_t B, std::size_t H, std:
 /// moderate value or any float bit pattern (NaN, +-inf, huge).
 inline attnscope::Scale scale_of(Input& in, int kind) {
   switch (in.byte() % 4) {
-    case 0: return attnscope::Scale::inv_sqrt_dk();
-    case 1: return attnscope::Scale::none();
-    case 2: return attnscope::Scale::custom(in.value(kind));
-    default: return attnscope::Scale::custom(in.raw_float());
+    case 0:
+      return attnscope::Scale::inv_sqrt_dk();
+    case 1:
+      return attnscope::Scale::none();
+    case 2:
+      return attnscope::Scale::custom(in.value(kind));
+    default:
+      return attnscope::Scale::custom(in.raw_float());
   }
 }
 
@@ -83,7 +93,12 @@ inline void variants_of(Input& in, std::uint8_t which, std::size_t H, std::size_
     options.rope.enabled = true;
     // Real bases, and bad ones that must be rejected. (Bases below 1 give
     // angles so large that float and double round them apart.)
-    static const double kBases[] = {10000.0, 500.0, 2.0, 1e6, 0.0, -1.0,
+    static const double kBases[] = {10000.0,
+                                    500.0,
+                                    2.0,
+                                    1e6,
+                                    0.0,
+                                    -1.0,
                                     std::numeric_limits<double>::infinity(),
                                     std::numeric_limits<double>::quiet_NaN()};
     options.rope.base = kBases[in.byte() % 8];

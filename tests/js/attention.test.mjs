@@ -58,7 +58,10 @@ function randomMask(kind, r, B, H, T) {
     }
     case 'causal + lengths + additive': {
       const additive = randomAdditive(T * T);
-      return { spec: { causal: true, lengths, additive }, ref: { causal: true, lengths, additive } };
+      return {
+        spec: { causal: true, lengths, additive },
+        ref: { causal: true, lengths, additive },
+      };
     }
     default:
       throw new Error(kind);
@@ -97,13 +100,34 @@ for (const c of kCases) {
       const wk = r.floats(C * heads * dk);
       const wv = r.floats(C * heads * dv);
       const extra = {};
-      if (c.bias) Object.assign(extra, { bq: r.floats(heads * dk), bk: r.floats(heads * dk), bv: r.floats(heads * dv) });
-      if (c.wo) Object.assign(extra, { wo: r.floats(heads * dv * c.wo), bo: c.bias ? r.floats(c.wo) : undefined });
+      if (c.bias)
+        Object.assign(extra, {
+          bq: r.floats(heads * dk),
+          bk: r.floats(heads * dk),
+          bv: r.floats(heads * dv),
+        });
+      if (c.wo)
+        Object.assign(extra, {
+          wo: r.floats(heads * dv * c.wo),
+          bo: c.bias ? r.floats(c.wo) : undefined,
+        });
       const scale = [true, false, 0.37][seed % 3];
       const mask = randomMask(kind, r, B, heads, T);
       const args = { x, shape: [B, T, C], wq, wk, wv, heads, ...extra, scale, mask: mask.spec };
       const factor = scale === true ? 1 / Math.sqrt(dk) : scale === false ? 1 : scale;
-      const ref = selfAttentionReference({ x, B, T, C, wq, wk, wv, ...extra, heads, factor, mask: maskFunction(mask.ref, B, heads, T) });
+      const ref = selfAttentionReference({
+        x,
+        B,
+        T,
+        C,
+        wq,
+        wk,
+        wv,
+        ...extra,
+        heads,
+        factor,
+        mask: maskFunction(mask.ref, B, heads, T),
+      });
 
       const traced = engine.selfAttention({ ...args, trace: true });
       assert.deepEqual(traced.output.shape, [B, T, ref.cOut]);
@@ -121,11 +145,15 @@ for (const c of kCases) {
       assertClose(t.weights.data, ref.weights, { ...tol, what: 'weights' });
       assertClose(t.concat.data, ref.concat, { ...tol, what: 'concat' });
       for (let i = 0; i < ref.weights.length; i++) {
-        if (t.masked.data[i] === -Infinity) assert.equal(t.weights.data[i], 0, 'masked weight is exactly 0');
+        if (t.masked.data[i] === -Infinity)
+          assert.equal(t.weights.data[i], 0, 'masked weight is exactly 0');
       }
       assert.deepEqual(traced.fullyMasked.shape, [B, heads, T]);
       assert.deepEqual([...traced.fullyMasked.data], [...ref.fullyMasked]);
-      assert.equal(traced.fullyMaskedCount, ref.fullyMasked.reduce((a, b) => a + b, 0));
+      assert.equal(
+        traced.fullyMaskedCount,
+        ref.fullyMasked.reduce((a, b) => a + b, 0),
+      );
 
       const fast = engine.selfAttention({ ...args, trace: false });
       assert.equal(fast.trace, undefined);
@@ -140,7 +168,15 @@ test('selfAttention with shape [T, C] drops the leading B from every result shap
   const r = rng(99);
   const T = 4;
   const C = 6;
-  const args = { x: r.floats(T * C), shape: [T, C], wq: r.floats(C * 6), wk: r.floats(C * 6), wv: r.floats(C * 4), heads: 2, wo: r.floats(4 * 3) };
+  const args = {
+    x: r.floats(T * C),
+    shape: [T, C],
+    wq: r.floats(C * 6),
+    wk: r.floats(C * 6),
+    wv: r.floats(C * 4),
+    heads: 2,
+    wo: r.floats(4 * 3),
+  };
   const res = engine.selfAttention(args);
   assert.deepEqual(res.output.shape, [T, 3]);
   assert.deepEqual(res.trace.q.shape, [2, T, 3]);
@@ -156,9 +192,15 @@ test('selfAttention accepts nested arrays, Float64Array and plain flat arrays al
   const r = rng(5);
   const x = r.floats(3 * 2);
   const w = r.floats(2 * 2);
-  const nested = (a, rows, cols) => Array.from({ length: rows }, (_, i) => Array.from(a.subarray(i * cols, (i + 1) * cols)));
+  const nested = (a, rows, cols) =>
+    Array.from({ length: rows }, (_, i) => Array.from(a.subarray(i * cols, (i + 1) * cols)));
   const a = engine.selfAttention({ x, shape: [3, 2], wq: w, wk: w, wv: w });
-  const b = engine.selfAttention({ x: nested(x, 3, 2), wq: nested(w, 2, 2), wk: Float64Array.from(w), wv: Array.from(w) });
+  const b = engine.selfAttention({
+    x: nested(x, 3, 2),
+    wq: nested(w, 2, 2),
+    wk: Float64Array.from(w),
+    wv: Array.from(w),
+  });
   assert.deepEqual([...b.output.data], [...a.output.data]);
 });
 
@@ -192,13 +234,26 @@ for (const { shape, dv } of kAttentionRanks) {
           q.subarray(g * T * d, (g + 1) * T * d),
           k.subarray(g * T * d, (g + 1) * T * d),
           v.subarray(g * T * dv, (g + 1) * T * dv),
-          T, d, dv, 1 / Math.sqrt(d), maskOf,
+          T,
+          d,
+          dv,
+          1 / Math.sqrt(d),
+          maskOf,
         );
-        assertClose(res.output.data.subarray(g * T * dv, (g + 1) * T * dv), ref.output, { ...tol, what: `output group ${g}` });
+        assertClose(res.output.data.subarray(g * T * dv, (g + 1) * T * dv), ref.output, {
+          ...tol,
+          what: `output group ${g}`,
+        });
         if (trace) {
           assert.deepEqual(res.trace.weights.shape, [...shape.slice(0, -1), T]);
-          assertClose(res.trace.weights.data.subarray(g * T * T, (g + 1) * T * T), ref.weights, { ...tol, what: 'weights' });
-          assertClose(res.trace.masked.data.subarray(g * T * T, (g + 1) * T * T), ref.masked, { ...tol, what: 'masked' });
+          assertClose(res.trace.weights.data.subarray(g * T * T, (g + 1) * T * T), ref.weights, {
+            ...tol,
+            what: 'weights',
+          });
+          assertClose(res.trace.masked.data.subarray(g * T * T, (g + 1) * T * T), ref.masked, {
+            ...tol,
+            what: 'masked',
+          });
         } else {
           assert.equal(res.trace, undefined);
         }
@@ -239,11 +294,15 @@ test('attention writes into out when given one: same values, same array, inputs 
   const shape = [2, 3, 7, 4];
   const n = 2 * 3 * 7 * 4;
   const [q, k, v] = [r.floats(n), r.floats(n), r.floats(n)];
-  for (const [mask, trace] of [['none', false], ['causal', false], ['causal', true]]) {
+  for (const [mask, trace] of [
+    ['none', false],
+    ['causal', false],
+    ['causal', true],
+  ]) {
     const fresh = engine.attention({ q, k, v, shape, mask, trace });
     const out = new Float32Array(n).fill(NaN);
     const res = engine.attention({ q, k, v, shape, mask, trace, out });
-    assert.equal(res.output.data, out, 'output.data is the caller\'s array');
+    assert.equal(res.output.data, out, "output.data is the caller's array");
     assert.deepEqual(res.output.shape, fresh.output.shape);
     assert.deepEqual([...out], [...fresh.output.data], `mask ${mask}, trace ${trace}`);
     assert.deepEqual([...res.fullyMasked.data], [...fresh.fullyMasked.data]);
@@ -258,6 +317,16 @@ test('attention writes into out when given one: same values, same array, inputs 
 
 test('a call that fails leaves out untouched', () => {
   const out = new Float32Array(8).fill(7);
-  assert.throws(() => engine.attention({ q: [1, NaN, 0, 1, 0, 1, 1, 0], k: new Float32Array(8), v: new Float32Array(8), shape: [4, 2], out }), /non-finite/);
+  assert.throws(
+    () =>
+      engine.attention({
+        q: [1, NaN, 0, 1, 0, 1, 1, 0],
+        k: new Float32Array(8),
+        v: new Float32Array(8),
+        shape: [4, 2],
+        out,
+      }),
+    /non-finite/,
+  );
   assert.deepEqual([...out], new Array(8).fill(7));
 });

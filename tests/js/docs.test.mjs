@@ -7,7 +7,16 @@ import { fileURLToPath } from 'node:url';
 
 import ts from 'typescript';
 
-const kPublicDeclarations = ['index.d.ts', 'types.d.ts', 'errors.d.ts', 'node.d.ts', 'worker.d.ts', 'worker-node.d.ts', 'worker-protocol.d.ts', 'reference.d.ts'];
+const kPublicDeclarations = [
+  'index.d.ts',
+  'types.d.ts',
+  'errors.d.ts',
+  'node.d.ts',
+  'worker.d.ts',
+  'worker-node.d.ts',
+  'worker-protocol.d.ts',
+  'reference.d.ts',
+];
 const dist = new URL('./', import.meta.resolve('attnscope/attnscope.wasm'));
 
 function undocumented(file) {
@@ -18,14 +27,19 @@ function undocumented(file) {
   const isExported = (node) => node.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
   const visit = (node) => {
     const declaration =
-      ts.isFunctionDeclaration(node) || ts.isClassDeclaration(node) || ts.isInterfaceDeclaration(node) ||
-      ts.isTypeAliasDeclaration(node) || ts.isVariableStatement(node);
+      ts.isFunctionDeclaration(node) ||
+      ts.isClassDeclaration(node) ||
+      ts.isInterfaceDeclaration(node) ||
+      ts.isTypeAliasDeclaration(node) ||
+      ts.isVariableStatement(node);
     if (declaration && isExported(node) && !hasDoc(node)) {
       const name = node.name?.text ?? node.declarationList?.declarations[0]?.name.text;
       missing.push(`${file}: ${name}`);
     }
     if ((ts.isPropertySignature(node) || ts.isMethodSignature(node)) && !hasDoc(node)) {
-      missing.push(`${file}: member ${node.name.getText(source)} of ${node.parent.parent?.name?.text ?? node.parent.name?.text ?? 'a type literal'}`);
+      missing.push(
+        `${file}: member ${node.name.getText(source)} of ${node.parent.parent?.name?.text ?? node.parent.name?.text ?? 'a type literal'}`,
+      );
     }
     ts.forEachChild(node, visit);
   };
@@ -41,10 +55,25 @@ test('every exported declaration and member in the shipped .d.ts files has a doc
 // The Markdown docs link to each other and into the tree: every relative link
 // must reach a file, and every #anchor a heading of that file.
 const root = new URL('../../', import.meta.url);
-const kDocs = ['README.md', 'CONTRIBUTING.md', 'CHANGELOG.md', 'tests/README.md', 'web/bench/README.md', 'docs/USAGE.md', 'docs/ARCHITECTURE.md', 'docs/performance/README.md', 'docs/performance/journal.md'];
+const kDocs = [
+  'README.md',
+  'CONTRIBUTING.md',
+  'CHANGELOG.md',
+  'tests/README.md',
+  'web/bench/README.md',
+  'docs/USAGE.md',
+  'docs/ARCHITECTURE.md',
+  'docs/performance/README.md',
+  'docs/performance/journal.md',
+];
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
-const slug = (heading) => heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\- ]/gu, '').replace(/ /g, '-');
+const slug = (heading) =>
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\- ]/gu, '')
+    .replace(/ /g, '-');
 
 function headings(file) {
   const text = readFileSync(fileURLToPath(file), 'utf8').replace(/```[\s\S]*?```/g, '');
@@ -61,7 +90,8 @@ test('relative links in the docs reach existing files and headings', () => {
       const [path, anchor] = target.split('#');
       const file = path ? new URL(path, url) : url;
       if (!existsSync(file)) broken.push(`${doc}: ${target} (no such file)`);
-      else if (anchor && file.pathname.endsWith('.md') && !headings(file).has(anchor)) broken.push(`${doc}: ${target} (no such heading)`);
+      else if (anchor && file.pathname.endsWith('.md') && !headings(file).has(anchor))
+        broken.push(`${doc}: ${target} (no such heading)`);
     }
   }
   assert.deepEqual(broken, []);

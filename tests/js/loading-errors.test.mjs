@@ -23,18 +23,37 @@ const kForeignModule = Uint8Array.from([
 
 test('createAttnScope refuses options that are not an object, naming them', async () => {
   await rejectsWith(createAttnScope(null), /createAttnScope: options must be an object, got null/);
-  await rejectsWith(createAttnScope('fast'), /createAttnScope: options must be an object, got string/);
-  await rejectsWith(createAttnScope({ wasmBinary: 'bytes' }), /createAttnScope: wasmBinary must be an ArrayBuffer or a Uint8Array, got string/);
-  await rejectsWith(createAttnScope({ wasmUrl: 42 }), /createAttnScope: wasmUrl must be a string or a URL, got number/);
-  await rejectsWith(createAttnScope({ locateFile: 'here' }), /createAttnScope: locateFile must be a function, got string/);
+  await rejectsWith(
+    createAttnScope('fast'),
+    /createAttnScope: options must be an object, got string/,
+  );
+  await rejectsWith(
+    createAttnScope({ wasmBinary: 'bytes' }),
+    /createAttnScope: wasmBinary must be an ArrayBuffer or a Uint8Array, got string/,
+  );
+  await rejectsWith(
+    createAttnScope({ wasmUrl: 42 }),
+    /createAttnScope: wasmUrl must be a string or a URL, got number/,
+  );
+  await rejectsWith(
+    createAttnScope({ locateFile: 'here' }),
+    /createAttnScope: locateFile must be a function, got string/,
+  );
 });
 
 test('a throwing or odd locateFile is reported as such', async () => {
   await rejectsWith(
-    createAttnScope({ locateFile: () => { throw new Error('no such place'); } }),
+    createAttnScope({
+      locateFile: () => {
+        throw new Error('no such place');
+      },
+    }),
     /createAttnScope: locateFile threw while resolving attnscope(-relaxed)?\.wasm: no such place/,
   );
-  await rejectsWith(createAttnScope({ locateFile: () => null }), /locateFile must return a URL string for attnscope(-relaxed)?\.wasm, got null/);
+  await rejectsWith(
+    createAttnScope({ locateFile: () => null }),
+    /locateFile must return a URL string for attnscope(-relaxed)?\.wasm, got null/,
+  );
 });
 
 test('bad wasm bytes and files say which and why', async () => {
@@ -49,7 +68,9 @@ test('bad wasm bytes and files say which and why', async () => {
   const notWasm = fileURLToPath(new URL('../../package.json', import.meta.url));
   await rejectsWith(
     createAttnScope({ wasmUrl: notWasm }),
-    new RegExp(`createAttnScope: ${notWasm.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} \\(\\d+ bytes\\) is not a WebAssembly module`),
+    new RegExp(
+      `createAttnScope: ${notWasm.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} \\(\\d+ bytes\\) is not a WebAssembly module`,
+    ),
   );
 });
 

@@ -16,8 +16,19 @@ const relaxedWasmPath = fileURLToPath(import.meta.resolve('attnscope/attnscope-r
 // scripts/test.sh runs this suite twice: as is (Node 20: no relaxed SIMD) and
 // with --experimental-wasm-relaxed-simd, so both branches below run.
 const relaxed = hasRelaxedSimd();
-const I2 = [[1, 0], [0, 1]];
-const seed001 = { x: I2, wq: I2, wk: I2, wv: [[1, 2], [3, 4]] };
+const I2 = [
+  [1, 0],
+  [0, 1],
+];
+const seed001 = {
+  x: I2,
+  wq: I2,
+  wk: I2,
+  wv: [
+    [1, 2],
+    [3, 4],
+  ],
+};
 
 function seedWorks(engine) {
   const w = engine.selfAttention(seed001).trace.weights.data[0];
@@ -35,7 +46,8 @@ function countF32x4ByDisassembly(path) {
 
 test('the wasm really contains 128-bit SIMD f32x4 arithmetic', () => {
   const counts = countF32x4ByDisassembly(wasmPath);
-  for (const op of ['f32x4.add', 'f32x4.mul']) assert.ok((counts[op] ?? 0) >= 10, `${op}: ${counts[op] ?? 0}`);
+  for (const op of ['f32x4.add', 'f32x4.mul'])
+    assert.ok((counts[op] ?? 0) >= 10, `${op}: ${counts[op] ?? 0}`);
 });
 
 test('the wasm validates and has a linear memory', async () => {
@@ -44,7 +56,10 @@ test('the wasm validates and has a linear memory', async () => {
   const module = await WebAssembly.compile(bytes);
   const imports = WebAssembly.Module.imports(module).map((i) => `${i.module}.${i.name}:${i.kind}`);
   const exports = WebAssembly.Module.exports(module).map((e) => `${e.name}:${e.kind}`);
-  assert.ok([...imports, ...exports].some((s) => s.endsWith(':memory')), 'a memory is imported or exported');
+  assert.ok(
+    [...imports, ...exports].some((s) => s.endsWith(':memory')),
+    'a memory is imported or exported',
+  );
 });
 
 test('default: the Node entry reads attnscope.wasm next to the loader', async () => {
@@ -54,7 +69,11 @@ test('default: the Node entry reads attnscope.wasm next to the loader', async ()
 test('wasmBinary: bytes given directly (ArrayBuffer and Uint8Array)', async () => {
   const bytes = await readFile(wasmPath);
   seedWorks(await createAttnScope({ wasmBinary: new Uint8Array(bytes) }));
-  seedWorks(await createAttnScope({ wasmBinary: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) }));
+  seedWorks(
+    await createAttnScope({
+      wasmBinary: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength),
+    }),
+  );
 });
 
 test('wasmUrl: a file URL, a URL object and a plain path', async () => {
@@ -82,7 +101,9 @@ test('hasRelaxedSimd agrees with WebAssembly.validate of the relaxed build', asy
 });
 
 test('the relaxed build holds f32x4.relaxed_madd in its final encoding, no prototype opcode', async () => {
-  const { rewritten, final } = rewriteRelaxedMadd(await readFile(relaxedWasmPath), { dryRun: true });
+  const { rewritten, final } = rewriteRelaxedMadd(await readFile(relaxedWasmPath), {
+    dryRun: true,
+  });
   assert.equal(rewritten, 0, 'prototype (0xfd 0xaf 0x01) madds left');
   assert.ok(final >= 50, `only ${final} relaxed madds`);
   const plain = rewriteRelaxedMadd(await readFile(wasmPath), { dryRun: true });
@@ -103,11 +124,17 @@ test('simd option: "auto" picks the relaxed build exactly where the engine has r
   } else {
     await assert.rejects(createAttnScope({ simd: 'relaxed' }), (e) => {
       assert.ok(e instanceof AttnScopeError);
-      assert.match(e.message, /simd "relaxed" needs relaxed SIMD, which this WebAssembly engine lacks/);
+      assert.match(
+        e.message,
+        /simd "relaxed" needs relaxed SIMD, which this WebAssembly engine lacks/,
+      );
       return true;
     });
   }
-  await assert.rejects(createAttnScope({ simd: 'avx' }), /simd must be "auto", "simd128" or "relaxed", got "avx"/);
+  await assert.rejects(
+    createAttnScope({ simd: 'avx' }),
+    /simd must be "auto", "simd128" or "relaxed", got "avx"/,
+  );
 });
 
 test('a missing or corrupt wasm gives an AttnScopeError', async () => {
@@ -116,22 +143,37 @@ test('a missing or corrupt wasm gives an AttnScopeError', async () => {
     assert.match(e.message, /could not read \/nonexistent\/attnscope.wasm/);
     return true;
   });
-  await assert.rejects(createAttnScope({ wasmBinary: new Uint8Array([0, 97, 115, 109, 9, 9, 9, 9]) }), (e) => {
-    assert.ok(e instanceof AttnScopeError, String(e));
-    assert.match(e.message, /wasmBinary \(8 bytes\) is not a WebAssembly module .*expected version/);
-    return true;
-  });
+  await assert.rejects(
+    createAttnScope({ wasmBinary: new Uint8Array([0, 97, 115, 109, 9, 9, 9, 9]) }),
+    (e) => {
+      assert.ok(e instanceof AttnScopeError, String(e));
+      assert.match(
+        e.message,
+        /wasmBinary \(8 bytes\) is not a WebAssembly module .*expected version/,
+      );
+      return true;
+    },
+  );
 });
 
 test('engines are independent instances', async () => {
   const a = await createAttnScope();
   const b = await createAttnScope();
-  a.attention({ q: new Float32Array(1200 * 4), k: new Float32Array(1200 * 4), v: new Float32Array(1200 * 4), shape: [1200, 4] });
+  a.attention({
+    q: new Float32Array(1200 * 4),
+    k: new Float32Array(1200 * 4),
+    v: new Float32Array(1200 * 4),
+    shape: [1200, 4],
+  });
   assert.ok(a.memoryUsage().heapSize > b.memoryUsage().heapSize);
   seedWorks(b);
 });
 
-test('require() of the package works too (Node ≥ 20.19 require(esm))', { skip: !process.features.require_module && 'this Node has no require(esm)' }, () => {
-  const m = require('attnscope');
-  assert.equal(typeof m.createAttnScope, 'function');
-});
+test(
+  'require() of the package works too (Node ≥ 20.19 require(esm))',
+  { skip: !process.features.require_module && 'this Node has no require(esm)' },
+  () => {
+    const m = require('attnscope');
+    assert.equal(typeof m.createAttnScope, 'function');
+  },
+);

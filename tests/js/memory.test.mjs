@@ -7,8 +7,19 @@ import { engine } from './engine.mjs';
 import { attendHead } from 'attnscope/reference';
 import { assertClose, rng } from './support.mjs';
 
-const I2 = [[1, 0], [0, 1]];
-const seed001 = { x: I2, wq: I2, wk: I2, wv: [[1, 2], [3, 4]] };
+const I2 = [
+  [1, 0],
+  [0, 1],
+];
+const seed001 = {
+  x: I2,
+  wq: I2,
+  wk: I2,
+  wv: [
+    [1, 2],
+    [3, 4],
+  ],
+};
 const seed001Output = [1.660477, 2.660477, 2.339523, 3.339523];
 
 test('results are independent copies, not views into wasm memory', () => {
@@ -18,7 +29,10 @@ test('results are independent copies, not views into wasm memory', () => {
   assert.notEqual(a.trace.weights.data.buffer, a.trace.scores.data.buffer);
   a.output.data.fill(0);
   assertClose(b.output.data, seed001Output, { atol: 1e-6, what: 'b unaffected by writes to a' });
-  assertClose(engine.selfAttention(seed001).output.data, seed001Output, { atol: 1e-6, what: 'next call' });
+  assertClose(engine.selfAttention(seed001).output.data, seed001Output, {
+    atol: 1e-6,
+    what: 'next call',
+  });
 });
 
 test('memory growth during a call corrupts neither earlier nor new results', () => {
@@ -32,15 +46,32 @@ test('memory growth during a call corrupts neither earlier nor new results', () 
   const v = r.floats(T * 4);
   const big = engine.attention({ q, k, v, shape: [T, 4], trace: true });
   assert.ok(engine.memoryUsage().heapSize > sizeBefore, 'the heap grew');
-  assertClose(before.output.data, seed001Output, { atol: 1e-6, what: 'result from before the growth' });
-  assertClose(before.trace.weights.data, [0.6697615, 0.3302385, 0.3302385, 0.6697615], { atol: 1e-6, what: 'weights from before' });
+  assertClose(before.output.data, seed001Output, {
+    atol: 1e-6,
+    what: 'result from before the growth',
+  });
+  assertClose(before.trace.weights.data, [0.6697615, 0.3302385, 0.3302385, 0.6697615], {
+    atol: 1e-6,
+    what: 'weights from before',
+  });
   // Spot-check rows of the big result against the reference.
   const ref = attendHead(q, k, v, T, 4, 4, 0.5, () => 0);
   for (const row of [0, 1, 599, T - 1]) {
-    assertClose(big.output.data.subarray(row * 4, row * 4 + 4), ref.output.subarray(row * 4, row * 4 + 4), { atol: 3e-5, rtol: 3e-5, what: `row ${row}` });
-    assertClose(big.trace.weights.data.subarray(row * T, (row + 1) * T), ref.weights.subarray(row * T, (row + 1) * T), { atol: 1e-6, rtol: 3e-5, what: `weights row ${row}` });
+    assertClose(
+      big.output.data.subarray(row * 4, row * 4 + 4),
+      ref.output.subarray(row * 4, row * 4 + 4),
+      { atol: 3e-5, rtol: 3e-5, what: `row ${row}` },
+    );
+    assertClose(
+      big.trace.weights.data.subarray(row * T, (row + 1) * T),
+      ref.weights.subarray(row * T, (row + 1) * T),
+      { atol: 1e-6, rtol: 3e-5, what: `weights row ${row}` },
+    );
   }
-  assertClose(engine.selfAttention(seed001).output.data, seed001Output, { atol: 1e-6, what: 'after growth' });
+  assertClose(engine.selfAttention(seed001).output.data, seed001Output, {
+    atol: 1e-6,
+    what: 'after growth',
+  });
 });
 
 test('2 000 good calls of every kind leave the wasm heap where it was', () => {
@@ -51,9 +82,31 @@ test('2 000 good calls of every kind leave the wasm heap where it was', () => {
   const att = { wq: w(), wk: w(), wv: w(), wo: w(), heads: H };
   const calls = [
     () => engine.selfAttention({ x, shape: [B, T, C], ...att, mask: 'causal' }),
-    () => engine.selfAttention({ x, shape: [B, T, C], ...att, mask: { lengths: [3, 9] }, trace: false }),
-    () => engine.attention({ q: x, k: x, v: x, shape: [B, T, C], mask: { additive: new Float32Array(T * T) } }),
-    () => engine.transformerBlock({ x, shape: [B, T, C], attention: att, ff1: { weight: w() }, ff2: { weight: w() }, hidden: C }),
+    () =>
+      engine.selfAttention({
+        x,
+        shape: [B, T, C],
+        ...att,
+        mask: { lengths: [3, 9] },
+        trace: false,
+      }),
+    () =>
+      engine.attention({
+        q: x,
+        k: x,
+        v: x,
+        shape: [B, T, C],
+        mask: { additive: new Float32Array(T * T) },
+      }),
+    () =>
+      engine.transformerBlock({
+        x,
+        shape: [B, T, C],
+        attention: att,
+        ff1: { weight: w() },
+        ff2: { weight: w() },
+        hidden: C,
+      }),
     () => engine.layerNorm({ x, shape: [B, T, C] }),
     () => engine.positionalEncoding({ length: T, dim: C }),
   ];

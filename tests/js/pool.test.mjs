@@ -21,7 +21,11 @@ function inputs(seed, [B, H, T, d], dv = d) {
 }
 
 test('ready reports every worker and the engine it runs', async () => {
-  assert.deepEqual(await pool.ready, { version: engine.version, simdArch: engine.simdArch, workers: 3 });
+  assert.deepEqual(await pool.ready, {
+    version: engine.version,
+    simdArch: engine.simdArch,
+    workers: 3,
+  });
   assert.equal(pool.size, 3);
   assert.equal((await pool.memoryUsage()).length, 3);
 });
@@ -62,7 +66,11 @@ test('split calls equal the single engine bit for bit, for every mask kind and h
     assert.ok(parts && parts.parts.length >= 2, `case ${i} is split`);
     for (const trace of [false, true]) {
       const expected = engine.attention({ ...args, trace });
-      assert.deepEqual(await pool.attention({ ...args, trace }), expected, `case ${i}, trace ${trace}`);
+      assert.deepEqual(
+        await pool.attention({ ...args, trace }),
+        expected,
+        `case ${i}, trace ${trace}`,
+      );
     }
     // The pool moves only its own slices: the caller's buffers stay whole.
     assert.equal(args.q.length, dims[0] * dims[1] * T * dims[3]);
@@ -72,7 +80,14 @@ test('split calls equal the single engine bit for bit, for every mask kind and h
 test('the split follows batches when there are several, else heads, in near-equal contiguous parts', () => {
   const heads = splitAttention({ ...inputs(1, [1, 8, 4, 2]), shape: [8, 4, 2] }, 3, 0);
   assert.equal(heads.axis, 0);
-  assert.deepEqual(heads.parts.map((p) => p.args.shape), [[3, 4, 2], [3, 4, 2], [2, 4, 2]]);
+  assert.deepEqual(
+    heads.parts.map((p) => p.args.shape),
+    [
+      [3, 4, 2],
+      [3, 4, 2],
+      [2, 4, 2],
+    ],
+  );
   assert.equal(heads.parts[1].args.q.length, 3 * 4 * 2);
 
   const batches = splitAttention(
@@ -81,8 +96,17 @@ test('the split follows batches when there are several, else heads, in near-equa
     0,
   );
   assert.equal(batches.axis, 0);
-  assert.deepEqual(batches.parts.map((p) => p.args.shape), [[2, 2, 4, 2], [1, 2, 4, 2]]);
-  assert.deepEqual(batches.parts.map((p) => p.args.mask.lengths), [[4, 2], [1]]);
+  assert.deepEqual(
+    batches.parts.map((p) => p.args.shape),
+    [
+      [2, 2, 4, 2],
+      [1, 2, 4, 2],
+    ],
+  );
+  assert.deepEqual(
+    batches.parts.map((p) => p.args.mask.lengths),
+    [[4, 2], [1]],
+  );
 
   const headsOfOne = splitAttention({ ...inputs(3, [1, 4, 4, 2]), shape: [1, 4, 4, 2] }, 4, 0);
   assert.equal(headsOfOne.axis, 1);
@@ -97,15 +121,26 @@ test('small, unsplittable or invalid calls stay whole', () => {
   // A causal call does half the work: 4.2 MFLOP.
   assert.ok(splitAttention(args, 2, 5e6));
   assert.equal(splitAttention({ ...args, mask: 'causal' }, 2, 5e6), undefined);
-  assert.equal(splitAttention({ ...args, mask: { causal: true, lengths: [64] } }, 2, 5e6), undefined);
+  assert.equal(
+    splitAttention({ ...args, mask: { causal: true, lengths: [64] } }, 2, 5e6),
+    undefined,
+  );
   assert.equal(splitAttention(args, 1, 0), undefined, 'one worker');
-  assert.equal(splitAttention({ ...args, shape: [64, 8 * 64] }, 2, 0), undefined, 'one head, no batch');
+  assert.equal(
+    splitAttention({ ...args, shape: [64, 8 * 64] }, 2, 0),
+    undefined,
+    'one head, no batch',
+  );
   assert.equal(splitAttention({ ...args, q: Array.from(args.q) }, 2, 0), undefined, 'plain arrays');
   assert.equal(splitAttention({ ...args, shape: [8, 64, 63] }, 2, 0), undefined, 'sizes disagree');
   assert.equal(splitAttention({ ...args, k: args.k.subarray(1) }, 2, 0), undefined, 'k too short');
   const broadcast = { additive: new Float32Array(64 * 64), additiveShape: [1, 1, 64, 64] };
   assert.equal(splitAttention({ ...args, mask: broadcast }, 2, 0), undefined, 'broadcast mask');
-  assert.equal(splitAttention({ ...args, mask: { lengths: [1, 2] } }, 2, 0), undefined, 'lengths of the wrong batch');
+  assert.equal(
+    splitAttention({ ...args, mask: { lengths: [1, 2] } }, 2, 0),
+    undefined,
+    'lengths of the wrong batch',
+  );
 });
 
 test('an error in one part is the single engine error, and the pool keeps working', async () => {
@@ -132,19 +167,28 @@ test('the other methods run whole on a worker and give the engine result', async
   const r = rng(6);
   const x = r.floats(5 * 4);
   const weight = r.floats(4 * 3);
-  const results = await Promise.all([1, 2, 3, 4].map(() => pool.linear({ x, shape: [5, 4], weight })));
-  for (const result of results) assert.deepEqual(result, engine.linear({ x, shape: [5, 4], weight }));
+  const results = await Promise.all(
+    [1, 2, 3, 4].map(() => pool.linear({ x, shape: [5, 4], weight })),
+  );
+  for (const result of results)
+    assert.deepEqual(result, engine.linear({ x, shape: [5, 4], weight }));
 });
 
 test('pool options are checked', () => {
   for (const workers of [0, 1.5, 65, '2']) {
-    assert.throws(() => createAttnScopePool({ workers }), (e) => {
-      assert.ok(e instanceof AttnScopeError);
-      assert.match(e.message, /workers must be an integer from 1 to 64/);
-      return true;
-    });
+    assert.throws(
+      () => createAttnScopePool({ workers }),
+      (e) => {
+        assert.ok(e instanceof AttnScopeError);
+        assert.match(e.message, /workers must be an integer from 1 to 64/);
+        return true;
+      },
+    );
   }
-  assert.throws(() => createAttnScopePool({ minSplitFlops: -1 }), /minSplitFlops must be a non-negative number/);
+  assert.throws(
+    () => createAttnScopePool({ minSplitFlops: -1 }),
+    /minSplitFlops must be a non-negative number/,
+  );
 });
 
 test('transfer moves the buffers of a call that runs whole, and a split call leaves them intact', async () => {
@@ -153,7 +197,10 @@ test('transfer moves the buffers of a call that runs whole, and a split call lea
   const weight = r.floats(4 * 3);
   const expected = engine.linear({ x, shape: [5, 4], weight });
   const moved = x.slice();
-  assert.deepEqual(await pool.linear({ x: moved, shape: [5, 4], weight }, [moved.buffer]), expected);
+  assert.deepEqual(
+    await pool.linear({ x: moved, shape: [5, 4], weight }, [moved.buffer]),
+    expected,
+  );
   assert.equal(moved.length, 0, 'x was moved to the worker');
 
   const shape = [4, 6, 4];
@@ -172,7 +219,10 @@ test("linear's out receives the result from a worker, and a call that fails leav
   assert.equal(result.data, out);
   assert.deepEqual(result, engine.linear(args));
   const untouched = new Float32Array(5 * 2).fill(7);
-  await assert.rejects(pool.linear({ ...args, weight: r.floats(4 * 2).fill(NaN), out: untouched }), /linear: weight has a non-finite value/);
+  await assert.rejects(
+    pool.linear({ ...args, weight: r.floats(4 * 2).fill(NaN), out: untouched }),
+    /linear: weight has a non-finite value/,
+  );
   assert.ok(untouched.every((x) => x === 7));
 });
 
@@ -188,7 +238,10 @@ test('out receives the whole result of a split call, and a call that fails leave
   const untouched = new Float32Array(4 * 6 * 4).fill(7);
   const bad = { ...args, q: args.q.slice() };
   bad.q[5] = NaN;
-  await assert.rejects(pool.attention({ ...bad, out: untouched }), /attention: q has a non-finite value/);
+  await assert.rejects(
+    pool.attention({ ...bad, out: untouched }),
+    /attention: q has a non-finite value/,
+  );
   assert.ok(untouched.every((x) => x === 7));
 });
 
@@ -202,9 +255,18 @@ test('the split reads honest lengths and own options only', async () => {
   const lying = Object.defineProperty(q.slice(), 'length', { value: n / 2 });
   assert.deepEqual((await pool.attention({ ...args, q: lying })).output, clean.output);
   // Inherited mask fields are ignored when splitting too.
-  Object.defineProperty(Object.prototype, 'lengths', { value: [1, 1], configurable: true, writable: true });
+  Object.defineProperty(Object.prototype, 'lengths', {
+    value: [1, 1],
+    configurable: true,
+    writable: true,
+  });
   try {
-    assert.deepEqual(splitAttention({ ...args, mask: {} }, 2, 0).parts.map((p) => Object.hasOwn(p.args.mask, 'lengths')), [false, false]);
+    assert.deepEqual(
+      splitAttention({ ...args, mask: {} }, 2, 0).parts.map((p) =>
+        Object.hasOwn(p.args.mask, 'lengths'),
+      ),
+      [false, false],
+    );
     assert.deepEqual((await pool.attention({ ...args, mask: {} })).output, clean.output);
   } finally {
     delete Object.prototype.lengths;

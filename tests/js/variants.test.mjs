@@ -58,27 +58,69 @@ function checkBothPaths(args, dims, what) {
   assertClose(fast.output.data, ref.output, { ...tol, what: `${what}: fast output` });
   assertClose(traced.trace.weights.data, ref.weights, { ...tol, what: `${what}: weights` });
   assert.equal(fast.trace, undefined);
-  for (const x of [traced, fast]) assert.ok(x.output.data.every(Number.isFinite), `${what}: finite output`);
+  for (const x of [traced, fast])
+    assert.ok(x.output.data.every(Number.isFinite), `${what}: finite output`);
   return { traced, ref };
 }
 
 const kCases = [
   // GQA, MQA, MHA; Tq = Tk and a KV cache (Tq < Tk); lengths around 64-wide tiles.
   { name: 'GQA', dims: { B: 2, H: 4, Hkv: 2, Tq: 9, Tk: 9, d: 8, dv: 8 }, args: {} },
-  { name: 'MQA causal', dims: { B: 1, H: 3, Hkv: 1, Tq: 7, Tk: 7, d: 4, dv: 6 }, args: { mask: 'causal' } },
-  { name: 'KV cache causal', dims: { B: 2, H: 2, Hkv: 2, Tq: 5, Tk: 70, d: 8, dv: 4 }, args: { mask: { causal: true } } },
-  { name: 'decode step GQA', dims: { B: 1, H: 8, Hkv: 2, Tq: 1, Tk: 130, d: 16, dv: 16 }, args: { mask: 'causal' } },
+  {
+    name: 'MQA causal',
+    dims: { B: 1, H: 3, Hkv: 1, Tq: 7, Tk: 7, d: 4, dv: 6 },
+    args: { mask: 'causal' },
+  },
+  {
+    name: 'KV cache causal',
+    dims: { B: 2, H: 2, Hkv: 2, Tq: 5, Tk: 70, d: 8, dv: 4 },
+    args: { mask: { causal: true } },
+  },
+  {
+    name: 'decode step GQA',
+    dims: { B: 1, H: 8, Hkv: 2, Tq: 1, Tk: 130, d: 16, dv: 16 },
+    args: { mask: 'causal' },
+  },
   { name: 'rope', dims: { B: 1, H: 2, Hkv: 2, Tq: 12, Tk: 12, d: 8, dv: 8 }, args: { rope: {} } },
-  { name: 'rope base 500 KV cache', dims: { B: 2, H: 4, Hkv: 1, Tq: 3, Tk: 66, d: 6, dv: 5 }, args: { rope: { base: 500 }, mask: 'causal' } },
-  { name: 'alibi H=4', dims: { B: 1, H: 4, Hkv: 4, Tq: 10, Tk: 10, d: 4, dv: 4 }, args: { bias: 'alibi' } },
-  { name: 'alibi H=6 causal', dims: { B: 2, H: 6, Hkv: 3, Tq: 8, Tk: 8, d: 4, dv: 4 }, args: { bias: { alibi: true }, mask: 'causal' } },
-  { name: 'window causal', dims: { B: 1, H: 2, Hkv: 1, Tq: 80, Tk: 80, d: 8, dv: 8 }, args: { mask: { causal: true, window: 7 } } },
-  { name: 'window both sides + sinks', dims: { B: 1, H: 2, Hkv: 2, Tq: 20, Tk: 20, d: 4, dv: 4 }, args: { mask: { window: 3, sinks: 2 } } },
-  { name: 'window sinks causal KV cache', dims: { B: 2, H: 2, Hkv: 1, Tq: 4, Tk: 140, d: 8, dv: 8 }, args: { mask: { causal: true, window: 65, sinks: 4 } } },
+  {
+    name: 'rope base 500 KV cache',
+    dims: { B: 2, H: 4, Hkv: 1, Tq: 3, Tk: 66, d: 6, dv: 5 },
+    args: { rope: { base: 500 }, mask: 'causal' },
+  },
+  {
+    name: 'alibi H=4',
+    dims: { B: 1, H: 4, Hkv: 4, Tq: 10, Tk: 10, d: 4, dv: 4 },
+    args: { bias: 'alibi' },
+  },
+  {
+    name: 'alibi H=6 causal',
+    dims: { B: 2, H: 6, Hkv: 3, Tq: 8, Tk: 8, d: 4, dv: 4 },
+    args: { bias: { alibi: true }, mask: 'causal' },
+  },
+  {
+    name: 'window causal',
+    dims: { B: 1, H: 2, Hkv: 1, Tq: 80, Tk: 80, d: 8, dv: 8 },
+    args: { mask: { causal: true, window: 7 } },
+  },
+  {
+    name: 'window both sides + sinks',
+    dims: { B: 1, H: 2, Hkv: 2, Tq: 20, Tk: 20, d: 4, dv: 4 },
+    args: { mask: { window: 3, sinks: 2 } },
+  },
+  {
+    name: 'window sinks causal KV cache',
+    dims: { B: 2, H: 2, Hkv: 1, Tq: 4, Tk: 140, d: 8, dv: 8 },
+    args: { mask: { causal: true, window: 65, sinks: 4 } },
+  },
   {
     name: 'everything with lengths and a custom scale',
     dims: { B: 2, H: 4, Hkv: 2, Tq: 6, Tk: 11, d: 8, dv: 3 },
-    args: { rope: { base: 100 }, bias: 'alibi', mask: { causal: true, window: 4, sinks: 1, lengths: [11, 8] }, scale: 0.4 },
+    args: {
+      rope: { base: 100 },
+      bias: 'alibi',
+      mask: { causal: true, window: 4, sinks: 1, lengths: [11, 8] },
+      scale: 0.4,
+    },
   },
 ];
 
@@ -125,10 +167,23 @@ test('trace.qRotated and trace.kRotated are q and k rotated at their positions; 
 
 test('rank 3 and rank 2 take kvShape too', () => {
   const r = rng(40);
-  const rank3 = engine.attention({ q: r.floats(4 * 2 * 4), k: r.floats(2 * 5 * 4), v: r.floats(2 * 5 * 4), shape: [4, 2, 4], kvShape: [2, 5, 4] });
+  const rank3 = engine.attention({
+    q: r.floats(4 * 2 * 4),
+    k: r.floats(2 * 5 * 4),
+    v: r.floats(2 * 5 * 4),
+    shape: [4, 2, 4],
+    kvShape: [2, 5, 4],
+  });
   assert.deepEqual(rank3.output.shape, [4, 2, 4]);
   assert.deepEqual(rank3.fullyMasked.shape, [4, 2]);
-  const rank2 = engine.attention({ q: r.floats(2 * 4), k: r.floats(6 * 4), v: r.floats(6 * 3), shape: [2, 4], kvShape: [6, 4], rope: {} });
+  const rank2 = engine.attention({
+    q: r.floats(2 * 4),
+    k: r.floats(6 * 4),
+    v: r.floats(6 * 3),
+    shape: [2, 4],
+    kvShape: [6, 4],
+    rope: {},
+  });
   assert.deepEqual(rank2.output.shape, [2, 3]);
   assert.deepEqual(rank2.trace.kRotated.shape, [6, 4]);
 });
@@ -151,7 +206,11 @@ test('GQA equals MHA with each kv head repeated for its query heads', () => {
   for (const trace of [true, false]) {
     const grouped = engine.attention({ ...args, trace });
     const repeated = engine.attention({ ...mha, trace });
-    assertClose(grouped.output.data, repeated.output.data, { atol: 1e-6, rtol: 1e-6, what: `trace ${trace}` });
+    assertClose(grouped.output.data, repeated.output.data, {
+      atol: 1e-6,
+      rtol: 1e-6,
+      what: `trace ${trace}`,
+    });
   }
 });
 
@@ -161,14 +220,19 @@ test('a decode step (Tq = 1) equals the last row of causal attention over the sa
   const fullResult = engine.attention(full);
   const { H, Tq, d } = dims;
   const lastRows = new Float32Array(H * d);
-  for (let h = 0; h < H; h++) lastRows.set(full.q.subarray((h * Tq + Tq - 1) * d, (h * Tq + Tq) * d), h * d);
+  for (let h = 0; h < H; h++)
+    lastRows.set(full.q.subarray((h * Tq + Tq - 1) * d, (h * Tq + Tq) * d), h * d);
   const expected = new Float32Array(H * d);
   for (let h = 0; h < H; h++) {
     expected.set(fullResult.output.data.subarray((h * Tq + Tq - 1) * d, (h * Tq + Tq) * d), h * d);
   }
   for (const trace of [true, false]) {
     const step = engine.attention({ ...full, q: lastRows, shape: [1, H, 1, d], trace });
-    assertClose(step.output.data, expected, { atol: 1e-6, rtol: 1e-6, what: `decode step, trace ${trace}` });
+    assertClose(step.output.data, expected, {
+      atol: 1e-6,
+      rtol: 1e-6,
+      what: `decode step, trace ${trace}`,
+    });
   }
 });
 
@@ -180,7 +244,11 @@ test('a window of at least Tk equals no window', () => {
     for (const window of [17, 18, 1000]) {
       for (const trace of [true, false]) {
         const windowed = engine.attention({ ...base, mask: { ...mask, window }, trace });
-        assert.deepEqual(windowed.output.data, engine.attention({ ...base, mask, trace }).output.data, `window ${window}`);
+        assert.deepEqual(
+          windowed.output.data,
+          engine.attention({ ...base, mask, trace }).output.data,
+          `window ${window}`,
+        );
       }
     }
     assert.ok(none.output.data.length > 0);
@@ -204,7 +272,10 @@ test('rope: scores depend on the relative position only', () => {
   let varies = false;
   for (let i = 0; i + 1 < T; i++) {
     for (let j = 0; j + 1 < T; j++) {
-      assert.ok(Math.abs(s[i * T + j] - s[(i + 1) * T + j + 1]) < 1e-5, `score(${i}, ${j}) vs (${i + 1}, ${j + 1})`);
+      assert.ok(
+        Math.abs(s[i * T + j] - s[(i + 1) * T + j + 1]) < 1e-5,
+        `score(${i}, ${j}) vs (${i + 1}, ${j + 1})`,
+      );
       if (Math.abs(s[i * T + j] - s[i * T + ((j + 1) % T)]) > 1e-3) varies = true;
     }
   }
@@ -218,18 +289,45 @@ test('selfAttention with kvHeads, rope, ALiBi and a window equals attention on i
   const wq = r.floats(C * H * dk);
   const wk = r.floats(C * Hkv * dk);
   const wv = r.floats(C * Hkv * dk);
-  const options = { rope: { base: 50 }, bias: 'alibi', mask: { causal: true, window: 3, sinks: 1 } };
-  const sa = engine.selfAttention({ x, shape: [T, C], wq, wk, wv, heads: H, kvHeads: Hkv, ...options });
+  const options = {
+    rope: { base: 50 },
+    bias: 'alibi',
+    mask: { causal: true, window: 3, sinks: 1 },
+  };
+  const sa = engine.selfAttention({
+    x,
+    shape: [T, C],
+    wq,
+    wk,
+    wv,
+    heads: H,
+    kvHeads: Hkv,
+    ...options,
+  });
   assert.deepEqual(sa.trace.q.shape, [H, T, dk]);
   assert.deepEqual(sa.trace.k.shape, [Hkv, T, dk]);
   assert.deepEqual(sa.trace.kRotated.shape, [Hkv, T, dk]);
   assert.deepEqual(sa.trace.bias.shape, [H, T, T]);
   const dims = { B: 1, H, Hkv, Tq: T, Tk: T, d: dk, dv: dk };
   const ref = variantAttention(sa.trace.q.data, sa.trace.k.data, sa.trace.v.data, dims, {
-    causal: true, window: 3, sinks: 1, ropeBase: 50, alibi: true,
+    causal: true,
+    window: 3,
+    sinks: 1,
+    ropeBase: 50,
+    alibi: true,
   });
   assertClose(sa.trace.headOutputs.data, ref.output, { ...tol, what: 'head outputs' });
-  const fast = engine.selfAttention({ x, shape: [T, C], wq, wk, wv, heads: H, kvHeads: Hkv, ...options, trace: false });
+  const fast = engine.selfAttention({
+    x,
+    shape: [T, C],
+    wq,
+    wk,
+    wv,
+    heads: H,
+    kvHeads: Hkv,
+    ...options,
+    trace: false,
+  });
   assertClose(fast.output.data, sa.output.data, { ...tol, what: 'fast selfAttention' });
 });
 
@@ -239,7 +337,14 @@ test('transformerBlock takes kvHeads, rope and a window', () => {
   const args = {
     x: r.floats(T * C),
     shape: [T, C],
-    attention: { wq: r.floats(C * C), wk: r.floats(C * 2), wv: r.floats(C * 2), wo: r.floats(C * C), heads: H, kvHeads: Hkv },
+    attention: {
+      wq: r.floats(C * C),
+      wk: r.floats(C * 2),
+      wv: r.floats(C * 2),
+      wo: r.floats(C * C),
+      heads: H,
+      kvHeads: Hkv,
+    },
     hidden,
     ff1: { weight: r.floats(C * hidden) },
     ff2: { weight: r.floats(hidden * C) },

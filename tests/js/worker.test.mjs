@@ -8,8 +8,19 @@ import { createAttnScopeWorker, AttnScopeError } from 'attnscope/worker';
 import { engine } from './engine.mjs';
 import { assertClose, rng } from './support.mjs';
 
-const I2 = [[1, 0], [0, 1]];
-const seed001 = { x: I2, wq: I2, wk: I2, wv: [[1, 2], [3, 4]] };
+const I2 = [
+  [1, 0],
+  [0, 1],
+];
+const seed001 = {
+  x: I2,
+  wq: I2,
+  wk: I2,
+  wv: [
+    [1, 2],
+    [3, 4],
+  ],
+};
 const worker = createAttnScopeWorker();
 after(() => worker.terminate());
 
@@ -22,7 +33,10 @@ test('seed 001 through the worker', async () => {
   const r = await worker.selfAttention(seed001);
   assert.ok(r.output.data instanceof Float32Array);
   assert.deepEqual(r.output.shape, [2, 2]);
-  assertClose(r.output.data, [1.660477, 2.660477, 2.339523, 3.339523], { atol: 1e-6, what: 'output' });
+  assertClose(r.output.data, [1.660477, 2.660477, 2.339523, 3.339523], {
+    atol: 1e-6,
+    what: 'output',
+  });
   assert.deepEqual(r.fullyMasked.shape, [1, 2]);
 });
 
@@ -40,7 +54,14 @@ test('every method gives the same result as the in-thread engine', async () => {
     layerNorm: { x, shape: [T, C] },
     feedForward: { x, shape: [T, C], w1: w(), w2: w(), hidden: C, activation: 'gelu' },
     residualAdd: { a: x, b: x, shape: [T, C] },
-    transformerBlock: { x, shape: [T, C], attention: att, ff1: { weight: w() }, ff2: { weight: w() }, hidden: C },
+    transformerBlock: {
+      x,
+      shape: [T, C],
+      attention: att,
+      ff1: { weight: w() },
+      ff2: { weight: w() },
+      hidden: C,
+    },
   };
   for (const [method, args] of Object.entries(calls)) {
     assert.deepEqual(await worker[method](args), engine[method](args), method);
@@ -53,8 +74,23 @@ test('bad input rejects with AttnScopeError and the worker keeps working', async
     assert.match(e.message, /heads must be a positive integer/);
     return true;
   });
-  await assert.rejects(worker.selfAttention({ x: I2, wq: [[1, 0, 0], [0, 1, 0]], wk: I2, wv: I2, heads: 2 }), AttnScopeError);
-  await assert.rejects(worker.selfAttention({ ...seed001, wq: () => 1 }), /cannot be sent to the worker/);
+  await assert.rejects(
+    worker.selfAttention({
+      x: I2,
+      wq: [
+        [1, 0, 0],
+        [0, 1, 0],
+      ],
+      wk: I2,
+      wv: I2,
+      heads: 2,
+    }),
+    AttnScopeError,
+  );
+  await assert.rejects(
+    worker.selfAttention({ ...seed001, wq: () => 1 }),
+    /cannot be sent to the worker/,
+  );
   assert.equal((await worker.selfAttention(seed001)).output.shape.length, 2);
 });
 
@@ -62,13 +98,27 @@ test('calls may overlap; answers come back to the right caller', async () => {
   const results = await Promise.all(
     [1, 2, 3, 4, 5].map((T) => worker.positionalEncoding({ length: T, dim: 2 })),
   );
-  assert.deepEqual(results.map((r) => r.shape), [[1, 2], [2, 2], [3, 2], [4, 2], [5, 2]]);
+  assert.deepEqual(
+    results.map((r) => r.shape),
+    [
+      [1, 2],
+      [2, 2],
+      [3, 2],
+      [4, 2],
+      [5, 2],
+    ],
+  );
 });
 
 test('terminate() rejects pending and later calls', async () => {
   const w = createAttnScopeWorker();
   await w.ready;
-  const pending = w.attention({ q: new Float32Array(300 * 8), k: new Float32Array(300 * 8), v: new Float32Array(300 * 8), shape: [300, 8] });
+  const pending = w.attention({
+    q: new Float32Array(300 * 8),
+    k: new Float32Array(300 * 8),
+    v: new Float32Array(300 * 8),
+    shape: [300, 8],
+  });
   w.terminate();
   await assert.rejects(pending, /worker terminated/);
   await assert.rejects(w.layerNorm({ x: I2 }), /worker terminated/);
@@ -77,7 +127,10 @@ test('terminate() rejects pending and later calls', async () => {
 test('a worker whose wasm cannot load rejects ready and calls with AttnScopeError', async () => {
   const w = createAttnScopeWorker({ wasmUrl: '/nonexistent/attnscope.wasm' });
   try {
-    await assert.rejects(w.ready, (e) => e instanceof AttnScopeError && /could not read/.test(e.message));
+    await assert.rejects(
+      w.ready,
+      (e) => e instanceof AttnScopeError && /could not read/.test(e.message),
+    );
     await assert.rejects(w.selfAttention(seed001), AttnScopeError);
   } finally {
     w.terminate();
@@ -87,7 +140,13 @@ test('a worker whose wasm cannot load rejects ready and calls with AttnScopeErro
 test('buffers listed for transfer move to the worker and are detached here', async () => {
   const r = rng(32);
   const [T, d] = [5, 4];
-  const make = () => ({ q: r.floats(T * d), k: r.floats(T * d), v: r.floats(T * d), shape: [T, d], trace: false });
+  const make = () => ({
+    q: r.floats(T * d),
+    k: r.floats(T * d),
+    v: r.floats(T * d),
+    shape: [T, d],
+    trace: false,
+  });
   const args = make();
   const expected = engine.attention(args);
   const copy = { ...args, q: args.q.slice(), k: args.k.slice() };
@@ -98,10 +157,16 @@ test('buffers listed for transfer move to the worker and are detached here', asy
   assert.equal(copy.v.length, T * d, 'v was copied');
 });
 
-test('out stays on this side: the worker fills the caller\'s array, and a wrong one rejects', async () => {
+test("out stays on this side: the worker fills the caller's array, and a wrong one rejects", async () => {
   const r = rng(33);
   const [T, d] = [6, 4];
-  const args = { q: r.floats(T * d), k: r.floats(T * d), v: r.floats(T * d), shape: [T, d], mask: 'causal' };
+  const args = {
+    q: r.floats(T * d),
+    k: r.floats(T * d),
+    v: r.floats(T * d),
+    shape: [T, d],
+    mask: 'causal',
+  };
   const out = new Float32Array(T * d);
   const result = await worker.attention({ ...args, out });
   assert.equal(result.output.data, out);
@@ -111,7 +176,10 @@ test('out stays on this side: the worker fills the caller\'s array, and a wrong 
     assert.match(e.message, /attention: out has 3 elements, but the output \[6, 4\] has 24/);
     return true;
   });
-  await assert.rejects(worker.attention({ ...args, out: [0] }), /attention: out must be a Float32Array, got an array/);
+  await assert.rejects(
+    worker.attention({ ...args, out: [0] }),
+    /attention: out must be a Float32Array, got an array/,
+  );
 });
 
 test("linear's out stays on this side too", async () => {
@@ -121,5 +189,8 @@ test("linear's out stays on this side too", async () => {
   const result = await worker.linear({ ...args, out });
   assert.equal(result.data, out);
   assert.deepEqual(result, engine.linear(args));
-  await assert.rejects(worker.linear({ ...args, out: new Float32Array(4) }), /linear: out has 4 elements, but the output \[6, 3\] has 18/);
+  await assert.rejects(
+    worker.linear({ ...args, out: new Float32Array(4) }),
+    /linear: out has 4 elements, but the output \[6, 3\] has 18/,
+  );
 });

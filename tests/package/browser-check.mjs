@@ -12,7 +12,14 @@ const profile = mkdtempSync(join(tmpdir(), 'attnscope-chromium-'));
 const context = await chromium.launchPersistentContext(profile, {
   executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
   headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  args: [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
 });
 try {
   const page = context.pages()[0] ?? (await context.newPage());
@@ -26,17 +33,23 @@ try {
   const result = JSON.parse(text);
   const expected = [1.660477, 2.660477, 2.339523, 3.339523];
   for (const where of ['page', 'worker']) {
-    result[where].forEach((v, i) => assert.ok(Math.abs(v - expected[i]) < 1e-6, `${where}[${i}] = ${v}`));
+    result[where].forEach((v, i) =>
+      assert.ok(Math.abs(v - expected[i]) < 1e-6, `${where}[${i}] = ${v}`),
+    );
   }
   // The pool ran seed 001 as two heads, one per worker.
-  result.pool.forEach((v, i) => assert.ok(Math.abs(v - expected[i % 4]) < 1e-6, `pool[${i}] = ${v}`));
+  result.pool.forEach((v, i) =>
+    assert.ok(Math.abs(v - expected[i % 4]) < 1e-6, `pool[${i}] = ${v}`),
+  );
   // Chromium has had relaxed SIMD since version 114: by default the page and
   // its workers load the relaxed build.
   assert.equal(result.relaxed, true, 'Chromium validates relaxed SIMD');
   assert.equal(result.simdArch, 'sse2+relaxed_madd');
   assert.equal(result.workerSimdArch, 'sse2+relaxed_madd');
   assert.deepEqual(errors, []);
-  console.log(`browser: seed 001 ok on the page, in the worker and in a pool at ${url} (${result.simdArch})`);
+  console.log(
+    `browser: seed 001 ok on the page, in the worker and in a pool at ${url} (${result.simdArch})`,
+  );
 } finally {
   await context.close();
   rmSync(profile, { recursive: true, force: true });

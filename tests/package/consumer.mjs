@@ -6,8 +6,19 @@ import { AttnScopeError, createAttnScope, version } from 'attnscope';
 import { selfAttentionReference } from 'attnscope/reference';
 import { createAttnScopePool, createAttnScopeWorker } from 'attnscope/worker';
 
-const I2 = [[1, 0], [0, 1]];
-const seed001 = { x: I2, wq: I2, wk: I2, wv: [[1, 2], [3, 4]] };
+const I2 = [
+  [1, 0],
+  [0, 1],
+];
+const seed001 = {
+  x: I2,
+  wq: I2,
+  wk: I2,
+  wv: [
+    [1, 2],
+    [3, 4],
+  ],
+};
 const expected = [1.660477, 2.660477, 2.339523, 3.339523];
 const near = (got) => got.every((v, i) => Math.abs(v - expected[i]) < 1e-6);
 
@@ -19,7 +30,17 @@ assert.ok(near([...r.output.data]), `seed 001 output ${[...r.output.data]}`);
 assert.equal(engine.version, version);
 // The shipped reference gives the same numbers in double precision.
 const flat = (m) => m.flat();
-const ref = selfAttentionReference({ x: flat(I2), B: 1, T: 2, C: 2, wq: flat(I2), wk: flat(I2), wv: [1, 2, 3, 4], heads: 1, factor: Math.SQRT1_2 });
+const ref = selfAttentionReference({
+  x: flat(I2),
+  B: 1,
+  T: 2,
+  C: 2,
+  wq: flat(I2),
+  wk: flat(I2),
+  wv: [1, 2, 3, 4],
+  heads: 1,
+  factor: Math.SQRT1_2,
+});
 assert.ok(near([...ref.output]), `attnscope/reference output ${[...ref.output]}`);
 assert.throws(() => engine.selfAttention({ ...seed001, heads: 0 }), AttnScopeError);
 
@@ -36,10 +57,19 @@ const pool = createAttnScopePool({ workers: 2, minSplitFlops: 0 });
 try {
   const [H, T, d] = [4, 16, 8];
   const q = Float32Array.from({ length: H * T * d }, (_, i) => Math.sin(i));
-  const args = { q, k: q.map((x) => -x), v: q.map((x) => x * x), shape: [H, T, d], mask: 'causal', trace: false };
+  const args = {
+    q,
+    k: q.map((x) => -x),
+    v: q.map((x) => x * x),
+    shape: [H, T, d],
+    mask: 'causal',
+    trace: false,
+  };
   assert.deepEqual(await pool.attention(args), engine.attention(args), 'pool equals the engine');
   assert.equal((await pool.ready).workers, 2);
 } finally {
   pool.terminate();
 }
-console.log(`consumer: seed 001 ok (engine ${engine.version}, ${engine.simdArch}; cold load to first result ${coldMs.toFixed(1)} ms)`);
+console.log(
+  `consumer: seed 001 ok (engine ${engine.version}, ${engine.simdArch}; cold load to first result ${coldMs.toFixed(1)} ms)`,
+);

@@ -1,19 +1,46 @@
 // Type-checked with tsc --strict (NodeNext) against the shipped declarations.
-import { AttnScopeError, createAttnScope, type AttnScope, type SelfAttentionResult, type TensorOut } from 'attnscope';
+import {
+  AttnScopeError,
+  createAttnScope,
+  type AttnScope,
+  type SelfAttentionResult,
+  type TensorOut,
+} from 'attnscope';
 import { attendHead, type HeadSteps } from 'attnscope/reference';
-import { createAttnScopePool, createAttnScopeWorker, type AttnScopePool, type AttnScopeWorker, type PoolInfo } from 'attnscope/worker';
+import {
+  createAttnScopePool,
+  createAttnScopeWorker,
+  type AttnScopePool,
+  type AttnScopeWorker,
+  type PoolInfo,
+} from 'attnscope/worker';
 
 export async function run(): Promise<number> {
-  const engine: AttnScope = await createAttnScope({ wasmUrl: new URL('https://example.org/attnscope.wasm') });
+  const engine: AttnScope = await createAttnScope({
+    wasmUrl: new URL('https://example.org/attnscope.wasm'),
+  });
   const r: SelfAttentionResult = engine.selfAttention({
     x: new Float32Array(4),
     shape: [2, 2],
-    wq: [[1, 0], [0, 1]],
-    wk: [[1, 0], [0, 1]],
+    wq: [
+      [1, 0],
+      [0, 1],
+    ],
+    wk: [
+      [1, 0],
+      [0, 1],
+    ],
     wv: [1, 2, 3, 4],
     heads: 1,
     scale: 0.5,
-    mask: { causal: true, lengths: [2], additive: [[0, -Infinity], [0, 0]] },
+    mask: {
+      causal: true,
+      lengths: [2],
+      additive: [
+        [0, -Infinity],
+        [0, 0],
+      ],
+    },
     trace: true,
   });
   const weights: TensorOut | undefined = r.trace?.weights;
@@ -28,15 +55,34 @@ export async function run(): Promise<number> {
   const pool: AttnScopePool = createAttnScopePool({ workers: 2, minSplitFlops: 0 });
   const info: PoolInfo = await pool.ready;
   const q = new Float32Array(2 * 3 * 4);
-  const a = await pool.attention({ q, k: q, v: q, shape: [2, 3, 4], mask: 'causal', trace: false }, [q.buffer]);
+  const a = await pool.attention(
+    { q, k: q, v: q, shape: [2, 3, 4], mask: 'causal', trace: false },
+    [q.buffer],
+  );
   // @ts-expect-error: the pool's memory usage is per worker
   const heap: number = (await pool.memoryUsage()).heapSize;
   pool.terminate();
   const e = new AttnScopeError('x');
-  return (weights?.data.length ?? 0) + flags.length + pe.shape.length + e.message.length + info.workers + a.output.data.length + heap;
+  return (
+    (weights?.data.length ?? 0) +
+    flags.length +
+    pe.shape.length +
+    e.message.length +
+    info.workers +
+    a.output.data.length +
+    heap
+  );
 }
 
 // attnscope/reference is typed too.
-const steps: HeadSteps = attendHead([1, 0, 0, 1], [1, 0, 0, 1], [1, 2, 3, 4], 2, 2, 2, Math.SQRT1_2);
+const steps: HeadSteps = attendHead(
+  [1, 0, 0, 1],
+  [1, 0, 0, 1],
+  [1, 2, 3, 4],
+  2,
+  2,
+  2,
+  Math.SQRT1_2,
+);
 const firstWeight: number | undefined = steps.weights[0];
 void firstWeight;

@@ -5,7 +5,13 @@ import { createServer } from 'node:http';
 import { extname, join, normalize } from 'node:path';
 
 const [root, port] = [process.argv[2], Number(process.argv[3])];
-const kTypes = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json' };
+const kTypes = {
+  '.html': 'text/html',
+  '.js': 'text/javascript',
+  '.mjs': 'text/javascript',
+  '.wasm': 'application/wasm',
+  '.json': 'application/json',
+};
 
 createServer((req, res) => {
   const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));

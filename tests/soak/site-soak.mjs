@@ -9,7 +9,11 @@ import assert from 'node:assert/strict';
 
 import { launch, startServer, waitReady, watch } from '../e2e/harness.mjs';
 
-const seconds = Number(process.argv.find((a) => a.startsWith('--seconds='))?.split('=')[1] ?? process.env.SOAK_SECONDS ?? 600);
+const seconds = Number(
+  process.argv.find((a) => a.startsWith('--seconds='))?.split('=')[1] ??
+    process.env.SOAK_SECONDS ??
+    600,
+);
 const sampleEvery = Math.max(5, Math.min(30, seconds / 12)) * 1000;
 const warmup = Math.min(60, seconds / 6) * 1000;
 
@@ -36,7 +40,14 @@ try {
     await cdp.send('HeapProfiler.collectGarbage');
     const { metrics } = await cdp.send('Performance.getMetrics');
     const m = Object.fromEntries(metrics.map((x) => [x.name, x.value]));
-    return { t: (Date.now() - t0) / 1000, heap: m.JSHeapUsedSize, nodes: m.Nodes, listeners: m.JSEventListeners, documents: m.Documents, ready: await page.evaluate(() => Number(document.body.dataset.ready)) };
+    return {
+      t: (Date.now() - t0) / 1000,
+      heap: m.JSHeapUsedSize,
+      nodes: m.Nodes,
+      listeners: m.JSEventListeners,
+      documents: m.Documents,
+      ready: await page.evaluate(() => Number(document.body.dataset.ready)),
+    };
   }
 
   // The players' speed selects: fastest.
@@ -63,7 +74,9 @@ try {
       nextSample += sampleEvery;
       const s = await sample();
       samples.push(s);
-      console.log(`# t=${s.t.toFixed(0)} s  JS heap ${(s.heap / 2 ** 20).toFixed(2)} MiB  nodes ${s.nodes}  listeners ${s.listeners}  documents ${s.documents}  results ${s.ready}`);
+      console.log(
+        `# t=${s.t.toFixed(0)} s  JS heap ${(s.heap / 2 ** 20).toFixed(2)} MiB  nodes ${s.nodes}  listeners ${s.listeners}  documents ${s.documents}  results ${s.ready}`,
+      );
     }
     await page.waitForTimeout(1000);
   }
@@ -71,13 +84,19 @@ try {
 
   const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const k = Math.max(1, Math.min(3, Math.floor(samples.length / 3)));
-  const first = samples.slice(0, k), last = samples.slice(-k);
+  const first = samples.slice(0, k),
+    last = samples.slice(-k);
   const heapGrowth = mean(last.map((s) => s.heap)) - mean(first.map((s) => s.heap));
   const nodeGrowth = mean(last.map((s) => s.nodes)) - mean(first.map((s) => s.nodes));
   const results = samples.at(-1).ready - samples[0].ready;
-  console.log(`# site soak: ${seconds} s, ${samples.length} samples, ${results} recomputations; JS heap ${(mean(first.map((s) => s.heap)) / 2 ** 20).toFixed(2)} → ${(mean(last.map((s) => s.heap)) / 2 ** 20).toFixed(2)} MiB (${(heapGrowth / 2 ** 20).toFixed(2)} MiB), DOM nodes ${Math.round(mean(first.map((s) => s.nodes)))} → ${Math.round(mean(last.map((s) => s.nodes)))}`);
+  console.log(
+    `# site soak: ${seconds} s, ${samples.length} samples, ${results} recomputations; JS heap ${(mean(first.map((s) => s.heap)) / 2 ** 20).toFixed(2)} → ${(mean(last.map((s) => s.heap)) / 2 ** 20).toFixed(2)} MiB (${(heapGrowth / 2 ** 20).toFixed(2)} MiB), DOM nodes ${Math.round(mean(first.map((s) => s.nodes)))} → ${Math.round(mean(last.map((s) => s.nodes)))}`,
+  );
   assert.ok(results > 0, 'the page never recomputed during the soak');
-  assert.ok(heapGrowth < Math.max(2 * 2 ** 20, 0.1 * first[0].heap), `JS heap grew by ${(heapGrowth / 2 ** 20).toFixed(2)} MiB`);
+  assert.ok(
+    heapGrowth < Math.max(2 * 2 ** 20, 0.1 * first[0].heap),
+    `JS heap grew by ${(heapGrowth / 2 ** 20).toFixed(2)} MiB`,
+  );
   assert.ok(nodeGrowth < Math.max(500, 0.1 * first[0].nodes), `DOM grew by ${nodeGrowth} nodes`);
   assert.deepEqual(problems, []);
   console.log('# site soak: no growth');

@@ -12,7 +12,8 @@ function dropCspInDev(): Plugin {
   return {
     name: 'drop-csp-in-dev',
     apply: 'serve',
-    transformIndexHtml: (html) => html.replace(/<meta http-equiv="Content-Security-Policy"[^>]*>/, ''),
+    transformIndexHtml: (html) =>
+      html.replace(/<meta http-equiv="Content-Security-Policy"[^>]*>/, ''),
   };
 }
 
@@ -23,7 +24,13 @@ export default defineConfig({
   // JSX through Preact's automatic runtime (tsconfig says the same for type checking).
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
   worker: { format: 'es' },
-  build: { outDir: resolve(here, 'dist'), emptyOutDir: true, target: 'es2022', assetsInlineLimit: 0, chunkSizeWarningLimit: 2000 },
+  build: {
+    outDir: resolve(here, 'dist'),
+    emptyOutDir: true,
+    target: 'es2022',
+    assetsInlineLimit: 0,
+    chunkSizeWarningLimit: 2000,
+  },
   server: { fs: { allow: [root] } },
   preview: { host: '127.0.0.1' },
 });

@@ -16,8 +16,19 @@ import { attentionChart } from './chart.mjs';
 import { cpuMs, cpuName, gaussian } from './inputs.mjs';
 import { plainAttention } from './plain-js.mjs';
 import { measureSimdPeak } from './simd-peak.mjs';
-import { createAttnScopeAttention, createAttnScopeLinear, distDir, loadAttnScope } from './attnscope-runner.mjs';
-import { createCoreAttention, createCoreLinear, createCoreMatmulKernel, createCoreProducts, loadCoreProbe } from './core-probe.mjs';
+import {
+  createAttnScopeAttention,
+  createAttnScopeLinear,
+  distDir,
+  loadAttnScope,
+} from './attnscope-runner.mjs';
+import {
+  createCoreAttention,
+  createCoreLinear,
+  createCoreMatmulKernel,
+  createCoreProducts,
+  loadCoreProbe,
+} from './core-probe.mjs';
 import { createOrtMatMul, ortVersion } from './ort-runner.mjs';
 import { attentionPeers } from './peers.mjs';
 import { createTfjsMatMul, tfjsVersion } from './tfjs-runner.mjs';
@@ -32,7 +43,11 @@ const args = Object.fromEntries(
 const quick = Boolean(args.quick);
 const kHeads = 8;
 const kHeadDim = 64;
-const sizes = args.sizes ? String(args.sizes).split(',').map(Number) : quick ? [64, 256] : [64, 256, 1024, 2048, 4096];
+const sizes = args.sizes
+  ? String(args.sizes).split(',').map(Number)
+  : quick
+    ? [64, 256]
+    : [64, 256, 1024, 2048, 4096];
 const masks = args.masks ? String(args.masks).split(',') : ['none', 'causal'];
 const kPlainJsMaxT = 1024; // a T = 2048 plain-JS run takes ~10 s per mask: left out
 const kLargeT = 16384;
@@ -62,7 +77,11 @@ const coreProbe = await loadCoreProbe();
 // timed beside it (not a peer): what an engine without relaxed SIMD gets.
 const relaxedDefault = (await loadAttnScope())?.simdArch.includes('relaxed') ?? false;
 const allRuntimes = [
-  { id: 'attnscope', label: 'attnscope (fast path, output into a reused array)', create: (p) => createAttnScopeAttention(p) },
+  {
+    id: 'attnscope',
+    label: 'attnscope (fast path, output into a reused array)',
+    create: (p) => createAttnScopeAttention(p),
+  },
   // Not a peer: the same call returning a fresh output array each run.
   {
     id: 'attnscope-fresh',
@@ -81,7 +100,13 @@ const allRuntimes = [
   // The plain SIMD core without the JS layer (not a peer): the gap to
   // 'attnscope' (or 'attnscope-simd128' where that is timed) is the bindings' cost.
   ...(coreProbe
-    ? [{ id: 'attnscope-core', label: 'attnscope core alone (plain SIMD build, no JS bindings)', create: (p) => createCoreAttention(p) }]
+    ? [
+        {
+          id: 'attnscope-core',
+          label: 'attnscope core alone (plain SIMD build, no JS bindings)',
+          create: (p) => createCoreAttention(p),
+        },
+      ]
     : []),
   ...attentionPeers,
   {
@@ -100,7 +125,9 @@ const allRuntimes = [
 ];
 // --runtimes=attnscope,ort-graph runs a subset (attnscope always, as the reference).
 const runtimes = args.runtimes
-  ? allRuntimes.filter((r) => r.id === 'attnscope' || String(args.runtimes).split(',').includes(r.id))
+  ? allRuntimes.filter(
+      (r) => r.id === 'attnscope' || String(args.runtimes).split(',').includes(r.id),
+    )
   : allRuntimes;
 
 // ---------------------------------------------------------------- helpers
@@ -114,7 +141,8 @@ function relError(a, b) {
   for (let i = 0; i < b.length; ++i) scale = Math.max(scale, Math.abs(b[i]));
   const floor = 1e-3 * scale || 1e-30;
   let err = 0;
-  for (let i = 0; i < b.length; ++i) err = Math.max(err, Math.abs(a[i] - b[i]) / Math.max(Math.abs(b[i]), floor));
+  for (let i = 0; i < b.length; ++i)
+    err = Math.max(err, Math.abs(a[i] - b[i]) / Math.max(Math.abs(b[i]), floor));
   return err;
 }
 
@@ -139,7 +167,11 @@ const firstLine = (e) =>
  * optimised code once a function is hot, so the first calls are not steady state.
  * Then timed runs, each on both clocks.
  */
-async function timeRunner(runner, reps, { budgetMs = kBudgetMs, minReps = 2, warmupMs = kWarmupMs } = {}) {
+async function timeRunner(
+  runner,
+  reps,
+  { budgetMs = kBudgetMs, minReps = 2, warmupMs = kWarmupMs } = {},
+) {
   await runner.run();
   const output = runner.output();
   for (const start = performance.now(); performance.now() - start < warmupMs;) await runner.run();
@@ -166,7 +198,13 @@ async function timeRunner(runner, reps, { budgetMs = kBudgetMs, minReps = 2, war
  * per entry, in order: { times, wall, cpu, passMediansMs, output } or { error }.
  */
 async function timeInPasses(entries, problem, reps) {
-  const results = entries.map(() => ({ times: [], wall: [], cpu: [], passMediansMs: [], output: null }));
+  const results = entries.map(() => ({
+    times: [],
+    wall: [],
+    cpu: [],
+    passMediansMs: [],
+    output: null,
+  }));
   const perPass = { budgetMs: kBudgetMs / kPasses, minReps: kPasses > 1 ? 1 : 2 };
   for (let pass = 0; pass < kPasses; ++pass) {
     const order = entries.map((_, i) => i);
@@ -211,7 +249,9 @@ const pad = (s, n) => String(s).padStart(n);
 const t0 = Date.now();
 const engine = await loadAttnScope();
 if (!engine) {
-  console.error(`attnscope: ${distDir}/node.js not found; build the package first (npm run build).`);
+  console.error(
+    `attnscope: ${distDir}/node.js not found; build the package first (npm run build).`,
+  );
   process.exit(1);
 }
 const loadBefore = os.loadavg();
@@ -239,14 +279,22 @@ console.log('warm-up of every runtime ...');
 {
   const T = Math.min(256, Math.max(...sizes));
   const n = kHeads * T * kHeadDim;
-  const warm = { q: gaussian(n, 1), k: gaussian(n, 2), v: gaussian(n, 3), H: kHeads, T, d: kHeadDim };
+  const warm = {
+    q: gaussian(n, 1),
+    k: gaussian(n, 2),
+    v: gaussian(n, 3),
+    H: kHeads,
+    T,
+    d: kHeadDim,
+  };
   for (const rt of runtimes) {
     if (rt.maxT && T > rt.maxT) continue;
     for (const mask of masks) {
       let runner = null;
       try {
         runner = await rt.create({ ...warm, causal: mask === 'causal' });
-        for (const start = performance.now(); performance.now() - start < kGlobalWarmupMs;) await runner.run();
+        for (const start = performance.now(); performance.now() - start < kGlobalWarmupMs;)
+          await runner.run();
       } catch {
         // A runtime that fails here fails again, and is reported, when it is timed.
       } finally {
@@ -261,7 +309,9 @@ console.log('wasm SIMD peak (f32x4 mul+add chains) ...');
 const peakOptions = { seconds: quick ? 0.1 : 0.25, now: clock === 'cpu' ? cpuMs : undefined };
 const peak = await measureSimdPeak(peakOptions);
 const sweepText = (p) => p.sweep.map((s) => `${s.accumulators}: ${s.gflops.toFixed(1)}`).join(', ');
-console.log(`  peak ${peak.gflops.toFixed(1)} GFLOP/s with ${peak.accumulators} chains  (${sweepText(peak)})`);
+console.log(
+  `  peak ${peak.gflops.toFixed(1)} GFLOP/s with ${peak.accumulators} chains  (${sweepText(peak)})`,
+);
 // The relaxed build's own ceiling: chains of f32x4.relaxed_madd.
 const fusedPeak = relaxedDefault ? await measureSimdPeak({ ...peakOptions, fused: true }) : null;
 if (fusedPeak) {
@@ -290,10 +340,16 @@ for (const T of sizes) {
     let exact = null; // plain JS (double accumulation), where it runs
     const active = runtimes.filter((rt) => !(rt.maxT && T > rt.maxT));
     const withParts = Boolean(coreProbe) && !causal && T >= 1024;
-    const results = await timeInPasses(withParts ? [...active, productsEntry] : active, problem, repsFor(T));
+    const results = await timeInPasses(
+      withParts ? [...active, productsEntry] : active,
+      problem,
+      repsFor(T),
+    );
     if (withParts) {
       const part = results.pop();
-      matmulParts.push(part.error ? { T, error: part.error } : { T, ...shareOfPeak(part, attentionFlops(T)) });
+      matmulParts.push(
+        part.error ? { T, error: part.error } : { T, ...shareOfPeak(part, attentionFlops(T)) },
+      );
     }
     const line = [];
     for (const [i, rt] of active.entries()) {
@@ -337,7 +393,9 @@ mm.weight = gaussian(mm.inDim * mm.outDim, 8);
 const mmFlops = 2 * mm.rows * mm.inDim * mm.outDim;
 const mmEntries = [
   { id: 'attnscope', create: createAttnScopeLinear },
-  ...(relaxedDefault ? [{ id: 'attnscope-simd128', create: (p) => createAttnScopeLinear(p, { simd: 'simd128' }) }] : []),
+  ...(relaxedDefault
+    ? [{ id: 'attnscope-simd128', create: (p) => createAttnScopeLinear(p, { simd: 'simd128' }) }]
+    : []),
   ...(coreProbe
     ? [
         { id: 'attnscope-core', create: createCoreLinear },
@@ -397,7 +455,11 @@ if (!quick && !args['no-large']) {
 const ids = runtimes.map((r) => r.id);
 const peers = ids.filter((id) => !id.startsWith('attnscope'));
 const get = (id, T, mask) => rows.find((r) => r.runtime === id && r.T === T && r.mask === mask);
-const targets = { speedupVsFastestPeer: [], matmulFractionOfPeak: null, attentionFractionOfPeak: [] };
+const targets = {
+  speedupVsFastestPeer: [],
+  matmulFractionOfPeak: null,
+  attentionFractionOfPeak: [],
+};
 
 for (const mask of masks) {
   console.log(`\n${mask === 'causal' ? 'causal mask' : 'no mask'} — median ms (GFLOP/s)`);
@@ -413,7 +475,14 @@ for (const mask of masks) {
   }
   console.log(`speed-up of attnscope (peer time / attnscope time)`);
   const plainHeader = relaxedDefault ? [pad('simd128 build', 26)] : [];
-  console.log(['T'.padStart(5), ...peers.map((id) => pad(id, 14)), pad('fastest peer', 26), ...plainHeader].join(' '));
+  console.log(
+    [
+      'T'.padStart(5),
+      ...peers.map((id) => pad(id, 14)),
+      pad('fastest peer', 26),
+      ...plainHeader,
+    ].join(' '),
+  );
   for (const T of sizes) {
     const mine = get('attnscope', T, mask);
     let fastest = null;
@@ -436,13 +505,26 @@ for (const mask of masks) {
         met: T < 256 ? null : speedup >= 1.5,
         ...(plainSpeedup === undefined ? {} : { simd128Speedup: plainSpeedup }),
       });
-    const plainCell = relaxedDefault ? [pad(plainSpeedup === undefined ? '—' : `${fmt(plainSpeedup)}×`, 26)] : [];
-    console.log([pad(T, 5), ...cells, pad(fastest ? `${fmt(speedup)}× vs ${fastest.runtime}` : '—', 26), ...plainCell].join(' '));
+    const plainCell = relaxedDefault
+      ? [pad(plainSpeedup === undefined ? '—' : `${fmt(plainSpeedup)}×`, 26)]
+      : [];
+    console.log(
+      [
+        pad(T, 5),
+        ...cells,
+        pad(fastest ? `${fmt(speedup)}× vs ${fastest.runtime}` : '—', 26),
+        ...plainCell,
+      ].join(' '),
+    );
   }
 }
 
-console.log('\nvalidation: max relative error (floored at 1e-3·max|ref|) vs attnscope / vs plain JS (double)');
-for (const r of rows.filter((r) => r.relErrVsAttnscope !== undefined || r.relErrVsPlainJs !== undefined)) {
+console.log(
+  '\nvalidation: max relative error (floored at 1e-3·max|ref|) vs attnscope / vs plain JS (double)',
+);
+for (const r of rows.filter(
+  (r) => r.relErrVsAttnscope !== undefined || r.relErrVsPlainJs !== undefined,
+)) {
   if (r.runtime === 'attnscope' && r.relErrVsPlainJs === undefined) continue;
   console.log(
     `  T=${pad(r.T, 4)} ${r.mask.padEnd(6)} ${r.runtime.padEnd(14)} ` +
@@ -450,7 +532,9 @@ for (const r of rows.filter((r) => r.relErrVsAttnscope !== undefined || r.relErr
       `${r.relErrVsPlainJs !== undefined ? `vs plain JS ${r.relErrVsPlainJs.toExponential(1)}` : ''}`,
   );
 }
-const bad = rows.filter((r) => (r.relErrVsAttnscope ?? 0) > 1e-3 || (r.relErrVsPlainJs ?? 0) > 1e-3);
+const bad = rows.filter(
+  (r) => (r.relErrVsAttnscope ?? 0) > 1e-3 || (r.relErrVsPlainJs ?? 0) > 1e-3,
+);
 console.log(
   bad.length
     ? `  MISMATCH: ${bad.map((r) => `${r.runtime}@${r.T}/${r.mask}`).join(', ')}`
@@ -475,11 +559,16 @@ if (mmMine?.fractionOfPeak)
     met: mmMine.fractionOfPeak >= 0.85,
     kernelMet: mmKernel?.fractionOfPeak ? mmKernel.fractionOfPeak >= 0.85 : undefined,
   };
-targets.attentionMatmulParts = matmulParts.map((r) => ({ ...r, met: r.fractionOfPeak ? r.fractionOfPeak >= 0.85 : false }));
+targets.attentionMatmulParts = matmulParts.map((r) => ({
+  ...r,
+  met: r.fractionOfPeak ? r.fractionOfPeak >= 0.85 : false,
+}));
 for (const r of matmulParts) {
   console.log(
     `  Q·Kᵀ + P·V products of T=${r.T} ` +
-      (r.error ? `failed: ${r.error}` : `${fmt(r.medianMs, 1)} ms  ${fmt(r.gflops, 1)} GFLOP/s  ${fmt(100 * r.fractionOfPeak, 0)}% of peak`),
+      (r.error
+        ? `failed: ${r.error}`
+        : `${fmt(r.medianMs, 1)} ms  ${fmt(r.gflops, 1)} GFLOP/s  ${fmt(100 * r.fractionOfPeak, 0)}% of peak`),
   );
 }
 for (const T of sizes.filter((T) => T >= 1024)) {
@@ -492,8 +581,12 @@ for (const T of sizes.filter((T) => T >= 1024)) {
     const core = get('attnscope-core', T, mask);
     const coreFraction = core?.medianMs ? realFlops / core.medianMs / 1e6 / peak.gflops : undefined;
     const plain = get('attnscope-simd128', T, mask);
-    const simd128Fraction = plain?.medianMs ? realFlops / plain.medianMs / 1e6 / peak.gflops : undefined;
-    const fractionOfFusedPeak = fusedPeak ? realFlops / r.medianMs / 1e6 / fusedPeak.gflops : undefined;
+    const simd128Fraction = plain?.medianMs
+      ? realFlops / plain.medianMs / 1e6 / peak.gflops
+      : undefined;
+    const fractionOfFusedPeak = fusedPeak
+      ? realFlops / r.medianMs / 1e6 / fusedPeak.gflops
+      : undefined;
     targets.attentionFractionOfPeak.push({
       T,
       mask,
@@ -504,7 +597,9 @@ for (const T of sizes.filter((T) => T >= 1024)) {
     });
     console.log(
       `  attention T=${T} ${mask.padEnd(6)} ${fmt(100 * fraction, 0)}% of peak (real arithmetic)` +
-        (fusedPeak ? ` (${fmt(100 * fractionOfFusedPeak, 0)}% of the relaxed madd peak; simd128 build ${fmt(100 * simd128Fraction, 0)}%)` : '') +
+        (fusedPeak
+          ? ` (${fmt(100 * fractionOfFusedPeak, 0)}% of the relaxed madd peak; simd128 build ${fmt(100 * simd128Fraction, 0)}%)`
+          : '') +
         (coreFraction ? `; core alone ${fmt(100 * coreFraction, 0)}%` : ''),
     );
   }
@@ -520,7 +615,9 @@ if (needed.length) {
   });
   console.log(
     `  1.5× the fastest peer without a mask needs ` +
-      targets.neededFor1_5x.map((n) => `T=${n.T}: ${fmt(n.gflops, 1)} GFLOP/s (${fmt(100 * n.fractionOfPeak, 0)}%)`).join(', '),
+      targets.neededFor1_5x
+        .map((n) => `T=${n.T}: ${fmt(n.gflops, 1)} GFLOP/s (${fmt(100 * n.fractionOfPeak, 0)}%)`)
+        .join(', '),
   );
 }
 if (large) {
@@ -535,7 +632,10 @@ if (large) {
 
 // The peak again: a machine that slowed down during the run (a busy neighbour
 // on a shared core) shows here, and its figures should not be trusted.
-const peakAfter = await measureSimdPeak({ seconds: quick ? 0.1 : 0.25, now: clock === 'cpu' ? cpuMs : undefined });
+const peakAfter = await measureSimdPeak({
+  seconds: quick ? 0.1 : 0.25,
+  now: clock === 'cpu' ? cpuMs : undefined,
+});
 const peakDrift = Math.abs(peakAfter.gflops - peak.gflops) / peak.gflops;
 console.log(
   `\nwasm SIMD peak after the run: ${peakAfter.gflops.toFixed(1)} GFLOP/s ` +
@@ -556,8 +656,21 @@ const result = {
     loadavgBefore: loadBefore,
     loadavgAfter: loadAfter,
   },
-  versions: { attnscope: engine.version, simdArch: engine.simdArch, onnxruntimeWeb: ortVersion(), tfjs: tfjsVersion() },
-  config: { heads: kHeads, headDim: kHeadDim, sizes, threads: 1, clock, passes: kPasses, flops: '4·H·T²·d for both masks' },
+  versions: {
+    attnscope: engine.version,
+    simdArch: engine.simdArch,
+    onnxruntimeWeb: ortVersion(),
+    tfjs: tfjsVersion(),
+  },
+  config: {
+    heads: kHeads,
+    headDim: kHeadDim,
+    sizes,
+    threads: 1,
+    clock,
+    passes: kPasses,
+    flops: '4·H·T²·d for both masks',
+  },
   runtimes: Object.fromEntries(runtimes.map((r) => [r.id, r.label])),
   peak,
   ...(fusedPeak ? { fusedPeak } : {}),
@@ -572,7 +685,9 @@ writeFileSync(resolve(outDir, 'latest.json'), JSON.stringify(result, null, 2) + 
 writeFileSync(
   resolve(outDir, 'attention.svg'),
   attentionChart(
-    rows.filter((r) => r.gflops).map((r) => ({ ...r, runtime: runtimes.find((x) => x.id === r.runtime).label })),
+    rows
+      .filter((r) => r.gflops)
+      .map((r) => ({ ...r, runtime: runtimes.find((x) => x.id === r.runtime).label })),
     {
       peaks: [
         { gflops: peak.gflops, label: 'wasm SIMD peak (mul+add)' },

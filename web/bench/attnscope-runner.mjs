@@ -5,7 +5,9 @@ import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 
 /** dist/ of the repository, or ATTNSCOPE_DIST to benchmark another build. */
-export const distDir = resolve(process.env.ATTNSCOPE_DIST ?? new URL('../../dist', import.meta.url).pathname);
+export const distDir = resolve(
+  process.env.ATTNSCOPE_DIST ?? new URL('../../dist', import.meta.url).pathname,
+);
 
 const enginePromises = new Map();
 /**
@@ -33,9 +35,20 @@ export function loadAttnScope(simd = 'auto') {
  * array reused across runs (`out`), as the TF.js runner reuses its own; with
  * `freshOutput`, each run returns a new array (the package's default).
  */
-export async function createAttnScopeAttention({ q, k, v, H, T, d, causal }, { freshOutput = false, simd = 'auto' } = {}) {
+export async function createAttnScopeAttention(
+  { q, k, v, H, T, d, causal },
+  { freshOutput = false, simd = 'auto' } = {},
+) {
   const engine = await loadAttnScope(simd);
-  const args = { q, k, v, shape: [1, H, T, d], scale: true, mask: causal ? 'causal' : 'none', trace: false };
+  const args = {
+    q,
+    k,
+    v,
+    shape: [1, H, T, d],
+    scale: true,
+    mask: causal ? 'causal' : 'none',
+    trace: false,
+  };
   if (!freshOutput) args.out = new Float32Array(H * T * d);
   let last = null;
   return {
@@ -53,7 +66,10 @@ export async function createAttnScopeAttention({ q, k, v, H, T, d, causal }, { f
  * attention does: a fresh output per call costs mostly its pages' faults
  * (measured: docs/performance/journal.md, "What is measured").
  */
-export async function createAttnScopeLinear({ x, weight, rows, inDim, outDim }, { simd = 'auto' } = {}) {
+export async function createAttnScopeLinear(
+  { x, weight, rows, inDim, outDim },
+  { simd = 'auto' } = {},
+) {
   const engine = await loadAttnScope(simd);
   const args = { x, shape: [rows, inDim], weight, outDim, out: new Float32Array(rows * outDim) };
   let last = null;

@@ -3,7 +3,18 @@
 // SIMD peaks as dashed lines. Plain string building, no dependencies.
 
 // One colour per runtime: the benchmark draws up to nine series.
-const kColors = ['#1b6ac9', '#d1495b', '#edae49', '#00798c', '#66a182', '#8d6a9f', '#2e4057', '#c06c84', '#8a5a00', '#7f7f7f'];
+const kColors = [
+  '#1b6ac9',
+  '#d1495b',
+  '#edae49',
+  '#00798c',
+  '#66a182',
+  '#8d6a9f',
+  '#2e4057',
+  '#c06c84',
+  '#8a5a00',
+  '#7f7f7f',
+];
 const kPanelWidth = 420;
 const kPanelHeight = 300;
 const kMargin = { top: 40, right: 16, bottom: 46, left: 56 };
@@ -24,7 +35,9 @@ function panel({ title, series, sizes, yMax, peaks, x0 }) {
   const sx = (T) => kMargin.left + ((lx(T) - xa) / (xb - xa || 1)) * w;
   const sy = (g) => kMargin.top + h - (g / yMax) * h;
   const out = [`<g transform="translate(${x0},0)">`];
-  out.push(`<text x="${kMargin.left + w / 2}" y="22" text-anchor="middle" font-weight="bold">${escape(title)}</text>`);
+  out.push(
+    `<text x="${kMargin.left + w / 2}" y="22" text-anchor="middle" font-weight="bold">${escape(title)}</text>`,
+  );
   for (let i = 0; i <= 5; ++i) {
     const g = (yMax * i) / 5;
     out.push(
@@ -53,7 +66,9 @@ function panel({ title, series, sizes, yMax, peaks, x0 }) {
       `<polyline fill="none" stroke="${s.color}" stroke-width="2" points="${pts.map((p) => `${sx(p.T).toFixed(1)},${sy(p.gflops).toFixed(1)}`).join(' ')}"/>`,
     );
     for (const p of pts)
-      out.push(`<circle cx="${sx(p.T).toFixed(1)}" cy="${sy(p.gflops).toFixed(1)}" r="3" fill="${s.color}"/>`);
+      out.push(
+        `<circle cx="${sx(p.T).toFixed(1)}" cy="${sy(p.gflops).toFixed(1)}" r="3" fill="${s.color}"/>`,
+      );
   }
   out.push('</g>');
   return out.join('\n');
@@ -86,7 +101,9 @@ export function attentionChart(rows, { peaks = [], subtitle = '' } = {}) {
   ].forEach(([mask, title], i) => {
     const series = runtimes.map((runtime) => ({
       color: colorOf(runtime),
-      points: rows.filter((r) => r.runtime === runtime && r.mask === mask).sort((a, b) => a.T - b.T),
+      points: rows
+        .filter((r) => r.runtime === runtime && r.mask === mask)
+        .sort((a, b) => a.T - b.T),
     }));
     parts.push(panel({ title, series, sizes, yMax, peaks, x0: i * kPanelWidth }));
   });

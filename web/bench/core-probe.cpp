@@ -78,7 +78,8 @@ EMSCRIPTEN_KEEPALIVE int probe_run_attention() {
 
 /// Prepares linear: x (rows, in) · W (in, out), no bias.
 EMSCRIPTEN_KEEPALIVE void probe_prepare_linear(int rows, int in_dim, int out_dim) {
-  x = attnscope::Tensor({std::size_t(rows), std::size_t(in_dim)}, filled(std::size_t(rows) * in_dim, 4));
+  x = attnscope::Tensor({std::size_t(rows), std::size_t(in_dim)},
+                        filled(std::size_t(rows) * in_dim, 4));
   layer.weight = attnscope::Tensor({std::size_t(in_dim), std::size_t(out_dim)},
                                    filled(std::size_t(in_dim) * out_dim, 5));
 }
@@ -96,14 +97,17 @@ EMSCRIPTEN_KEEPALIVE int probe_run_linear() {
 /// Prepares the matmul kernel alone on (m, k) · (k, n): what linear runs,
 /// without its checks or its result's allocation.
 EMSCRIPTEN_KEEPALIVE void probe_prepare_matmul(int m, int k, int n) {
-  matmul_problem = {std::size_t(m), std::size_t(k), std::size_t(n), filled(std::size_t(m) * k, 6),
-                    filled(std::size_t(k) * n, 7), std::vector<float>(std::size_t(m) * n)};
+  matmul_problem = {std::size_t(m),
+                    std::size_t(k),
+                    std::size_t(n),
+                    filled(std::size_t(m) * k, 6),
+                    filled(std::size_t(k) * n, 7),
+                    std::vector<float>(std::size_t(m) * n)};
 }
 
 EMSCRIPTEN_KEEPALIVE int probe_run_matmul() {
   MatmulProblem& p = matmul_problem;
-  attnscope::kernels::matmul_best(p.a.data(), p.k, p.b.data(), p.n, p.c.data(), p.n, p.m, p.k,
-                                  p.n);
+  attnscope::kernels::matmul_best(p.a.data(), p.k, p.b.data(), p.n, p.c.data(), p.n, p.m, p.k, p.n);
   return 0;
 }
 
@@ -141,10 +145,12 @@ EMSCRIPTEN_KEEPALIVE int probe_run_products() {
       for (std::size_t k0 = 0; k0 < p.T; k0 += kKeyTile) {
         const std::size_t cols = std::min(kKeyTile, p.T - k0);
         const float* key_tile = p.packed_keys.data() + (k0 / kKeyTile) * p.d * kKeyTile;
-        matmul_with<Arch, kPackedA>(p.queries.data() + q0 * p.d, p.d, key_tile_panels(key_tile, p.d),
-                                    p.scores.data(), kKeyTile, rows, p.d, cols);
-        matmul_with<Arch, kKeyTile>(p.scores.data(), kKeyTile, value_panels(p.values.data(), p.T, k0),
-                                    p.partial.data(), p.d, rows, cols, p.d, /*accumulate=*/true);
+        matmul_with<Arch, kPackedA>(p.queries.data() + q0 * p.d, p.d,
+                                    key_tile_panels(key_tile, p.d), p.scores.data(), kKeyTile, rows,
+                                    p.d, cols);
+        matmul_with<Arch, kKeyTile>(p.scores.data(), kKeyTile,
+                                    value_panels(p.values.data(), p.T, k0), p.partial.data(), p.d,
+                                    rows, cols, p.d, /*accumulate=*/true);
       }
     }
   }

@@ -29,26 +29,42 @@ const check = (status, what) => {
 export async function createCoreAttention({ H, T, d, causal }) {
   const m = await loadCoreProbe();
   m._probe_prepare_attention(H, T, d, causal ? 1 : 0);
-  return { run: async () => check(m._probe_run_attention(), 'attention'), output: () => null, release: async () => {} };
+  return {
+    run: async () => check(m._probe_run_attention(), 'attention'),
+    output: () => null,
+    release: async () => {},
+  };
 }
 
 /** linear x (rows, in) · W (in, out) on the probe's own inputs. */
 export async function createCoreLinear({ rows, inDim, outDim }) {
   const m = await loadCoreProbe();
   m._probe_prepare_linear(rows, inDim, outDim);
-  return { run: async () => check(m._probe_run_linear(), 'linear'), output: () => null, release: async () => {} };
+  return {
+    run: async () => check(m._probe_run_linear(), 'linear'),
+    output: () => null,
+    release: async () => {},
+  };
 }
 
 /** The matmul kernel alone (what linear runs, without checks or allocation). */
 export async function createCoreMatmulKernel({ rows, inDim, outDim }) {
   const m = await loadCoreProbe();
   m._probe_prepare_matmul(rows, inDim, outDim);
-  return { run: async () => check(m._probe_run_matmul(), 'matmul'), output: () => null, release: async () => {} };
+  return {
+    run: async () => check(m._probe_run_matmul(), 'matmul'),
+    output: () => null,
+    release: async () => {},
+  };
 }
 
 /** The flash kernel's Q·Kᵀ and P·V products for (1, H, T, d), without the softmax. */
 export async function createCoreProducts({ H, T, d }) {
   const m = await loadCoreProbe();
   m._probe_prepare_products(H, T, d);
-  return { run: async () => check(m._probe_run_products(), 'products'), output: () => null, release: async () => {} };
+  return {
+    run: async () => check(m._probe_run_products(), 'products'),
+    output: () => null,
+    release: async () => {},
+  };
 }

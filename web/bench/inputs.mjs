@@ -38,7 +38,13 @@ export function cpuName() {
   }
   const field = (name) => new RegExp(`^${name}\\s*:\\s*(.*)$`, 'm').exec(info)?.[1]?.trim();
   const flags = new Set((field('flags') ?? '').split(/\s+/));
-  const widest = flags.has('avx512f') ? 'AVX-512' : flags.has('avx2') ? 'AVX2' : flags.has('avx') ? 'AVX' : 'SSE';
+  const widest = flags.has('avx512f')
+    ? 'AVX-512'
+    : flags.has('avx2')
+      ? 'AVX2'
+      : flags.has('avx')
+        ? 'AVX'
+        : 'SSE';
   const family = field('cpu family');
   const number = field('model');
   return family && number ? `${model} (family ${family}, model ${number}, ${widest})` : model;

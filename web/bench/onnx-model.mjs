@@ -196,7 +196,10 @@ export function unfusedAttentionModel(H, T, d, causal) {
       { op: 'Trilu', inputs: ['minus_inf', 'one'], outputs: ['causal_mask'], attrs: { upper: 1 } },
       { op: 'Add', inputs: ['scaled', 'causal_mask'], outputs: ['masked'] },
     );
-    initializers.push(['mask_shape', [2], BigInt64Array.of(BigInt(T), BigInt(T))], ['one', [], BigInt64Array.of(1n)]);
+    initializers.push(
+      ['mask_shape', [2], BigInt64Array.of(BigInt(T), BigInt(T))],
+      ['one', [], BigInt64Array.of(1n)],
+    );
     logits = 'masked';
   }
   nodes.push({ op: 'Softmax', inputs: [logits], outputs: ['weights'], attrs: { axis: -1 } });

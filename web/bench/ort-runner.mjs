@@ -3,7 +3,12 @@
 import { dirname } from 'node:path';
 import { createRequire } from 'node:module';
 import * as ort from 'onnxruntime-web';
-import { matMulModel, multiHeadAttentionModel, onnxAttentionModel, unfusedAttentionModel } from './onnx-model.mjs';
+import {
+  matMulModel,
+  multiHeadAttentionModel,
+  onnxAttentionModel,
+  unfusedAttentionModel,
+} from './onnx-model.mjs';
 
 const require = createRequire(import.meta.url);
 
@@ -26,13 +31,15 @@ export const ortVersion = () => ort.env.versions?.web ?? 'unknown';
 function headsToTokens(x, H, T, d) {
   const out = new Float32Array(x.length);
   for (let h = 0; h < H; ++h)
-    for (let t = 0; t < T; ++t) out.set(x.subarray((h * T + t) * d, (h * T + t + 1) * d), (t * H + h) * d);
+    for (let t = 0; t < T; ++t)
+      out.set(x.subarray((h * T + t) * d, (h * T + t + 1) * d), (t * H + h) * d);
   return out;
 }
 function tokensToHeads(x, H, T, d) {
   const out = new Float32Array(x.length);
   for (let h = 0; h < H; ++h)
-    for (let t = 0; t < T; ++t) out.set(x.subarray((t * H + h) * d, (t * H + h + 1) * d), (h * T + t) * d);
+    for (let t = 0; t < T; ++t)
+      out.set(x.subarray((t * H + h) * d, (t * H + h + 1) * d), (h * T + t) * d);
   return out;
 }
 

@@ -31,12 +31,22 @@ if (!(Number.isInteger(T) && T > 0 && Number.isInteger(pairs) && pairs > 0)) {
 }
 const peerEntry = attentionPeers.find((x) => x.id === peer);
 if (!peerEntry) {
-  console.error(`paired-bench: --peer must be one of ${attentionPeers.map((x) => x.id).join(', ')}`);
+  console.error(
+    `paired-bench: --peer must be one of ${attentionPeers.map((x) => x.id).join(', ')}`,
+  );
   process.exit(2);
 }
 
 const n = H * T * d;
-const problem = { q: gaussian(n, 1000 + T), k: gaussian(n, 2000 + T), v: gaussian(n, 3000 + T), H, T, d, causal };
+const problem = {
+  q: gaussian(n, 1000 + T),
+  k: gaussian(n, 2000 + T),
+  v: gaussian(n, 3000 + T),
+  H,
+  T,
+  d,
+  causal,
+};
 const runtimes = {
   attnscope: await createAttnScopeAttention(problem),
   [peer]: await peerEntry.create(problem),
@@ -64,10 +74,15 @@ for (let i = 0; i < pairs; i++) {
   ratios.push(pair[peer] / pair.attnscope);
 }
 
-const quantile = (xs, f) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(f * xs.length))];
+const quantile = (xs, f) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(f * xs.length))];
 const f = (x, digits = 0) => x.toFixed(digits);
-console.log(`T = ${T}, ${causal ? 'causal' : 'no mask'}, H = ${H}, d = ${d}, ${pairs} pairs (process CPU time), ${cpuName()}`);
-console.log(`attnscope: median ${f(quantile(ms.attnscope, 0.5), 1)} ms; ${peer}: median ${f(quantile(ms[peer], 0.5), 1)} ms`);
+console.log(
+  `T = ${T}, ${causal ? 'causal' : 'no mask'}, H = ${H}, d = ${d}, ${pairs} pairs (process CPU time), ${cpuName()}`,
+);
+console.log(
+  `attnscope: median ${f(quantile(ms.attnscope, 0.5), 1)} ms; ${peer}: median ${f(quantile(ms[peer], 0.5), 1)} ms`,
+);
 console.log(
   `${peer} / attnscope per pair: p10 ${f(quantile(ratios, 0.1), 3)}, median ${f(quantile(ratios, 0.5), 3)}, ` +
     `p90 ${f(quantile(ratios, 0.9), 3)}; ${ratios.filter((r) => r >= 1.5).length} of ${pairs} pairs at 1.5× or more`,

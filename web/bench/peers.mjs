@@ -19,5 +19,9 @@ export const attentionPeers = [
     label: 'onnxruntime-web: com.microsoft MultiHeadAttention',
     create: (p) => createOrtAttention('mha', p),
   },
-  { id: 'tfjs', label: 'tfjs-backend-wasm: matMul per head', create: (p) => createTfjsAttention('per-head', p) },
+  {
+    id: 'tfjs',
+    label: 'tfjs-backend-wasm: matMul per head',
+    create: (p) => createTfjsAttention('per-head', p),
+  },
 ];

@@ -21,7 +21,11 @@ const args = Object.fromEntries(
   }),
 );
 const quick = Boolean(args.quick);
-const sizes = args.sizes ? String(args.sizes).split(',').map(Number) : quick ? [256, 512] : [256, 512, 1024, 2048, 4096];
+const sizes = args.sizes
+  ? String(args.sizes).split(',').map(Number)
+  : quick
+    ? [256, 512]
+    : [256, 512, 1024, 2048, 4096];
 const kHeads = 8;
 const kHeadDim = 64;
 const outDir = resolve(args.out ?? new URL('./results', import.meta.url).pathname);
@@ -61,11 +65,12 @@ for (const T of sizes) {
     const pooled = () => pool.attention(call);
     // Warm-up: V8 tiers hot wasm functions up in each thread separately.
     for (const run of [single, pooled]) {
-      for (const until = performance.now() + 300; performance.now() < until; ) await run();
+      for (const until = performance.now() + 300; performance.now() < until;) await run();
     }
     const expected = single().output.data;
     const got = (await pooled()).output.data;
-    if (!got.every((x, i) => Object.is(x, expected[i]))) throw new Error(`T=${T} ${mask}: pool result differs`);
+    if (!got.every((x, i) => Object.is(x, expected[i])))
+      throw new Error(`T=${T} ${mask}: pool result differs`);
 
     const times = { single: [], pooled: [] };
     for (let i = 0; i < repsFor(T); i++) {
@@ -98,7 +103,14 @@ const file = resolve(outDir, 'pool.json');
 writeFileSync(
   file,
   JSON.stringify(
-    { date: new Date().toISOString(), node: process.version, workers: pool.size, heads: kHeads, headDim: kHeadDim, rows },
+    {
+      date: new Date().toISOString(),
+      node: process.version,
+      workers: pool.size,
+      heads: kHeads,
+      headDim: kHeadDim,
+      rows,
+    },
     null,
     2,
   ) + '\n',

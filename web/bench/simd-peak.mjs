@@ -67,7 +67,12 @@ export function peakModuleBytes(accumulators, { fused = false } = {}) {
  * `now` is the clock in ms (wall by default). Runs the kernel with 4 to 13 chains (14 spill registers on x86-64) and returns the best GFLOP/s.
  * @returns {{ gflops: number, accumulators: number, sweep: {accumulators:number, gflops:number}[] }}
  */
-export async function measureSimdPeak({ seconds = 0.25, repeats = 5, now = () => performance.now(), fused = false } = {}) {
+export async function measureSimdPeak({
+  seconds = 0.25,
+  repeats = 5,
+  now = () => performance.now(),
+  fused = false,
+} = {}) {
   const sweep = [];
   for (const accumulators of [4, 8, 10, 12, 13]) {
     const { instance } = await WebAssembly.instantiate(peakModuleBytes(accumulators, { fused }));

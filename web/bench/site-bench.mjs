@@ -40,7 +40,9 @@ if (!existsSync(join(siteDir, 'index.html'))) {
   process.exit(0);
 }
 if (!existsSync(chromium)) {
-  console.log(`site-bench: Chromium not found at ${chromium} (set CHROMIUM=path). Nothing measured.`);
+  console.log(
+    `site-bench: Chromium not found at ${chromium} (set CHROMIUM=path). Nothing measured.`,
+  );
   process.exit(0);
 }
 
@@ -56,7 +58,10 @@ const kTypes = {
   '.png': 'image/png',
 };
 const server = createServer((req, res) => {
-  const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname)).replace(/^(\.\.[/\\])+/, '');
+  const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname)).replace(
+    /^(\.\.[/\\])+/,
+    '',
+  );
   let file = join(siteDir, path);
   if (file.endsWith('/')) file = join(file, 'index.html');
   if (!file.startsWith(siteDir) || !existsSync(file)) {
@@ -86,7 +91,10 @@ const context = await playwright.launchPersistentContext(profile, {
 
 // Two sentences of different lengths; each edit swaps one word back and forth.
 const words = (n) =>
-  Array.from({ length: n }, (_, i) => ['the', 'cat', 'sat', 'on', 'a', 'warm', 'mat', 'today'][i % 8]);
+  Array.from(
+    { length: n },
+    (_, i) => ['the', 'cat', 'sat', 'on', 'a', 'warm', 'mat', 'today'][i % 8],
+  );
 const cases = [
   { label: 'T = 8', tokens: words(8) },
   { label: 'T = 64', tokens: words(64) },
@@ -97,7 +105,9 @@ const cases = [
 const stats = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   const q = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
-  return s.length ? { median: q(0.5), p90: q(0.9), min: s[0], max: s[s.length - 1], n: s.length } : null;
+  return s.length
+    ? { median: q(0.5), p90: q(0.9), min: s[0], max: s[s.length - 1], n: s.length }
+    : null;
 };
 const fmt = (x) => (x === undefined || x === null ? '—' : x.toFixed(1));
 
@@ -111,9 +121,13 @@ try {
   await page.waitForSelector('#text', { timeout: 30000 });
   // Which build the page's worker loaded ("… (SIMD: sse2+relaxed_madd)" where
   // Chromium validates relaxed SIMD): the figures belong to that build.
-  await page.waitForFunction(() => /SIMD:/.test(document.querySelector('#engine-info')?.textContent ?? ''), null, {
-    timeout: 30000,
-  });
+  await page.waitForFunction(
+    () => /SIMD:/.test(document.querySelector('#engine-info')?.textContent ?? ''),
+    null,
+    {
+      timeout: 30000,
+    },
+  );
   const engine = (await page.textContent('#engine-info')).trim();
 
   // Applies a text in the page and resolves with the timings of the update it causes.
@@ -162,11 +176,17 @@ try {
     for (const c of cases) {
       if (c.full) {
         for (const box of ['#positional', '#block']) {
-          const settled = page.evaluate(() => new Promise((ok) => {
-            const n = performance.getEntriesByName('attnscope:update', 'measure').length;
-            const poll = () => (performance.getEntriesByName('attnscope:update', 'measure').length > n ? ok() : setTimeout(poll, 5));
-            poll();
-          }));
+          const settled = page.evaluate(
+            () =>
+              new Promise((ok) => {
+                const n = performance.getEntriesByName('attnscope:update', 'measure').length;
+                const poll = () =>
+                  performance.getEntriesByName('attnscope:update', 'measure').length > n
+                    ? ok()
+                    : setTimeout(poll, 5);
+                poll();
+              }),
+          );
           await page.check(box);
           await settled;
         }
@@ -181,29 +201,49 @@ try {
         samples.push(r);
       }
       const row = { case: c.label, tokens: c.tokens.length };
-      for (const key of ['update', 'compute', 'render', 'toScreen', 'painted', 'editToUpdateEnd', 'editToPaint']) {
+      for (const key of [
+        'update',
+        'compute',
+        'render',
+        'toScreen',
+        'painted',
+        'editToUpdateEnd',
+        'editToPaint',
+      ]) {
         const xs = samples.map((s) => s[key]).filter((x) => typeof x === 'number');
         if (xs.length) row[key] = stats(xs);
       }
       results.push(row);
     }
-    console.log(`site: ${url} (headless Chromium), ${edits} one-token edits per case; milliseconds, median / p90`);
+    console.log(
+      `site: ${url} (headless Chromium), ${edits} one-token edits per case; milliseconds, median / p90`,
+    );
     console.log(engine);
     const width = Math.max(...results.map((r) => r.case.length)) + 1;
-    console.log(`${'case'.padEnd(width)} update (compute + render)   compute       render        to screen     painted       edit→update end   edit→painted`);
+    console.log(
+      `${'case'.padEnd(width)} update (compute + render)   compute       render        to screen     painted       edit→update end   edit→painted`,
+    );
     for (const r of results) {
       const cell = (s) => (s ? `${fmt(s.median)} / ${fmt(s.p90)}` : '—').padEnd(14);
       console.log(
         `${r.case.padEnd(width)} ${cell(r.update).padEnd(27)} ${cell(r.compute)}${cell(r.render)}${cell(r.toScreen)}${cell(r.painted)}${cell(r.editToUpdateEnd).padEnd(18)}${cell(r.editToPaint)}`,
       );
     }
-    console.log('update: the edit applied → the views drawn; to screen: update + the frame that shows them (style, layout, paint);');
-    console.log('painted: also the wait for that frame; edit→…: also the input debounce of the site');
+    console.log(
+      'update: the edit applied → the views drawn; to screen: update + the frame that shows them (style, layout, paint);',
+    );
+    console.log(
+      'painted: also the wait for that frame; edit→…: also the input debounce of the site',
+    );
     mkdirSync(outDir, { recursive: true });
     const file = resolve(outDir, 'site.json');
     writeFileSync(
       file,
-      JSON.stringify({ date: new Date().toISOString(), url, engine, edits, results, pageErrors: errors }, null, 2) + '\n',
+      JSON.stringify(
+        { date: new Date().toISOString(), url, engine, edits, results, pageErrors: errors },
+        null,
+        2,
+      ) + '\n',
     );
     console.log(`wrote ${file}`);
   }

@@ -42,7 +42,10 @@ export async function createTfjsAttention(variant, { q, k, v, H, T, d, causal })
     // An explicit transpose of the keys beats matMul(..., transposeB = true),
     // which the wasm backend runs through a much slower path (measured:
     // docs/performance/journal.md, "Figures formerly in code comments").
-    let logits = tf.mul(tf.matMul(queries, tf.transpose(keys, keys.rank === 3 ? [0, 2, 1] : [1, 0])), scale);
+    let logits = tf.mul(
+      tf.matMul(queries, tf.transpose(keys, keys.rank === 3 ? [0, 2, 1] : [1, 0])),
+      scale,
+    );
     if (mask) logits = tf.add(logits, mask);
     return tf.matMul(tf.softmax(logits), values);
   };
@@ -57,7 +60,11 @@ export async function createTfjsAttention(variant, { q, k, v, H, T, d, causal })
       if (variant === 'batched') {
         const shape = [H, T, d];
         tf.tidy(() => {
-          last = attend(tf.tensor3d(q, shape), tf.tensor3d(k, shape), tf.tensor3d(v, shape)).dataSync();
+          last = attend(
+            tf.tensor3d(q, shape),
+            tf.tensor3d(k, shape),
+            tf.tensor3d(v, shape),
+          ).dataSync();
         });
         return;
       }

@@ -65,13 +65,23 @@ export async function runVariantsBench({ quick = false, clock = 'wall', outDir }
   }
   const reps = quick ? 2 : 5;
   const result = { simdArch: engine.simdArch, clock };
-  console.log(`\nattention variants (attnscope fast path, ${engine.simdArch}, one thread, ${clock} time)`);
+  console.log(
+    `\nattention variants (attnscope fast path, ${engine.simdArch}, one thread, ${clock} time)`,
+  );
 
   const T = quick ? 256 : 1024;
   const gqa = { H: 32, Hkv: 8, Tq: T, Tk: T, d: 128 };
   const gqaMs = time(attentionCall(engine, gqa), reps, clock);
   const mhaMs = time(attentionCall(engine, { ...gqa, Hkv: 32 }), reps, clock);
-  result.gqa = { ...gqa, mask: 'causal', gqaMs, mhaMs, msPerQueryHead: gqaMs / 32, mhaMsPerQueryHead: mhaMs / 32, speedupOverMha: mhaMs / gqaMs };
+  result.gqa = {
+    ...gqa,
+    mask: 'causal',
+    gqaMs,
+    mhaMs,
+    msPerQueryHead: gqaMs / 32,
+    mhaMsPerQueryHead: mhaMs / 32,
+    speedupOverMha: mhaMs / gqaMs,
+  };
   result.gqa.met = mhaMs / gqaMs >= 1;
   console.log(
     `  GQA H=32 Hkv=8 d=128 T=${T} causal: ${fmt(gqaMs)} ms (${fmt((1000 * gqaMs) / 32, 0)} µs per query head); ` +
@@ -83,7 +93,14 @@ export async function runVariantsBench({ quick = false, clock = 'wall', outDir }
   const kvBytes = 2 * decode.Hkv * decode.Tk * decode.d * 4;
   const bytesPerUs = kvBytes / (stepMs * 1000);
   const copy = copyBandwidth(clock);
-  result.decode = { ...decode, usPerStep: stepMs * 1000, kvBytes, kvBytesPerUs: bytesPerUs, copyBytesPerUs: copy, fractionOfCopy: bytesPerUs / copy };
+  result.decode = {
+    ...decode,
+    usPerStep: stepMs * 1000,
+    kvBytes,
+    kvBytesPerUs: bytesPerUs,
+    copyBytesPerUs: copy,
+    fractionOfCopy: bytesPerUs / copy,
+  };
   result.decode.met = bytesPerUs / copy >= 0.5;
   console.log(
     `  decode step Tq=1 Tk=4096 H=32 Hkv=8 d=128: ${fmt(stepMs * 1000, 0)} µs per step; K/V ${fmt(kvBytes / 2 ** 20, 1)} MiB, ` +
@@ -93,16 +110,36 @@ export async function runVariantsBench({ quick = false, clock = 'wall', outDir }
   const long = quick ? 4096 : 16384;
   const windowed = { H: 1, Hkv: 1, Tq: long, Tk: long, d: 64 };
   const fullMs = time(attentionCall(engine, windowed), 1, clock);
-  const windowMs = time(attentionCall(engine, windowed, { mask: { causal: true, window: 512 } }), quick ? 3 : 5, clock);
-  result.window = { ...windowed, window: 512, fullCausalMs: fullMs, windowMs, speedup: fullMs / windowMs };
+  const windowMs = time(
+    attentionCall(engine, windowed, { mask: { causal: true, window: 512 } }),
+    quick ? 3 : 5,
+    clock,
+  );
+  result.window = {
+    ...windowed,
+    window: 512,
+    fullCausalMs: fullMs,
+    windowMs,
+    speedup: fullMs / windowMs,
+  };
   result.window.met = fullMs / windowMs >= 10;
-  console.log(`  window W=512 T=${long} causal (H=1 d=64): ${fmt(windowMs)} ms; full causal ${fmt(fullMs)} ms: ${fmt(fullMs / windowMs, 1)}×`);
+  console.log(
+    `  window W=512 T=${long} causal (H=1 d=64): ${fmt(windowMs)} ms; full causal ${fmt(fullMs)} ms: ${fmt(fullMs / windowMs, 1)}×`,
+  );
 
   const small = { H: 8, Hkv: 8, Tq: T, Tk: T, d: 64 };
   const plainMs = time(attentionCall(engine, small), reps * 2, clock);
   const ropeMs = time(attentionCall(engine, small, { rope: {} }), reps * 2, clock);
   const alibiMs = time(attentionCall(engine, small, { bias: 'alibi' }), reps * 2, clock);
-  result.positions = { ...small, mask: 'causal', plainMs, ropeMs, alibiMs, ropeOverhead: ropeMs / plainMs - 1, alibiOverhead: alibiMs / plainMs - 1 };
+  result.positions = {
+    ...small,
+    mask: 'causal',
+    plainMs,
+    ropeMs,
+    alibiMs,
+    ropeOverhead: ropeMs / plainMs - 1,
+    alibiOverhead: alibiMs / plainMs - 1,
+  };
   result.positions.met = ropeMs / plainMs <= 1.1 && alibiMs / plainMs <= 1.1;
   console.log(
     `  T=${T} H=8 d=64 causal: plain ${fmt(plainMs)} ms, RoPE ${fmt(ropeMs)} ms (+${fmt(100 * (ropeMs / plainMs - 1), 0)}%), ` +
@@ -121,6 +158,9 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   await runVariantsBench({
     quick: argv.includes('--quick'),
     clock: argv.includes('--clock=cpu') ? 'cpu' : 'wall',
-    outDir: resolve(argv.find((a) => a.startsWith('--out='))?.slice(6) ?? fileURLToPath(new URL('./results', import.meta.url))),
+    outDir: resolve(
+      argv.find((a) => a.startsWith('--out='))?.slice(6) ??
+        fileURLToPath(new URL('./results', import.meta.url)),
+    ),
   });
 }

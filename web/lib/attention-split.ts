@@ -66,7 +66,10 @@ function maskShape(data: unknown, shape: unknown, candidates: number[][]): numbe
   if (shape !== undefined) {
     return Array.isArray(shape) && shape.every(isCount) ? [...shape] : undefined;
   }
-  const flat = data instanceof Uint8Array || isFlat(data) || (Array.isArray(data) && !data.some(Array.isArray));
+  const flat =
+    data instanceof Uint8Array ||
+    isFlat(data) ||
+    (Array.isArray(data) && !data.some(Array.isArray));
   if (!flat) return undefined;
   const length = (data as ArrayLike<unknown>).length;
   return candidates.find((c) => product(c) === length);
@@ -76,8 +79,16 @@ function maskShape(data: unknown, shape: unknown, candidates: number[][]): numbe
  * Splits `args` into at most `maxParts` parts, or returns undefined when the
  * call should run whole: too small (`minFlops`), not splittable, or not valid.
  */
-export function splitAttention(args: AttentionArgs, maxParts: number, minFlops: number): AttentionSplit | undefined {
-  const [q, k, v] = [flatInput(own(args, 'q')), flatInput(own(args, 'k')), flatInput(own(args, 'v'))];
+export function splitAttention(
+  args: AttentionArgs,
+  maxParts: number,
+  minFlops: number,
+): AttentionSplit | undefined {
+  const [q, k, v] = [
+    flatInput(own(args, 'q')),
+    flatInput(own(args, 'k')),
+    flatInput(own(args, 'v')),
+  ];
   const shape = own(args, 'shape') as number[];
   const kvShapeArg = own(args, 'kvShape') as number[] | undefined;
   const kvShape = kvShapeArg ?? shape;
@@ -86,20 +97,37 @@ export function splitAttention(args: AttentionArgs, maxParts: number, minFlops: 
   if (!q || !k || !v || !Array.isArray(shape) || !Array.isArray(kvShape)) return undefined;
   if ((shape.length !== 3 && shape.length !== 4) || !shape.every(isCount)) return undefined;
   if (kvShape.length !== shape.length || !kvShape.every(isCount)) return undefined;
-  const [batch, heads, queryLength, d] = (shape.length === 4 ? shape : [1, ...shape]) as [number, number, number, number];
-  const [kvBatch, kvHeads, keyLength, kd] = (kvShape.length === 4 ? kvShape : [1, ...kvShape]) as [number, number, number, number];
-  if (kvBatch !== batch || kd !== d || heads % kvHeads !== 0 || queryLength > keyLength) return undefined;
+  const [batch, heads, queryLength, d] = (shape.length === 4 ? shape : [1, ...shape]) as [
+    number,
+    number,
+    number,
+    number,
+  ];
+  const [kvBatch, kvHeads, keyLength, kd] = (kvShape.length === 4 ? kvShape : [1, ...kvShape]) as [
+    number,
+    number,
+    number,
+    number,
+  ];
+  if (kvBatch !== batch || kd !== d || heads % kvHeads !== 0 || queryLength > keyLength)
+    return undefined;
   const group = heads / kvHeads;
   const kvUnits = batch * kvHeads;
-  if (q.length !== batch * heads * queryLength * d || k.length !== kvUnits * keyLength * d) return undefined;
+  if (q.length !== batch * heads * queryLength * d || k.length !== kvUnits * keyLength * d)
+    return undefined;
   const dv = (own(args, 'dv') as number | undefined) ?? v.length / (kvUnits * keyLength);
   if (!isCount(dv) || v.length !== kvUnits * keyLength * dv) return undefined;
-  if (attentionFlops(batch * heads, queryLength, d, dv, mask, keyLength) < minFlops) return undefined;
+  if (attentionFlops(batch * heads, queryLength, d, dv, mask, keyLength) < minFlops)
+    return undefined;
 
   // Whole batches when there are several, else kv heads (with their query heads) of the one sequence.
   const byBatch = shape.length === 4 && batch > 1;
   if (bias !== undefined && !byBatch) return undefined;
-  if (bias !== undefined && bias !== 'alibi' && !(typeof bias === 'object' && bias !== null && own(bias, 'values') === undefined)) {
+  if (
+    bias !== undefined &&
+    bias !== 'alibi' &&
+    !(typeof bias === 'object' && bias !== null && own(bias, 'values') === undefined)
+  ) {
     return undefined;
   }
   const axis = byBatch ? 0 : shape.length - 3;
@@ -123,7 +151,15 @@ export function splitAttention(args: AttentionArgs, maxParts: number, minFlops: 
     const [qPart, kPart, vPart] = slices;
     // The mask's head axis counts query heads.
     const [m0, m1] = byBatch ? [start, end] : [start * group, end * group];
-    const partArgs: AttentionArgs = { ...args, q: qPart, k: kPart, v: vPart, shape: partShape, dv, mask: maskFor(m0, m1) };
+    const partArgs: AttentionArgs = {
+      ...args,
+      q: qPart,
+      k: kPart,
+      v: vPart,
+      shape: partShape,
+      dv,
+      mask: maskFor(m0, m1),
+    };
     if (kvShapeArg !== undefined) partArgs.kvShape = partKvShape;
     return { args: partArgs, transfer: slices.map((t) => t.buffer) };
   });
@@ -139,12 +175,16 @@ interface Dims {
 }
 
 /** A function giving each part its mask, or undefined when the mask keeps the call whole. */
-function maskSplitter(mask: MaskSpec | undefined, dims: Dims): ((start: number, end: number) => MaskSpec | undefined) | undefined {
+function maskSplitter(
+  mask: MaskSpec | undefined,
+  dims: Dims,
+): ((start: number, end: number) => MaskSpec | undefined) | undefined {
   if (mask === undefined || typeof mask === 'string') return () => mask;
   if (typeof mask !== 'object' || mask === null) return undefined;
   const { batch, heads, queryLength, keyLength, byBatch } = dims;
   const lengths = own(mask, 'lengths') as readonly number[] | undefined;
-  if (lengths !== undefined && (!Array.isArray(lengths) || lengths.length !== batch)) return undefined;
+  if (lengths !== undefined && (!Array.isArray(lengths) || lengths.length !== batch))
+    return undefined;
 
   const candidates = [
     [queryLength, keyLength],
@@ -162,13 +202,16 @@ function maskSplitter(mask: MaskSpec | undefined, dims: Dims): ((start: number, 
     // Typed masks as honest views; plain arrays as they are (the engine checks them).
     const data = (honestTypedArray(given) ?? given) as MaskTensor;
     const resolved = maskShape(data, own(mask, field.shape), candidates);
-    const match = candidates.findIndex((c) => resolved && c.length === resolved.length && c.every((x, i) => x === resolved[i]));
+    const match = candidates.findIndex(
+      (c) => resolved && c.length === resolved.length && c.every((x, i) => x === resolved[i]),
+    );
     if (match < 0) return undefined; // broadcast or invalid: left to the engine
     const perBatch = product(resolved!.slice(1));
     const perHead = queryLength * keyLength;
     slicers.push((start, end) => {
       // (T, T) serves every part; (B, T, T) splits by batch only; (B, H, T, T) by either.
-      if (match === 0 || (match === 1 && !byBatch)) return { [field.data]: data, [field.shape]: resolved };
+      if (match === 0 || (match === 1 && !byBatch))
+        return { [field.data]: data, [field.shape]: resolved };
       const step = byBatch ? perBatch : perHead;
       const partShape = [...resolved!];
       partShape[byBatch ? 0 : 1] = end - start;
@@ -184,7 +227,10 @@ function maskSplitter(mask: MaskSpec | undefined, dims: Dims): ((start: number, 
 }
 
 /** Joins tensors along `axis`; their data are contiguous in that order. */
-function concat<T extends { data: Float32Array | Uint8Array; shape: number[] }>(pieces: T[], axis: number): T {
+function concat<T extends { data: Float32Array | Uint8Array; shape: number[] }>(
+  pieces: T[],
+  axis: number,
+): T {
   const first = pieces[0]!;
   const total = pieces.reduce((sum, p) => sum + p.data.length, 0);
   const data = new (first.data.constructor as new (n: number) => T['data'])(total);
@@ -201,8 +247,14 @@ function concat<T extends { data: Float32Array | Uint8Array; shape: number[] }>(
 /** The result of the whole call from the results of its parts, in order. */
 export function mergeAttention(results: AttentionResult[], axis: number): AttentionResult {
   const merged: AttentionResult = {
-    output: concat(results.map((r) => r.output), axis),
-    fullyMasked: concat(results.map((r) => r.fullyMasked), axis),
+    output: concat(
+      results.map((r) => r.output),
+      axis,
+    ),
+    fullyMasked: concat(
+      results.map((r) => r.fullyMasked),
+      axis,
+    ),
     fullyMaskedCount: results.reduce((sum, r) => sum + r.fullyMaskedCount, 0),
   };
   const traces = results.map((r) => r.trace);
@@ -210,7 +262,10 @@ export function mergeAttention(results: AttentionResult[], axis: number): Attent
     // Every tensor of the trace (rotated q and k and the bias included) has the split axis at `axis`.
     const trace: Record<string, TensorOut> = {};
     for (const name of Object.keys(traces[0]!)) {
-      trace[name] = concat(traces.map((t) => (t as unknown as Record<string, TensorOut>)[name]!), axis);
+      trace[name] = concat(
+        traces.map((t) => (t as unknown as Record<string, TensorOut>)[name]!),
+        axis,
+      );
     }
     merged.trace = trace as unknown as AttentionResult['trace'];
   }

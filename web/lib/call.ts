@@ -90,7 +90,10 @@ function place(into: CallOutputs, path: string, value: CallOutputs[string]): voi
 function copyOut(raw: AttnModule, call: RawCall, out: Float32Array | undefined): CallOutputs {
   const names = call.outputNames().split('\n').slice(0, -1);
   const record = raw.kOutputRecord;
-  const table = raw.HEAPF64.subarray(call.outputTable() / 8, call.outputTable() / 8 + names.length * record);
+  const table = raw.HEAPF64.subarray(
+    call.outputTable() / 8,
+    call.outputTable() / 8 + names.length * record,
+  );
   const result: CallOutputs = {};
   names.forEach((name, i) => {
     const at = i * record;

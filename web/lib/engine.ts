@@ -48,7 +48,16 @@ import type {
 
 /** The traced path keeps four T×T tensors per head: scores, scaled, masked, weights. */
 const kTracedSquareTensors = 4;
-const kMaskFields = ['causal', 'lengths', 'additive', 'additiveShape', 'allowed', 'allowedShape', 'window', 'sinks'];
+const kMaskFields = [
+  'causal',
+  'lengths',
+  'additive',
+  'additiveShape',
+  'allowed',
+  'allowedShape',
+  'window',
+  'sinks',
+];
 const kGiB = 2 ** 30;
 
 function argsObject(fn: string, args: unknown): void {
@@ -77,7 +86,13 @@ function gib(bytes: number): string {
 type AttentionDims = VariantDims;
 
 /** Dims of self-attention, where queries and keys are the same T positions. */
-function selfDims(batch: number, heads: number, kvHeads: number, length: number, headDim: number): AttentionDims {
+function selfDims(
+  batch: number,
+  heads: number,
+  kvHeads: number,
+  length: number,
+  headDim: number,
+): AttentionDims {
   return { batch, heads, kvHeads, queryLength: length, keyLength: length, headDim };
 }
 
@@ -92,7 +107,13 @@ interface AttentionOptionInputs {
 function attentionOptions(fn: string, args: object, dims: AttentionDims): AttentionOptionInputs {
   const { batch, heads, queryLength, keyLength } = dims;
   const trace = optionalBoolean(fn, 'trace', own(args, 'trace'), true);
-  const inputs: CallInputs = { numbers: { trace, causal: false }, texts: {}, tensors: {}, bytes: {}, counts: {} };
+  const inputs: CallInputs = {
+    numbers: { trace, causal: false },
+    texts: {},
+    tensors: {},
+    bytes: {},
+    counts: {},
+  };
   const scale = own(args, 'scale');
   if (scale === false) inputs.texts!.scaleMode = 'none';
   else if (typeof scale === 'number') {
@@ -119,20 +140,38 @@ function attentionOptions(fn: string, args: object, dims: AttentionDims): Attent
     const windows = windowInputs(fn, mask, keyLength);
     Object.assign(inputs.numbers!, windows.numbers);
     const lengths = own(mask, 'lengths');
-    if (lengths !== undefined) inputs.counts!.lengths = integerList(fn, 'mask.lengths', lengths, kMaxDimension);
+    if (lengths !== undefined)
+      inputs.counts!.lengths = integerList(fn, 'mask.lengths', lengths, kMaxDimension);
     const additive = own(mask, 'additive');
     if (additive !== undefined) {
-      inputs.tensors!.additive = maskTensor(fn, 'mask.additive', additive, own(mask, 'additiveShape'), candidates);
+      inputs.tensors!.additive = maskTensor(
+        fn,
+        'mask.additive',
+        additive,
+        own(mask, 'additiveShape'),
+        candidates,
+      );
     }
     const allowed = own(mask, 'allowed');
     if (allowed !== undefined) {
-      inputs.bytes!.allowed = boolMaskTensor(fn, 'mask.allowed', allowed, own(mask, 'allowedShape'), candidates);
+      inputs.bytes!.allowed = boolMaskTensor(
+        fn,
+        'mask.allowed',
+        allowed,
+        own(mask, 'allowedShape'),
+        candidates,
+      );
     }
   } else if (mask !== undefined && mask !== 'none') {
     fail(fn, `mask must be 'none', 'causal' or a mask object, got ${String(mask)}`);
   }
   const variants = variantInputs(fn, args, dims);
-  return { inputs: merge(inputs, variants.inputs), trace, rope: variants.rope, bias: variants.bias };
+  return {
+    inputs: merge(inputs, variants.inputs),
+    trace,
+    rope: variants.rope,
+    bias: variants.bias,
+  };
 }
 
 /** Merges named inputs; later groups add to earlier ones. */
@@ -159,7 +198,8 @@ function selfAttentionWeights(
   const heads = headsArg === undefined && !requireWo ? 1 : positiveInt(fn, 'heads', headsArg);
   const kvHeadsArg = own(p, 'kvHeads');
   const kvHeads = kvHeadsArg === undefined ? heads : positiveInt(fn, 'kvHeads', kvHeadsArg);
-  if (heads % kvHeads !== 0) fail(fn, `kvHeads is ${kvHeads}, which does not divide heads=${heads}: H % Hkv must be 0`);
+  if (heads % kvHeads !== 0)
+    fail(fn, `kvHeads is ${kvHeads}, which does not divide heads=${heads}: H % Hkv must be 0`);
   const wv = matrix(fn, 'wv', own(p, 'wv'), channels, 'C');
   const wq = matrix(fn, 'wq', own(p, 'wq'), channels, 'C');
   const tensors: Record<string, RawTensor | undefined> = {
@@ -172,7 +212,10 @@ function selfAttentionWeights(
   };
   const wvWidth = wv.shape[wv.shape.length - 1]!;
   if (wvWidth % kvHeads !== 0) {
-    fail(fn, `wv has ${wvWidth} columns, not a multiple of kvHeads=${kvHeads} (wv is (C, Hkv*d_v))`);
+    fail(
+      fn,
+      `wv has ${wvWidth} columns, not a multiple of kvHeads=${kvHeads} (wv is (C, Hkv*d_v))`,
+    );
   }
   // The heads' outputs side by side: H·d_v columns, where wv has Hkv·d_v.
   const concatWidth = (wv.shape[wv.shape.length - 1]! / kvHeads) * heads;
@@ -205,7 +248,8 @@ function selfAttentionBytes(
   hidden: number,
 ): number {
   const { width, valueWidth } = weights;
-  const perRow = 4 * width + 4 * valueWidth + 2 * channels + (hidden > 0 ? 6 * channels + 2 * hidden : 0);
+  const perRow =
+    4 * width + 4 * valueWidth + 2 * channels + (hidden > 0 ? 6 * channels + 2 * hidden : 0);
   return inputBytes(inputs) + rows * perRow * 4;
 }
 
@@ -218,13 +262,28 @@ function positiveEps(fn: string, value: unknown): number {
 }
 
 /** gate, up and down of a SwiGLU feed-forward as named inputs, with its widths. */
-function swigluWeights(fn: string, args: object, channels: number): { inputs: CallInputs; hidden: number; outputs: number } {
+function swigluWeights(
+  fn: string,
+  args: object,
+  channels: number,
+): { inputs: CallInputs; hidden: number; outputs: number } {
   const tensors: Record<string, RawTensor | undefined> = {};
   const widths: number[] = [];
-  for (const [name, rows] of [['gate', channels], ['up', channels], ['down', 0]] as const) {
+  for (const [name, rows] of [
+    ['gate', channels],
+    ['up', channels],
+    ['down', 0],
+  ] as const) {
     const params = own(args, name);
-    if (typeof params !== 'object' || params === null) fail(fn, `${name} is required ({ weight, bias? })`);
-    const weight = matrix(fn, `${name}.weight`, own(params, 'weight'), rows || widths[0]!, rows ? 'C' : 'hidden');
+    if (typeof params !== 'object' || params === null)
+      fail(fn, `${name} is required ({ weight, bias? })`);
+    const weight = matrix(
+      fn,
+      `${name}.weight`,
+      own(params, 'weight'),
+      rows || widths[0]!,
+      rows ? 'C' : 'hidden',
+    );
     tensors[`${name}Weight`] = weight;
     tensors[`${name}Bias`] = optionalVector(fn, `${name}.bias`, own(params, 'bias'));
     widths.push(weight.shape[weight.shape.length - 1]!);
@@ -233,7 +292,12 @@ function swigluWeights(fn: string, args: object, channels: number): { inputs: Ca
 }
 
 /** Sequence dimensions of x: (B, T, C) or (T, C). */
-function sequenceDims(x: RawTensor): { batch: number; length: number; channels: number; batched: boolean } {
+function sequenceDims(x: RawTensor): {
+  batch: number;
+  length: number;
+  channels: number;
+  batched: boolean;
+} {
   const batched = x.shape.length === 3;
   return {
     batch: batched ? x.shape[0]! : 1,
@@ -243,7 +307,13 @@ function sequenceDims(x: RawTensor): { batch: number; length: number; channels: 
   };
 }
 
-function checkColumns(fn: string, name: string, t: RawTensor, columns: number, label: string): void {
+function checkColumns(
+  fn: string,
+  name: string,
+  t: RawTensor,
+  columns: number,
+  label: string,
+): void {
   if (t.shape[t.shape.length - 1] !== columns) {
     fail(fn, `${name} has shape ${formatShape(t.shape)}, expected ${label}=${columns} columns`);
   }
@@ -259,7 +329,13 @@ export function createEngine(raw: AttnModule): AttnScope {
    * bytes (its outputs, trace and intermediates) exceed what wasm memory can
    * still provide. The results are then copied to JS as well (`copies` bytes).
    */
-  function requireMemory(fn: string, inputs: CallInputs, work: number, copies: number, what = 'the call'): void {
+  function requireMemory(
+    fn: string,
+    inputs: CallInputs,
+    work: number,
+    copies: number,
+    what = 'the call',
+  ): void {
     const needed = inputBytes(inputs) + work;
     const available = raw._memory_available();
     if (needed > available) {
@@ -273,7 +349,13 @@ export function createEngine(raw: AttnModule): AttnScope {
   }
 
   /** Memory of an attention-shaped call: T×T tensors when traced, plus `linear` bytes. */
-  function requireAttentionMemory(fn: string, inputs: CallInputs, dims: AttentionDims, options: AttentionOptionInputs, linear: number): void {
+  function requireAttentionMemory(
+    fn: string,
+    inputs: CallInputs,
+    dims: AttentionDims,
+    options: AttentionOptionInputs,
+    linear: number,
+  ): void {
     const { batch, heads, kvHeads, queryLength, keyLength, headDim } = dims;
     const trace = options.trace;
     // The bias (ALiBi or given) is one more square tensor in the trace; the
@@ -281,7 +363,9 @@ export function createEngine(raw: AttnModule): AttnScope {
     const squareCount = trace ? kTracedSquareTensors + (options.bias ? 1 : 0) : 0;
     const square = squareCount * batch * heads * queryLength * keyLength * 4;
     // Rope keeps rotated copies of q and k (and returns them when traced).
-    const rotated = options.rope ? batch * (heads * queryLength + kvHeads * keyLength) * headDim * 4 : 0;
+    const rotated = options.rope
+      ? batch * (heads * queryLength + kvHeads * keyLength) * headDim * 4
+      : 0;
     const work = square + rotated + linear;
     const copies = (trace ? square + rotated : 0) + linear;
     try {
@@ -316,22 +400,45 @@ export function createEngine(raw: AttnModule): AttnScope {
   function selfAttention(args: SelfAttentionArgs): SelfAttentionResult {
     const fn = 'selfAttention';
     argsObject(fn, args);
-    const x = inputTensor(fn, 'x', own(args, 'x'), own(args, 'shape'), [2, 3], '[B, T, C] or [T, C]');
+    const x = inputTensor(
+      fn,
+      'x',
+      own(args, 'x'),
+      own(args, 'shape'),
+      [2, 3],
+      '[B, T, C] or [T, C]',
+    );
     const { batch, length, channels, batched } = sequenceDims(x);
     const weights = selfAttentionWeights(fn, args, channels, false);
-    const dims = selfDims(batch, weights.heads, weights.kvHeads, length, weights.width / weights.heads);
+    const dims = selfDims(
+      batch,
+      weights.heads,
+      weights.kvHeads,
+      length,
+      weights.width / weights.heads,
+    );
     const options = attentionOptions(fn, args, dims);
     const inputs = merge({ tensors: { x } }, weights.inputs, options.inputs);
     const linear = selfAttentionBytes(inputs, batch * length, weights, channels, 0);
     requireAttentionMemory(fn, inputs, dims, options, linear);
     const result = callEngine(fn, raw, 'self_attention', inputs);
-    return withFlagShape(result, batched ? [batch, weights.heads, length] : [weights.heads, length]);
+    return withFlagShape(
+      result,
+      batched ? [batch, weights.heads, length] : [weights.heads, length],
+    );
   }
 
   function attention(args: AttentionArgs): AttentionResult {
     const fn = 'attention';
     argsObject(fn, args);
-    const q = inputTensor(fn, 'q', own(args, 'q'), own(args, 'shape'), [2, 3, 4], '[B, H, T, d], [H, T, d] or [T, d]');
+    const q = inputTensor(
+      fn,
+      'q',
+      own(args, 'q'),
+      own(args, 'shape'),
+      [2, 3, 4],
+      '[B, H, T, d], [H, T, d] or [T, d]',
+    );
     const kShape = keyShape(fn, own(args, 'kvShape'), q.shape);
     const k = shapedTensor(fn, 'k', own(args, 'k'), kShape);
     const lead = q.shape.slice(0, -1);
@@ -342,7 +449,13 @@ export function createEngine(raw: AttnModule): AttnScope {
       v = shapedTensor(fn, 'v', own(args, 'v'), [...kvLead, positiveInt(fn, 'dv', dv)]);
     } else {
       const rows = product(kvLead);
-      const m = matrix(fn, 'v', own(args, 'v'), rows, own(args, 'kvShape') === undefined ? 'B*H*T' : 'B*Hkv*Tk');
+      const m = matrix(
+        fn,
+        'v',
+        own(args, 'v'),
+        rows,
+        own(args, 'kvShape') === undefined ? 'B*H*T' : 'B*Hkv*Tk',
+      );
       v = m.shape.length === q.shape.length ? m : { data: m.data, shape: [...kvLead, m.shape[1]!] };
     }
     const rank = q.shape.length;
@@ -360,13 +473,22 @@ export function createEngine(raw: AttnModule): AttnScope {
     const inputs = merge({ tensors: { q, k, v } }, options.inputs);
     // The output and the flags; the fast path's tiles are small.
     requireAttentionMemory(fn, inputs, dims, options, product(outputShape) * 4 + product(lead));
-    const result = withFlagShape<AttentionResult>(callEngine(fn, raw, 'attention', inputs, out), lead);
+    const result = withFlagShape<AttentionResult>(
+      callEngine(fn, raw, 'attention', inputs, out),
+      lead,
+    );
     if (out) result.output.data = own(args, 'out') as Float32Array;
     return result;
   }
 
   /** A call with one output tensor of `outputFloats` floats; the core copies its inputs once. */
-  function tensorCall(fn: string, name: string, inputs: CallInputs, outputFloats: number, out?: Float32Array): TensorOut {
+  function tensorCall(
+    fn: string,
+    name: string,
+    inputs: CallInputs,
+    outputFloats: number,
+    out?: Float32Array,
+  ): TensorOut {
     requireMemory(fn, inputs, inputBytes(inputs) + outputFloats * 4, outputFloats * 4);
     return callEngine(fn, raw, name, inputs, out).output as TensorOut;
   }
@@ -385,11 +507,19 @@ export function createEngine(raw: AttnModule): AttnScope {
   function linear(args: LinearArgs): TensorOut {
     const fn = 'linear';
     argsObject(fn, args);
-    const x = inputTensor(fn, 'x', own(args, 'x'), own(args, 'shape'), [1, 2, 3, 4], 'a shape of rank 1 to 4');
+    const x = inputTensor(
+      fn,
+      'x',
+      own(args, 'x'),
+      own(args, 'shape'),
+      [1, 2, 3, 4],
+      'a shape of rank 1 to 4',
+    );
     const inDim = x.shape[x.shape.length - 1]!;
     const weight = matrix(fn, 'weight', own(args, 'weight'), inDim, 'in');
     const outDim = own(args, 'outDim');
-    if (outDim !== undefined) checkColumns(fn, 'weight', weight, positiveInt(fn, 'outDim', outDim), 'outDim');
+    if (outDim !== undefined)
+      checkColumns(fn, 'weight', weight, positiveInt(fn, 'outDim', outDim), 'outDim');
     const bias = optionalVector(fn, 'bias', own(args, 'bias'));
     const shape = [...x.shape.slice(0, -1), weight.shape[1]!];
     const out = outputBuffer(fn, own(args, 'out'), shape);
@@ -401,18 +531,37 @@ export function createEngine(raw: AttnModule): AttnScope {
   function layerNorm(args: LayerNormArgs): TensorOut {
     const fn = 'layerNorm';
     argsObject(fn, args);
-    const x = inputTensor(fn, 'x', own(args, 'x'), own(args, 'shape'), [1, 2, 3, 4], 'a shape of rank 1 to 4');
+    const x = inputTensor(
+      fn,
+      'x',
+      own(args, 'x'),
+      own(args, 'shape'),
+      [1, 2, 3, 4],
+      'a shape of rank 1 to 4',
+    );
     const epsArg = own(args, 'eps');
     const eps = epsArg === undefined ? 1e-5 : finiteNumber(fn, 'eps', epsArg);
     const gamma = optionalVector(fn, 'gamma', own(args, 'gamma'));
     const beta = optionalVector(fn, 'beta', own(args, 'beta'));
-    return tensorCall(fn, 'layer_norm', { tensors: { x, gamma, beta }, numbers: { eps } }, x.data.length);
+    return tensorCall(
+      fn,
+      'layer_norm',
+      { tensors: { x, gamma, beta }, numbers: { eps } },
+      x.data.length,
+    );
   }
 
   function feedForward(args: FeedForwardArgs): TensorOut {
     const fn = 'feedForward';
     argsObject(fn, args);
-    const x = inputTensor(fn, 'x', own(args, 'x'), own(args, 'shape'), [1, 2, 3, 4], 'a shape of rank 1 to 4');
+    const x = inputTensor(
+      fn,
+      'x',
+      own(args, 'x'),
+      own(args, 'shape'),
+      [1, 2, 3, 4],
+      'a shape of rank 1 to 4',
+    );
     const hidden = positiveInt(fn, 'hidden', own(args, 'hidden'));
     const w1 = matrix(fn, 'w1', own(args, 'w1'), x.shape[x.shape.length - 1]!, 'C');
     checkColumns(fn, 'w1', w1, hidden, 'hidden');
@@ -432,7 +581,14 @@ export function createEngine(raw: AttnModule): AttnScope {
   function residualAdd(args: ResidualAddArgs): TensorOut {
     const fn = 'residualAdd';
     argsObject(fn, args);
-    const a = inputTensor(fn, 'a', own(args, 'a'), own(args, 'shape'), [1, 2, 3, 4], 'a shape of rank 1 to 4');
+    const a = inputTensor(
+      fn,
+      'a',
+      own(args, 'a'),
+      own(args, 'shape'),
+      [1, 2, 3, 4],
+      'a shape of rank 1 to 4',
+    );
     const b = shapedTensor(fn, 'b', own(args, 'b'), a.shape);
     return tensorCall(fn, 'residual_add', { tensors: { a, b } }, a.data.length);
   }
@@ -440,16 +596,30 @@ export function createEngine(raw: AttnModule): AttnScope {
   /** A block's input x and its attention weights, checked the same way for both block kinds. */
   function blockInput(fn: string, args: object) {
     argsObject(fn, args);
-    const x = inputTensor(fn, 'x', own(args, 'x'), own(args, 'shape'), [2, 3], '[B, T, C] or [T, C]');
+    const x = inputTensor(
+      fn,
+      'x',
+      own(args, 'x'),
+      own(args, 'shape'),
+      [2, 3],
+      '[B, T, C] or [T, C]',
+    );
     const { batch, length, channels, batched } = sequenceDims(x);
     const attentionArgs = own(args, 'attention');
-    if (typeof attentionArgs !== 'object' || attentionArgs === null) fail(fn, 'attention weights are required');
+    if (typeof attentionArgs !== 'object' || attentionArgs === null)
+      fail(fn, 'attention weights are required');
     const weights = selfAttentionWeights(fn, attentionArgs, channels, true);
     return { x, batch, length, channels, batched, weights };
   }
 
   /** A block's result with the attention's fully-masked flags shaped like its input. */
-  function blockResult(result: CallOutputs, batched: boolean, batch: number, heads: number, length: number) {
+  function blockResult(
+    result: CallOutputs,
+    batched: boolean,
+    batch: number,
+    heads: number,
+    length: number,
+  ) {
     const flagShape = batched ? [batch, heads, length] : [heads, length];
     return { ...result, attention: withFlagShape(result.attention as CallOutputs, flagShape) };
   }
@@ -486,19 +656,38 @@ export function createEngine(raw: AttnModule): AttnScope {
         normFirst: optionalBoolean(fn, 'normFirst', own(args, 'normFirst'), false),
       },
     };
-    const dims = selfDims(batch, weights.heads, weights.kvHeads, length, weights.width / weights.heads);
+    const dims = selfDims(
+      batch,
+      weights.heads,
+      weights.kvHeads,
+      length,
+      weights.width / weights.heads,
+    );
     const options = attentionOptions(fn, args, dims);
     const inputs = merge(block, weights.inputs, options.inputs);
     const linear = selfAttentionBytes(inputs, batch * length, weights, channels, hidden);
     requireAttentionMemory(fn, inputs, dims, options, linear);
     const result = callEngine(fn, raw, 'transformer_block', inputs);
-    return blockResult(result, batched, batch, weights.heads, length) as unknown as TransformerBlockResult;
+    return blockResult(
+      result,
+      batched,
+      batch,
+      weights.heads,
+      length,
+    ) as unknown as TransformerBlockResult;
   }
 
   function rmsNorm(args: RmsNormArgs): TensorOut {
     const fn = 'rmsNorm';
     argsObject(fn, args);
-    const x = inputTensor(fn, 'x', own(args, 'x'), own(args, 'shape'), [1, 2, 3, 4], 'a shape of rank 1 to 4');
+    const x = inputTensor(
+      fn,
+      'x',
+      own(args, 'x'),
+      own(args, 'shape'),
+      [1, 2, 3, 4],
+      'a shape of rank 1 to 4',
+    );
     const eps = positiveEps(fn, own(args, 'eps'));
     const gamma = optionalVector(fn, 'gamma', own(args, 'gamma'));
     return tensorCall(fn, 'rms_norm', { tensors: { x, gamma }, numbers: { eps } }, x.data.length);
@@ -507,11 +696,23 @@ export function createEngine(raw: AttnModule): AttnScope {
   function swiglu(args: SwigluArgs): TensorOut {
     const fn = 'swiglu';
     argsObject(fn, args);
-    const x = inputTensor(fn, 'x', own(args, 'x'), own(args, 'shape'), [1, 2, 3, 4], 'a shape of rank 1 to 4');
+    const x = inputTensor(
+      fn,
+      'x',
+      own(args, 'x'),
+      own(args, 'shape'),
+      [1, 2, 3, 4],
+      'a shape of rank 1 to 4',
+    );
     const channels = x.shape[x.shape.length - 1]!;
     const ffn = swigluWeights(fn, args, channels);
     const rows = x.data.length / channels;
-    return tensorCall(fn, 'swiglu', merge({ tensors: { x } }, ffn.inputs), rows * (3 * ffn.hidden + ffn.outputs));
+    return tensorCall(
+      fn,
+      'swiglu',
+      merge({ tensors: { x } }, ffn.inputs),
+      rows * (3 * ffn.hidden + ffn.outputs),
+    );
   }
 
   function llamaBlock(args: LlamaBlockArgs): LlamaBlockResult {
@@ -526,14 +727,26 @@ export function createEngine(raw: AttnModule): AttnScope {
       },
       numbers: { eps: positiveEps(fn, own(args, 'eps')) },
     };
-    const dims = selfDims(batch, weights.heads, weights.kvHeads, length, weights.width / weights.heads);
+    const dims = selfDims(
+      batch,
+      weights.heads,
+      weights.kvHeads,
+      length,
+      weights.width / weights.heads,
+    );
     const options = attentionOptions(fn, args, dims);
     const inputs = merge(block, weights.inputs, ffn.inputs, options.inputs);
     // Like transformerBlock's count, with SwiGLU's three hidden-wide rows.
     const linear = selfAttentionBytes(inputs, batch * length, weights, channels, 2 * ffn.hidden);
     requireAttentionMemory(fn, inputs, dims, options, linear);
     const result = callEngine(fn, raw, 'llama_block', inputs);
-    return blockResult(result, batched, batch, weights.heads, length) as unknown as LlamaBlockResult;
+    return blockResult(
+      result,
+      batched,
+      batch,
+      weights.heads,
+      length,
+    ) as unknown as LlamaBlockResult;
   }
 
   function memoryUsage(): MemoryUsage {
@@ -557,4 +770,3 @@ export function createEngine(raw: AttnModule): AttnScope {
     memoryUsage,
   };
 }
-

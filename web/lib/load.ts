@@ -30,14 +30,18 @@ export function hasRelaxedSimd(): boolean {
 /** The file to load for `simd` ("auto": the relaxed build where the engine has relaxed SIMD). */
 export function wasmFileFor(simd: SimdFlavour = 'auto'): string {
   if (simd !== 'auto' && simd !== 'simd128' && simd !== 'relaxed') {
-    throw new AttnScopeError(`createAttnScope: simd must be "auto", "simd128" or "relaxed", got ${JSON.stringify(simd)}`);
+    throw new AttnScopeError(
+      `createAttnScope: simd must be "auto", "simd128" or "relaxed", got ${JSON.stringify(simd)}`,
+    );
   }
   if (simd === 'relaxed' && !hasRelaxedSimd()) {
     throw new AttnScopeError(
       'createAttnScope: simd "relaxed" needs relaxed SIMD, which this WebAssembly engine lacks (use "auto" or "simd128")',
     );
   }
-  return simd === 'relaxed' || (simd === 'auto' && hasRelaxedSimd()) ? kRelaxedWasmFileName : kWasmFileName;
+  return simd === 'relaxed' || (simd === 'auto' && hasRelaxedSimd())
+    ? kRelaxedWasmFileName
+    : kWasmFileName;
 }
 
 /**
@@ -52,7 +56,10 @@ export function defaultWasmUrl(file: string): URL {
 
 /** Throws an AttnScopeError for createAttnScope. */
 function loadFailure(message: string, cause?: unknown): never {
-  throw new AttnScopeError(`createAttnScope: ${message}`, cause === undefined ? undefined : { cause });
+  throw new AttnScopeError(
+    `createAttnScope: ${message}`,
+    cause === undefined ? undefined : { cause },
+  );
 }
 
 function reason(e: unknown): string {
@@ -63,28 +70,37 @@ function reason(e: unknown): string {
 export function checkedOptions(options: unknown): CreateOptions {
   if (options === undefined) return {};
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    loadFailure(`options must be an object, got ${options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options}`);
+    loadFailure(
+      `options must be an object, got ${options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options}`,
+    );
   }
   const own = (key: keyof CreateOptions): unknown =>
-    Object.prototype.hasOwnProperty.call(options, key) ? (options as Record<string, unknown>)[key] : undefined;
+    Object.prototype.hasOwnProperty.call(options, key)
+      ? (options as Record<string, unknown>)[key]
+      : undefined;
   const checked: CreateOptions = {};
   const wasmBinary = own('wasmBinary');
   if (wasmBinary !== undefined) {
     if (!(wasmBinary instanceof ArrayBuffer) && !ArrayBuffer.isView(wasmBinary)) {
-      loadFailure(`wasmBinary must be an ArrayBuffer or a Uint8Array, got ${wasmBinary === null ? 'null' : typeof wasmBinary}`);
+      loadFailure(
+        `wasmBinary must be an ArrayBuffer or a Uint8Array, got ${wasmBinary === null ? 'null' : typeof wasmBinary}`,
+      );
     }
     checked.wasmBinary = wasmBinary as ArrayBuffer | Uint8Array;
   }
   const wasmUrl = own('wasmUrl');
   if (wasmUrl !== undefined) {
     if (typeof wasmUrl !== 'string' && !(wasmUrl instanceof URL)) {
-      loadFailure(`wasmUrl must be a string or a URL, got ${wasmUrl === null ? 'null' : typeof wasmUrl}`);
+      loadFailure(
+        `wasmUrl must be a string or a URL, got ${wasmUrl === null ? 'null' : typeof wasmUrl}`,
+      );
     }
     checked.wasmUrl = wasmUrl;
   }
   const locateFile = own('locateFile');
   if (locateFile !== undefined) {
-    if (typeof locateFile !== 'function') loadFailure(`locateFile must be a function, got ${typeof locateFile}`);
+    if (typeof locateFile !== 'function')
+      loadFailure(`locateFile must be a function, got ${typeof locateFile}`);
     checked.locateFile = locateFile as CreateOptions['locateFile'];
   }
   const simd = own('simd');
@@ -101,18 +117,26 @@ export function locate(options: CreateOptions, file: string, directory: string):
     loadFailure(`locateFile threw while resolving ${file}: ${reason(e)}`, e);
   }
   if (typeof url !== 'string' && !(url instanceof URL)) {
-    loadFailure(`locateFile must return a URL string for ${file}, got ${url === null ? 'null' : typeof url}`);
+    loadFailure(
+      `locateFile must return a URL string for ${file}, got ${url === null ? 'null' : typeof url}`,
+    );
   }
   return String(url);
 }
 
 /** Compiles the module's bytes, naming what they came from when they are not valid WebAssembly. */
-async function compile(bytes: ArrayBuffer | ArrayBufferView, what: string): Promise<WebAssembly.Module> {
+async function compile(
+  bytes: ArrayBuffer | ArrayBufferView,
+  what: string,
+): Promise<WebAssembly.Module> {
   try {
     return await WebAssembly.compile(bytes as BufferSource);
   } catch (e) {
     const size = bytes.byteLength;
-    loadFailure(`${what} (${size} bytes) is not a WebAssembly module this engine can compile: ${reason(e)}`, e);
+    loadFailure(
+      `${what} (${size} bytes) is not a WebAssembly module this engine can compile: ${reason(e)}`,
+      e,
+    );
   }
 }
 
@@ -123,7 +147,8 @@ async function download(url: string): Promise<ArrayBuffer> {
   } catch (e) {
     loadFailure(`could not fetch ${url}: ${reason(e)}`, e);
   }
-  if (!response.ok) loadFailure(`could not fetch ${url}: HTTP ${response.status} ${response.statusText}`.trimEnd());
+  if (!response.ok)
+    loadFailure(`could not fetch ${url}: HTTP ${response.status} ${response.statusText}`.trimEnd());
   return response.arrayBuffer();
 }
 
@@ -132,7 +157,10 @@ async function download(url: string): Promise<ArrayBuffer> {
  * an AttnScopeError naming the file or bytes and the cause, and the glue has
  * nothing to abort on (its print, printErr and onAbort go nowhere else).
  */
-export async function instantiateCompiled(module: WebAssembly.Module, what: string): Promise<AttnScope> {
+export async function instantiateCompiled(
+  module: WebAssembly.Module,
+  what: string,
+): Promise<AttnScope> {
   let fail: (e: unknown) => void = () => {};
   const failed = new Promise<never>((_, reject) => {
     fail = reject;
@@ -167,7 +195,9 @@ export async function instantiate(options: unknown, what?: string): Promise<Attn
     url = String(checked.wasmUrl);
   } else {
     const file = wasmFileFor(checked.simd);
-    url = checked.locateFile ? locate(checked, file, new URL('./', import.meta.url).href) : defaultWasmUrl(file).href;
+    url = checked.locateFile
+      ? locate(checked, file, new URL('./', import.meta.url).href)
+      : defaultWasmUrl(file).href;
   }
   return instantiateCompiled(await compile(await download(url), url), url);
 }

@@ -19,11 +19,18 @@ export function outputArray(fn: string, out: unknown): Float32Array | undefined 
 }
 
 /** `out` checked to hold exactly an output of `shape`. */
-export function outputBuffer(fn: string, out: unknown, shape: readonly number[]): Float32Array | undefined {
+export function outputBuffer(
+  fn: string,
+  out: unknown,
+  shape: readonly number[],
+): Float32Array | undefined {
   const array = outputArray(fn, out);
   const length = product(shape);
   if (array && array.length !== length)
-    fail(fn, `out has ${array.length} elements, but the output ${formatShape(shape)} has ${length}`);
+    fail(
+      fn,
+      `out has ${array.length} elements, but the output ${formatShape(shape)} has ${length}`,
+    );
   return array;
 }
 
@@ -54,10 +61,16 @@ export function keepingAttentionOutput(
   args: AttentionArgs,
   run: (args: AttentionArgs) => Promise<AttentionResult>,
 ): Promise<AttentionResult> {
-  return keepingOut('attention', args, run, (result) => result.output, (result, output) => ({
-    ...result,
-    output,
-  }));
+  return keepingOut(
+    'attention',
+    args,
+    run,
+    (result) => result.output,
+    (result, output) => ({
+      ...result,
+      output,
+    }),
+  );
 }
 
 /** `linear` on a worker with its `out` on the calling side. */
@@ -65,5 +78,11 @@ export function keepingLinearOutput(
   args: LinearArgs,
   run: (args: LinearArgs) => Promise<TensorOut>,
 ): Promise<TensorOut> {
-  return keepingOut('linear', args, run, (result) => result, (_, output) => output);
+  return keepingOut(
+    'linear',
+    args,
+    run,
+    (result) => result,
+    (_, output) => output,
+  );
 }

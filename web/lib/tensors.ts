@@ -43,7 +43,9 @@ function honestView<T extends Float32Array | Float64Array | Uint8Array>(
 }
 
 /** A fresh, honest view of a real Float32Array, Float64Array or Uint8Array; undefined for anything else. */
-export function honestTypedArray(value: unknown): Float32Array | Float64Array | Uint8Array | undefined {
+export function honestTypedArray(
+  value: unknown,
+): Float32Array | Float64Array | Uint8Array | undefined {
   switch (typedArrayKind(value)) {
     case 'Float32Array':
       return honestView(value as Float32Array, Float32Array);
@@ -58,12 +60,16 @@ export function honestTypedArray(value: unknown): Float32Array | Float64Array | 
 
 /** `value` as a Float32Array the engine owns the view of, or undefined if it is none. */
 export function honestFloat32Array(value: unknown): Float32Array | undefined {
-  return typedArrayKind(value) === 'Float32Array' ? honestView(value as Float32Array, Float32Array) : undefined;
+  return typedArrayKind(value) === 'Float32Array'
+    ? honestView(value as Float32Array, Float32Array)
+    : undefined;
 }
 
 /** Own property `key` of a caller's object: inherited values (a polluted prototype) are never read. */
 export function own(object: unknown, key: string): unknown {
-  return typeof object === 'object' && object !== null && Object.prototype.hasOwnProperty.call(object, key)
+  return typeof object === 'object' &&
+    object !== null &&
+    Object.prototype.hasOwnProperty.call(object, key)
     ? (object as Record<string, unknown>)[key]
     : undefined;
 }
@@ -92,11 +98,25 @@ export function product(shape: readonly number[]): number {
 }
 
 /** An integer argument in [min, max], such as `heads`, `hidden` or a mask length. */
-export function integerIn(fn: string, name: string, value: unknown, min: number, max: number): number {
+export function integerIn(
+  fn: string,
+  name: string,
+  value: unknown,
+  min: number,
+  max: number,
+): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    const what = min === 1 ? 'a positive integer' : min === 0 ? 'a non-negative integer' : `an integer from ${min}`;
+    const what =
+      min === 1
+        ? 'a positive integer'
+        : min === 0
+          ? 'a non-negative integer'
+          : `an integer from ${min}`;
     const got = typeof value === 'number' ? value : describe(value);
-    fail(fn, `${name} must be ${what}, got ${got}${typeof value === 'number' && value > max ? ` (at most ${max})` : ''}`);
+    fail(
+      fn,
+      `${name} must be ${what}, got ${got}${typeof value === 'number' && value > max ? ` (at most ${max})` : ''}`,
+    );
   }
   return value;
 }
@@ -113,12 +133,19 @@ export function positiveInt(fn: string, name: string, value: unknown): number {
  */
 export function finiteNumber(fn: string, name: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isFinite(value)) {
-    fail(fn, `${name} must be a finite number, got ${typeof value === 'number' ? value : describe(value)}`);
+    fail(
+      fn,
+      `${name} must be a finite number, got ${typeof value === 'number' ? value : describe(value)}`,
+    );
   }
   const single = Math.fround(value);
-  if (!Number.isFinite(single)) fail(fn, `${name} is ${value}, outside float32's range (±${kFloatMax})`);
+  if (!Number.isFinite(single))
+    fail(fn, `${name} is ${value}, outside float32's range (±${kFloatMax})`);
   if (single === 0 && value !== 0) {
-    fail(fn, `${name} is ${value}, which rounds to 0 in float32 (the smallest positive float32 is 1.4e-45)`);
+    fail(
+      fn,
+      `${name} is ${value}, which rounds to 0 in float32 (the smallest positive float32 is 1.4e-45)`,
+    );
   }
   return value;
 }
@@ -127,13 +154,21 @@ export function finiteNumber(fn: string, name: string, value: unknown): number {
  * A caller's array of integers in [min, max], copied by index: holes, inherited
  * elements and custom iterators never count, and the copy cannot change later.
  */
-export function integerList(fn: string, name: string, value: unknown, max: number, min = 0): number[] {
-  if (!Array.isArray(value)) fail(fn, `${name} must be an array of integers, got ${describe(value)}`);
+export function integerList(
+  fn: string,
+  name: string,
+  value: unknown,
+  max: number,
+  min = 0,
+): number[] {
+  if (!Array.isArray(value))
+    fail(fn, `${name} must be an array of integers, got ${describe(value)}`);
   const length = value.length;
   if (length > kMaxDimension) fail(fn, `${name} has ${length} entries, more than ${kMaxDimension}`);
   const out = new Array<number>(length);
   for (let i = 0; i < length; i++) {
-    if (!Object.prototype.hasOwnProperty.call(value, i)) fail(fn, `${name}[${i}] is missing (a hole in the array)`);
+    if (!Object.prototype.hasOwnProperty.call(value, i))
+      fail(fn, `${name}[${i}] is missing (a hole in the array)`);
     out[i] = integerIn(fn, `${name}[${i}]`, value[i], min, max);
   }
   return out;
@@ -169,7 +204,10 @@ function nestingShape(fn: string, name: string, input: readonly unknown[]): numb
   let level: unknown = input;
   while (Array.isArray(level)) {
     if (shape.length === kMaxNesting) {
-      fail(fn, `${name} is nested more than ${kMaxNesting} levels deep (a tensor has at most ${kMaxNesting} dimensions)`);
+      fail(
+        fn,
+        `${name} is nested more than ${kMaxNesting} levels deep (a tensor has at most ${kMaxNesting} dimensions)`,
+      );
     }
     if (level.length === 0) fail(fn, `${name} has an empty dimension at depth ${shape.length}`);
     shape.push(level.length);
@@ -179,11 +217,19 @@ function nestingShape(fn: string, name: string, input: readonly unknown[]): numb
 }
 
 /** Fails unless every element of `data` (converted from `source`) is a finite float32 or kept its NaN/inf. */
-function checkFloatRange(fn: string, name: string, data: Float32Array, source: ArrayLike<number>): void {
+function checkFloatRange(
+  fn: string,
+  name: string,
+  data: Float32Array,
+  source: ArrayLike<number>,
+): void {
   for (let i = 0; i < data.length; i++) {
     const v = data[i]!;
     if ((v === Infinity || v === -Infinity) && Number.isFinite(source[i]!)) {
-      fail(fn, `${name} has ${source[i]} at flat index ${i}, outside float32's range (±${kFloatMax})`);
+      fail(
+        fn,
+        `${name} has ${source[i]} at flat index ${i}, outside float32's range (±${kFloatMax})`,
+      );
     }
   }
 }
@@ -221,7 +267,12 @@ function fillNested(
 }
 
 /** Flattens any accepted input to a Float32Array (no copy for a Float32Array). */
-function flatten(fn: string, name: string, input: unknown, options: { acceptBooleans?: boolean } = {}): Flat {
+function flatten(
+  fn: string,
+  name: string,
+  input: unknown,
+  options: { acceptBooleans?: boolean } = {},
+): Flat {
   let flat: Flat;
   const kind = typedArrayKind(input);
   if (kind === 'Float32Array') {
@@ -242,8 +293,14 @@ function flatten(fn: string, name: string, input: unknown, options: { acceptBool
     fillNested(fn, name, input, shape, 0, '', data, { i: 0 }, options.acceptBooleans ?? false);
     flat = shape.length > 1 ? { data, nestedShape: shape } : { data };
   } else {
-    const proxyHint = ArrayBuffer.isView(input) || input instanceof Float32Array ? ' (a Proxy or an object posing as one)' : '';
-    fail(fn, `${name} must be a Float32Array or an array of numbers, got ${describe(input)}${proxyHint}`);
+    const proxyHint =
+      ArrayBuffer.isView(input) || input instanceof Float32Array
+        ? ' (a Proxy or an object posing as one)'
+        : '';
+    fail(
+      fn,
+      `${name} must be a Float32Array or an array of numbers, got ${describe(input)}${proxyHint}`,
+    );
   }
   if (flat.data.length === 0) fail(fn, `${name} is empty (or its buffer was detached)`);
   // NaN and infinities are left to the core, which rejects them naming the
@@ -252,7 +309,12 @@ function flatten(fn: string, name: string, input: unknown, options: { acceptBool
 }
 
 /** A tensor whose shape is given; the input's length must match it. */
-export function shapedTensor(fn: string, name: string, input: unknown, shape: readonly number[]): RawTensor {
+export function shapedTensor(
+  fn: string,
+  name: string,
+  input: unknown,
+  shape: readonly number[],
+): RawTensor {
   if (input === undefined || input === null) fail(fn, `${name} is required`);
   const { data } = flatten(fn, name, input);
   const needed = product(shape);
@@ -289,7 +351,13 @@ export function inputTensor(
  * A matrix with a known number of rows (e.g. wq has C rows): nested input
  * keeps its own shape (the core checks it), a flat one is split into rows.
  */
-export function matrix(fn: string, name: string, input: unknown, rows: number, rowsLabel: string): RawTensor {
+export function matrix(
+  fn: string,
+  name: string,
+  input: unknown,
+  rows: number,
+  rowsLabel: string,
+): RawTensor {
   if (input === undefined || input === null) fail(fn, `${name} is required`);
   const flat = flatten(fn, name, input);
   if (flat.nestedShape) return { data: flat.data, shape: flat.nestedShape };
@@ -321,7 +389,13 @@ export function maskTensor(
   const flat = flatten(fn, name, input, { acceptBooleans: true });
   let resolved: number[];
   if (shape !== undefined) {
-    resolved = checkShape(fn, `${name}Shape`, shape, [2, 3, 4], '(T, T), (B, T, T) or (B, H, T, T)');
+    resolved = checkShape(
+      fn,
+      `${name}Shape`,
+      shape,
+      [2, 3, 4],
+      '(T, T), (B, T, T) or (B, H, T, T)',
+    );
   } else if (flat.nestedShape) {
     resolved = flat.nestedShape;
   } else {
@@ -356,7 +430,8 @@ export function boolMaskTensor(
   const data = new Uint8Array(t.data.length);
   for (let i = 0; i < data.length; i++) {
     const value = t.data[i]!;
-    if (value !== 0 && value !== 1) fail(fn, `${name} must hold booleans or 0/1, got ${value} at index ${i}`);
+    if (value !== 0 && value !== 1)
+      fail(fn, `${name} must hold booleans or 0/1, got ${value} at index ${i}`);
     data[i] = value;
   }
   return { data, shape: t.shape };

@@ -10,7 +10,8 @@ export type NestedNumbers = number | readonly NestedNumbers[];
  * typed array or plain array of numbers, or nested arrays whose nesting gives
  * the shape (`[[1, 0], [0, 1]]` is 2×2).
  */
-export type TensorInput = Float32Array | Float64Array | readonly number[] | readonly NestedNumbers[];
+export type TensorInput =
+  Float32Array | Float64Array | readonly number[] | readonly NestedNumbers[];
 
 /** A tensor returned by attnscope: always a fresh copy, never a view into wasm memory. */
 export interface TensorOut {

@@ -22,7 +22,9 @@ export function createAttnScopeWorker(options: WorkerCreateOptions = {}): AttnSc
       listen(onMessage, onFailure) {
         worker.on('message', onMessage);
         worker.on('error', (e) => onFailure(new AttnScopeError(`worker failed: ${e.message}`)));
-        worker.on('exit', (code) => onFailure(new AttnScopeError(`worker exited with code ${code}`)));
+        worker.on('exit', (code) =>
+          onFailure(new AttnScopeError(`worker exited with code ${code}`)),
+        );
       },
       terminate: () => void worker.terminate(),
     },

@@ -12,7 +12,12 @@
 import { mergeAttention, splitAttention } from './attention-split.js';
 import { AttnScopeError } from './errors.js';
 import { keepingAttentionOutput, keepingLinearOutput } from './output-buffer.js';
-import { infoOf, type AttnScopeWorker, type WorkerCreateOptions, type WorkerInfo } from './worker-protocol.js';
+import {
+  infoOf,
+  type AttnScopeWorker,
+  type WorkerCreateOptions,
+  type WorkerInfo,
+} from './worker-protocol.js';
 import type { AttentionArgs, AttentionResult, MemoryUsage } from './types.js';
 
 /** Options of `createAttnScopePool`. */
@@ -81,9 +86,10 @@ export function createPool(
 
   const workers = Array.from({ length: size }, start);
   const inFlight = workers.map(() => 0);
-  const ready = Promise.all(workers.map((w) => w.ready)).then(
-    ([first]): PoolInfo => ({ ...first!, workers: size }),
-  );
+  const ready = Promise.all(workers.map((w) => w.ready)).then(([first]): PoolInfo => ({
+    ...first!,
+    workers: size,
+  }));
   ready.catch(() => undefined);
 
   /** Runs `work` on worker `index`, counting it as busy meanwhile. */
@@ -96,9 +102,13 @@ export function createPool(
     }
   }
   const leastBusy = (): number => inFlight.indexOf(Math.min(...inFlight));
-  const onLeastBusy = <T>(work: (w: AttnScopeWorker) => Promise<T>): Promise<T> => on(leastBusy(), work);
+  const onLeastBusy = <T>(work: (w: AttnScopeWorker) => Promise<T>): Promise<T> =>
+    on(leastBusy(), work);
 
-  async function attentionOnWorkers(args: AttentionArgs, transfer?: ArrayBuffer[]): Promise<AttentionResult> {
+  async function attentionOnWorkers(
+    args: AttentionArgs,
+    transfer?: ArrayBuffer[],
+  ): Promise<AttentionResult> {
     const split = size > 1 ? splitAttention(args, size, minSplitFlops) : undefined;
     if (!split) return onLeastBusy((w) => w.attention(args, transfer));
     // Parts go to the least busy workers first, one each.
@@ -107,7 +117,9 @@ export function createPool(
       // Each part's q, k and v are fresh slices: moving them spares the clone,
       // whose fresh pages alone cost milliseconds.
       const results = await Promise.all(
-        split.parts.map((part, i) => on(order[i]!.index, (w) => w.attention(part.args, part.transfer))),
+        split.parts.map((part, i) =>
+          on(order[i]!.index, (w) => w.attention(part.args, part.transfer)),
+        ),
       );
       return mergeAttention(results, split.axis);
     } catch {
@@ -122,8 +134,10 @@ export function createPool(
     size,
     ...infoOf(ready),
     selfAttention: (args, transfer) => onLeastBusy((w) => w.selfAttention(args, transfer)),
-    attention: (args, transfer) => keepingAttentionOutput(args, (rest) => attentionOnWorkers(rest, transfer)),
-    positionalEncoding: (args, transfer) => onLeastBusy((w) => w.positionalEncoding(args, transfer)),
+    attention: (args, transfer) =>
+      keepingAttentionOutput(args, (rest) => attentionOnWorkers(rest, transfer)),
+    positionalEncoding: (args, transfer) =>
+      onLeastBusy((w) => w.positionalEncoding(args, transfer)),
     linear: (args, transfer) =>
       keepingLinearOutput(args, (rest) => onLeastBusy((w) => w.linear(rest, transfer))),
     layerNorm: (args, transfer) => onLeastBusy((w) => w.layerNorm(args, transfer)),

@@ -73,7 +73,10 @@ export interface AttnScopeWorker {
   /** See {@link AttnScope.residualAdd}. */
   residualAdd(args: ResidualAddArgs, transfer?: ArrayBuffer[]): Promise<TensorOut>;
   /** See {@link AttnScope.transformerBlock}. */
-  transformerBlock(args: TransformerBlockArgs, transfer?: ArrayBuffer[]): Promise<TransformerBlockResult>;
+  transformerBlock(
+    args: TransformerBlockArgs,
+    transfer?: ArrayBuffer[],
+  ): Promise<TransformerBlockResult>;
   /** See {@link AttnScope.rmsNorm}. */
   rmsNorm(args: RmsNormArgs, transfer?: ArrayBuffer[]): Promise<TensorOut>;
   /** See {@link AttnScope.swiglu}. */
@@ -104,7 +107,8 @@ type Method = (typeof kMethods)[number];
 
 type InitOptions = { wasmUrl?: string; wasmBinary?: ArrayBuffer | Uint8Array; simd?: SimdFlavour };
 type ToWorker =
-  { type: 'init'; options: InitOptions } | { type: 'call'; id: number; method: Method; args: unknown };
+  | { type: 'init'; options: InitOptions }
+  | { type: 'call'; id: number; method: Method; args: unknown };
 type FromWorker =
   | { type: 'ready'; version: string; simdArch: string }
   | { type: 'init-error'; message: string }
@@ -142,7 +146,10 @@ function buffersOf(value: unknown, found: Set<ArrayBuffer>): Set<ArrayBuffer> {
 }
 
 /** Runs in the worker: loads the engine, answers calls in order. */
-export function serve(port: ServerPort, create: (options: CreateOptions) => Promise<AttnScope>): void {
+export function serve(
+  port: ServerPort,
+  create: (options: CreateOptions) => Promise<AttnScope>,
+): void {
   let engine: Promise<AttnScope> | undefined;
   port.listen(async (data) => {
     const message = data as ToWorker;
@@ -150,10 +157,16 @@ export function serve(port: ServerPort, create: (options: CreateOptions) => Prom
       engine = create(message.options);
       engine.then(
         (e) =>
-          port.post({ type: 'ready', version: e.version, simdArch: e.simdArch } satisfies FromWorker, []),
+          port.post(
+            { type: 'ready', version: e.version, simdArch: e.simdArch } satisfies FromWorker,
+            [],
+          ),
         (e: unknown) =>
           port.post(
-            { type: 'init-error', message: e instanceof Error ? e.message : String(e) } satisfies FromWorker,
+            {
+              type: 'init-error',
+              message: e instanceof Error ? e.message : String(e),
+            } satisfies FromWorker,
             [],
           ),
       );
@@ -162,7 +175,8 @@ export function serve(port: ServerPort, create: (options: CreateOptions) => Prom
     const { id, method, args } = message;
     try {
       if (!engine) throw new AttnScopeError('worker: not initialised');
-      if (!kMethods.includes(method)) throw new AttnScopeError(`worker: unknown method ${String(method)}`);
+      if (!kMethods.includes(method))
+        throw new AttnScopeError(`worker: unknown method ${String(method)}`);
       const ready = await engine;
       const value = (ready[method] as (a: unknown) => unknown)(args);
       port.post({ type: 'result', id, ok: true, value } satisfies FromWorker, [
@@ -171,7 +185,13 @@ export function serve(port: ServerPort, create: (options: CreateOptions) => Prom
     } catch (e) {
       const error = e instanceof Error ? e : new Error(String(e));
       port.post(
-        { type: 'result', id, ok: false, name: error.name, message: error.message } satisfies FromWorker,
+        {
+          type: 'result',
+          id,
+          ok: false,
+          name: error.name,
+          message: error.message,
+        } satisfies FromWorker,
         [],
       );
     }
@@ -257,7 +277,8 @@ export function createClient(port: ClientPort, options: WorkerCreateOptions): At
     ready,
     ...infoOf(ready),
     selfAttention: (args, transfer) => call('selfAttention', args, transfer),
-    attention: (args, transfer) => keepingAttentionOutput(args, (rest) => call('attention', rest, transfer)),
+    attention: (args, transfer) =>
+      keepingAttentionOutput(args, (rest) => call('attention', rest, transfer)),
     positionalEncoding: (args, transfer) => call('positionalEncoding', args, transfer),
     linear: (args, transfer) => keepingLinearOutput(args, (rest) => call('linear', rest, transfer)),
     layerNorm: (args, transfer) => call('layerNorm', args, transfer),

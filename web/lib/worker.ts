@@ -23,7 +23,9 @@ export function createAttnScopeWorker(options: WorkerCreateOptions = {}): AttnSc
       post: (message, transfer) => worker.postMessage(message, transfer),
       listen(onMessage, onFailure) {
         worker.addEventListener('message', (e) => onMessage(e.data));
-        worker.addEventListener('error', (e) => onFailure(new AttnScopeError(`worker failed: ${e.message}`)));
+        worker.addEventListener('error', (e) =>
+          onFailure(new AttnScopeError(`worker failed: ${e.message}`)),
+        );
       },
       terminate: () => worker.terminate(),
     },
@@ -42,5 +44,9 @@ export function createAttnScopeWorker(options: WorkerCreateOptions = {}): AttnSc
  * const r = await pool.attention({ q, k, v, shape: [H, T, d], trace: false });
  */
 export function createAttnScopePool(options: PoolCreateOptions = {}): AttnScopePool {
-  return createPool(() => createAttnScopeWorker(options), options, globalThis.navigator?.hardwareConcurrency);
+  return createPool(
+    () => createAttnScopeWorker(options),
+    options,
+    globalThis.navigator?.hardwareConcurrency,
+  );
 }

@@ -106,16 +106,16 @@ struct AttentionOptions {
 
 /// Intermediates of the traced path; the square ones are (B, H, Tq, Tk).
 struct AttentionTrace {
-  Tensor scores;   // Q·Kᵀ (of the rotated q and k with rope)
-  Tensor scaled;   // scores · scale
-  Tensor masked;   // scaled + bias + mask (-inf where masked)
-  Tensor weights;  // softmax over keys; exactly 0 where masked
+  Tensor scores;                // Q·Kᵀ (of the rotated q and k with rope)
+  Tensor scaled;                // scores · scale
+  Tensor masked;                // scaled + bias + mask (-inf where masked)
+  Tensor weights;               // softmax over keys; exactly 0 where masked
   Tensor q_rotated, k_rotated;  // with rope: q and k rotated, shaped as q and k
-  Tensor bias;     // with a bias: what was added, (B, H, Tq, Tk) like scores
+  Tensor bias;                  // with a bias: what was added, (B, H, Tq, Tk) like scores
 };
 
 struct AttentionResult {
-  Tensor output;                      // (B, H, Tq, d_v), rank as given
+  Tensor output;                        // (B, H, Tq, d_v), rank as given
   std::optional<AttentionTrace> trace;  // present iff options.trace
   /// (B, H, Tq): 1 where every key of that query was masked.
   std::vector<std::uint8_t> fully_masked;
@@ -157,12 +157,12 @@ struct SelfAttentionWeights {
 /// Everything self_attention computed, per head where it applies.
 /// When x was (T, C), the leading B is dropped from every shape here too.
 struct SelfAttentionTrace {
-  Tensor q, k, v;        // (B, H, T, d_k), (B, Hkv, T, d_k), (B, Hkv, T, d_v)
-  Tensor q_rotated, k_rotated;  // with rope: q and k rotated
+  Tensor q, k, v;                          // (B, H, T, d_k), (B, Hkv, T, d_k), (B, Hkv, T, d_v)
+  Tensor q_rotated, k_rotated;             // with rope: q and k rotated
   Tensor scores, scaled, masked, weights;  // (B, H, T, T)
-  Tensor bias;           // with a bias: (B, H, T, T)
-  Tensor head_outputs;   // (B, H, T, d_v)
-  Tensor concat;         // (B, T, H*d_v): heads side by side, before W_O
+  Tensor bias;                             // with a bias: (B, H, T, T)
+  Tensor head_outputs;                     // (B, H, T, d_v)
+  Tensor concat;                           // (B, T, H*d_v): heads side by side, before W_O
 };
 
 struct SelfAttentionResult {
@@ -175,8 +175,7 @@ struct SelfAttentionResult {
 
 /// Multi-head self-attention: project, split heads, attend, concat, W_O.
 /// Every option of attention() applies, with Tq = Tk = T.
-SelfAttentionResult self_attention(const Tensor& x,
-                                   const SelfAttentionWeights& weights,
+SelfAttentionResult self_attention(const Tensor& x, const SelfAttentionWeights& weights,
                                    const AttentionOptions& options = {});
 
 }  // namespace attnscope

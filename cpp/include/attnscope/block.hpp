@@ -32,8 +32,7 @@ Tensor residual_add(const Tensor& a, const Tensor& b);
 
 /// LayerNorm over the last dimension: (x - mean) / sqrt(var + eps) * gamma + beta,
 /// with the biased variance (PyTorch). gamma, beta: (C) or empty (1 and 0).
-Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                  float eps = 1e-5f);
+Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps = 1e-5f);
 
 enum class Activation { ReLU, GELU };  // GELU: exact, x·Φ(x) with erf
 

@@ -39,8 +39,6 @@ void gelu(float* x, std::size_t n) {
 
 /// Scalar references in double: what the kernels must match.
 inline double relu_reference(double x) { return x > 0.0 ? x : 0.0; }
-inline double gelu_reference(double x) {
-  return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
-}
+inline double gelu_reference(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
 
 }  // namespace attnscope::kernels

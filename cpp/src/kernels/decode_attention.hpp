@@ -125,8 +125,8 @@ inline DecodeKeyRange decode_key_range(const HeadMask& mask, std::size_t rows) {
 template <class Arch = xsimd::default_arch>
 void decode_attention(const float* q, const float* keys, const float* values, std::size_t rows,
                       std::size_t Tk, std::size_t d_k, std::size_t d_v, float scale,
-                      const HeadMask& mask, float* out, std::uint8_t* fully_masked,
-                      float* scores, float* keys_t) {
+                      const HeadMask& mask, float* out, std::uint8_t* fully_masked, float* scores,
+                      float* keys_t) {
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   const DecodeKeyRange range = decode_key_range(mask, rows);
   const std::size_t runs[2][2] = {{0, range.sink_end}, {range.begin, range.end}};

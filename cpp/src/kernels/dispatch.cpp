@@ -33,8 +33,8 @@ auto& dispatcher() {
 
 void flash_attention_best(const float* q, const float* packed_keys, const float* packed_values,
                           std::size_t rows, std::size_t keys, std::size_t d_k, std::size_t d_v,
-                          float scale, const HeadMask& mask, float* out,
-                          std::uint8_t* fully_masked, FlashWorkspace& ws) {
+                          float scale, const HeadMask& mask, float* out, std::uint8_t* fully_masked,
+                          FlashWorkspace& ws) {
   // Sized here: the dispatched call is noexcept and must not allocate.
   size_workspace(ws, d_k, d_v);
   dispatcher<FlashAttentionKernel>()(q, packed_keys, packed_values, rows, keys, d_k, d_v, scale,

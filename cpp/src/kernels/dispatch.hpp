@@ -18,8 +18,8 @@ namespace attnscope::kernels {
 /// heads stacked) against `keys` keys; see flash_attention.hpp.
 void flash_attention_best(const float* q, const float* packed_keys, const float* packed_values,
                           std::size_t rows, std::size_t keys, std::size_t d_k, std::size_t d_v,
-                          float scale, const HeadMask& mask, float* out,
-                          std::uint8_t* fully_masked, FlashWorkspace& ws);
+                          float scale, const HeadMask& mask, float* out, std::uint8_t* fully_masked,
+                          FlashWorkspace& ws);
 
 /// matmul (c = a·b, or c += a·b when accumulate); see matmul.hpp.
 void matmul_best(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
@@ -39,15 +39,15 @@ const char* best_arch_name();
 struct FlashAttentionKernel {
   template <class Arch>
   void operator()(Arch, const float* q, const float* packed_keys, const float* packed_values,
-                  std::size_t rows, std::size_t keys, std::size_t d_k, std::size_t d_v,
-                  float scale, const HeadMask& mask, float* out, std::uint8_t* fully_masked,
+                  std::size_t rows, std::size_t keys, std::size_t d_k, std::size_t d_v, float scale,
+                  const HeadMask& mask, float* out, std::uint8_t* fully_masked,
                   FlashWorkspace& ws) const;
 };
 struct MatmulKernel {
   template <class Arch>
-  void operator()(Arch, const float* a, std::size_t lda, const float* b, std::size_t ldb,
-                  float* c, std::size_t ldc, std::size_t m, std::size_t k, std::size_t n,
-                  bool accumulate, float* scratch) const;
+  void operator()(Arch, const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
+                  std::size_t ldc, std::size_t m, std::size_t k, std::size_t n, bool accumulate,
+                  float* scratch) const;
 };
 struct SoftmaxRowsKernel {
   template <class Arch>

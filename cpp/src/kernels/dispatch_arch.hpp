@@ -25,8 +25,7 @@ void FlashAttentionKernel::operator()(Arch, const float* q, const float* packed_
 template <class Arch>
 void MatmulKernel::operator()(Arch, const float* a, std::size_t lda, const float* b,
                               std::size_t ldb, float* c, std::size_t ldc, std::size_t m,
-                              std::size_t k, std::size_t n, bool accumulate,
-                              float* scratch) const {
+                              std::size_t k, std::size_t n, bool accumulate, float* scratch) const {
   if (scratch) {
     matmul_packed<Arch>(a, lda, b, ldb, c, ldc, m, k, n, scratch, accumulate);
   } else {
@@ -35,8 +34,8 @@ void MatmulKernel::operator()(Arch, const float* a, std::size_t lda, const float
 }
 
 template <class Arch>
-void SoftmaxRowsKernel::operator()(Arch, const float* x, float* y, std::size_t rows,
-                                   std::size_t n, unsigned char* has_keys) const {
+void SoftmaxRowsKernel::operator()(Arch, const float* x, float* y, std::size_t rows, std::size_t n,
+                                   unsigned char* has_keys) const {
   softmax_rows<Arch>(x, y, rows, n, has_keys);
 }
 
@@ -47,15 +46,14 @@ const char* ArchNameKernel::operator()(Arch) const {
 
 }  // namespace attnscope::kernels
 
-#define ATTN_INSTANTIATE_KERNELS(A)                                                            \
-  template void attnscope::kernels::FlashAttentionKernel::operator()<A>(                      \
-      A, const float*, const float*, const float*, std::size_t, std::size_t, std::size_t,      \
-      std::size_t,                                                                             \
-      float, const attnscope::kernels::HeadMask&, float*, std::uint8_t*,                       \
-      attnscope::kernels::FlashWorkspace&) const;                                              \
-  template void attnscope::kernels::MatmulKernel::operator()<A>(                              \
-      A, const float*, std::size_t, const float*, std::size_t, float*, std::size_t,            \
-      std::size_t, std::size_t, std::size_t, bool, float*) const;                                      \
-  template void attnscope::kernels::SoftmaxRowsKernel::operator()<A>(                         \
-      A, const float*, float*, std::size_t, std::size_t, unsigned char*) const;               \
+#define ATTN_INSTANTIATE_KERNELS(A)                                                              \
+  template void attnscope::kernels::FlashAttentionKernel::operator()<A>(                         \
+      A, const float*, const float*, const float*, std::size_t, std::size_t, std::size_t,        \
+      std::size_t, float, const attnscope::kernels::HeadMask&, float*, std::uint8_t*,            \
+      attnscope::kernels::FlashWorkspace&) const;                                                \
+  template void attnscope::kernels::MatmulKernel::operator()<A>(                                 \
+      A, const float*, std::size_t, const float*, std::size_t, float*, std::size_t, std::size_t, \
+      std::size_t, std::size_t, bool, float*) const;                                             \
+  template void attnscope::kernels::SoftmaxRowsKernel::operator()<A>(                            \
+      A, const float*, float*, std::size_t, std::size_t, unsigned char*) const;                  \
   template const char* attnscope::kernels::ArchNameKernel::operator()<A>(A) const;

@@ -19,7 +19,7 @@ float dot(const float* a, const float* b, std::size_t n) {
   for (; i < pair_end; i += 2 * batch::size) {
     acc0 = multiply_add(batch::load_unaligned(a + i), batch::load_unaligned(b + i), acc0);
     acc1 = multiply_add(batch::load_unaligned(a + i + batch::size),
-                      batch::load_unaligned(b + i + batch::size), acc1);
+                        batch::load_unaligned(b + i + batch::size), acc1);
   }
   const std::size_t vec_end = n - n % batch::size;
   for (; i < vec_end; i += batch::size) {

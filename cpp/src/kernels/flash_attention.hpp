@@ -102,8 +102,7 @@ namespace detail {
 /// row has accumulated when the max moves, and adds the weights' sum.
 template <class Arch>
 void softmax_row_new_max(const float* scores, float scale, float* weights, std::size_t n,
-                         float& running_max, float& running_sum, float* partial,
-                         std::size_t d_v) {
+                         float& running_max, float& running_sum, float* partial, std::size_t d_v) {
   const float new_max = std::max(running_max, row_max<Arch>(scores, n, scale));
   if (new_max == kNegInf) {
     // Nothing visible yet: this row contributes zeros to P·V.
@@ -126,15 +125,15 @@ void softmax_row_new_max(const float* scores, float scale, float* weights, std::
 template <class Arch>
 void tile_scores(const float* queries, const float* key_tile, float* scores, std::size_t rows,
                  std::size_t d_k, std::size_t cols) {
-  matmul_with<Arch, kPackedA>(queries, d_k, key_tile_panels(key_tile, d_k), scores, kKeyTile,
-                              rows, d_k, cols);
+  matmul_with<Arch, kPackedA>(queries, d_k, key_tile_panels(key_tile, d_k), scores, kKeyTile, rows,
+                              d_k, cols);
 }
 
 /// partial += P·V for one tile: weights (rows × cols, row stride kKeyTile)
 /// times the tile's cols values (value_panels).
 template <class Arch>
-void tile_accumulate_values(const float* weights, Panels values, float* partial,
-                            std::size_t rows, std::size_t cols, std::size_t d_v) {
+void tile_accumulate_values(const float* weights, Panels values, float* partial, std::size_t rows,
+                            std::size_t cols, std::size_t d_v) {
   matmul_with<Arch, kKeyTile>(weights, kKeyTile, values, partial, d_v, rows, cols, d_v,
                               /*accumulate=*/true);
 }
@@ -210,8 +209,7 @@ template <class Arch>
 bool exponents_in_range(const float* q, const float* packed_keys, std::size_t rows,
                         std::size_t keys, std::size_t d_k, float scale, float* scratch) {
   int exponent = 0;
-  if (!(scale > 0.0f) || std::frexp(scale, &exponent) != 0.5f || exponent < -59 ||
-      exponent > 61) {
+  if (!(scale > 0.0f) || std::frexp(scale, &exponent) != 0.5f || exponent < -59 || exponent > 61) {
     return false;
   }
   float query_norm2 = 0.0f;
@@ -247,8 +245,8 @@ bool exponents_in_range(const float* q, const float* packed_keys, std::size_t ro
 
 /// exponents_in_range for T queries and T keys.
 template <class Arch>
-bool exponents_in_range(const float* q, const float* packed_keys, std::size_t T,
-                        std::size_t d_k, float scale, float* scratch) {
+bool exponents_in_range(const float* q, const float* packed_keys, std::size_t T, std::size_t d_k,
+                        float scale, float* scratch) {
   return exponents_in_range<Arch>(q, packed_keys, T, T, d_k, scale, scratch);
 }
 
@@ -299,8 +297,8 @@ void flash_attention(const float* q, const float* packed_keys, const float* pack
   const bool dense_mask = mask.has_dense_terms();
   // Tiles with masked keys keep the clamped exp (their scores hold -inf,
   // and an additive mask is not bounded by the norms).
-  const bool in_range = !dense_mask && exponents_in_range<Arch>(q, packed_keys, rows_total, keys,
-                                                                d_k, scale, scores);
+  const bool in_range =
+      !dense_mask && exponents_in_range<Arch>(q, packed_keys, rows_total, keys, d_k, scale, scores);
   constexpr std::size_t kTilesPerBlock = kQueryBlock / kQueryTile;
   TileKeyRange tile_keys[kTilesPerBlock];
 
@@ -369,8 +367,7 @@ void flash_attention(const float* q, const float* packed_keys, const float* pack
           }
         }
         call_outlined<&detail::tile_accumulate_values<Arch>>(
-            weights, value_panels(packed_values, keys, k0), partial + first * d_v, rows, cols,
-            d_v);
+            weights, value_panels(packed_values, keys, k0), partial + first * d_v, rows, cols, d_v);
       }
     }
 

@@ -18,9 +18,8 @@
 namespace attnscope::kernels {
 
 /// Scalar reference with double accumulation: what the kernel must match.
-inline void layer_norm_row_reference(const float* x, const float* gamma,
-                                     const float* beta, float eps, float* y,
-                                     std::size_t n) {
+inline void layer_norm_row_reference(const float* x, const float* gamma, const float* beta,
+                                     float eps, float* y, std::size_t n) {
   double sum = 0.0;
   for (std::size_t i = 0; i < n; ++i) sum += x[i];
   const double mean = sum / static_cast<double>(n);
@@ -37,8 +36,8 @@ inline void layer_norm_row_reference(const float* x, const float* gamma,
 
 /// x, gamma, beta, y: n floats each (n >= 1); y must not alias gamma/beta.
 template <class Arch = xsimd::default_arch>
-void layer_norm_row(const float* x, const float* gamma, const float* beta,
-                    float eps, float* y, std::size_t n) {
+void layer_norm_row(const float* x, const float* gamma, const float* beta, float eps, float* y,
+                    std::size_t n) {
   using batch = xsimd::batch<float, Arch>;
   const std::size_t vec_end = n - n % batch::size;
 
@@ -72,8 +71,7 @@ void layer_norm_row(const float* x, const float* gamma, const float* beta,
   const batch inv_std_b(inv_std);
   for (std::size_t i = 0; i < vec_end; i += batch::size) {
     const batch normed = (batch::load_unaligned(x + i) - mean_b) * inv_std_b;
-    multiply_add(normed, batch::load_unaligned(gamma + i),
-               batch::load_unaligned(beta + i))
+    multiply_add(normed, batch::load_unaligned(gamma + i), batch::load_unaligned(beta + i))
         .store_unaligned(y + i);
   }
   for (std::size_t i = vec_end; i < n; ++i) {

@@ -19,11 +19,11 @@ namespace attnscope::kernels {
 /// The masks of one (batch, head) pair, or of a group of heads, resolved to
 /// raw pointers. Defaults describe one head with Tq = Tk = seq_len.
 struct HeadMask {
-  std::size_t seq_len = 0;               // Tk: columns of the masks (their row stride)
-  bool causal = false;                   // query at position p sees keys j <= p
-  std::size_t key_length = 0;            // keys j >= key_length are padding
-  const float* additive = nullptr;       // Tq×Tk per head, or null
-  const std::uint8_t* allowed = nullptr; // Tq×Tk per head (0 = masked), or null
+  std::size_t seq_len = 0;                // Tk: columns of the masks (their row stride)
+  bool causal = false;                    // query at position p sees keys j <= p
+  std::size_t key_length = 0;             // keys j >= key_length are padding
+  const float* additive = nullptr;        // Tq×Tk per head, or null
+  const std::uint8_t* allowed = nullptr;  // Tq×Tk per head (0 = masked), or null
 
   /// Position of query 0 among the keys: Tk − Tq (bottom-right alignment).
   std::size_t query_offset = 0;

@@ -87,9 +87,8 @@ namespace detail {
 
 /// One register tile: Rows rows of C from column j0, Cols batches wide.
 template <class Arch, std::size_t Rows, std::size_t Cols, std::size_t kLda, class BLayout>
-inline void matmul_tile(const float* a, std::size_t lda_runtime, const BLayout& bl,
-                        std::size_t j0, float* c, std::size_t ldc, std::size_t k,
-                        bool accumulate) {
+inline void matmul_tile(const float* a, std::size_t lda_runtime, const BLayout& bl, std::size_t j0,
+                        float* c, std::size_t ldc, std::size_t k, bool accumulate) {
   // A(r, p) is a_col[r * lda] with a_col advancing by a_step per p.
   const std::size_t lda = kLda == kPackedA ? 1 : kLda ? kLda : lda_runtime;
   constexpr std::size_t a_step = kLda == kPackedA ? Rows : 1;
@@ -188,8 +187,7 @@ void matmul_with(const float* a, std::size_t lda, const BLayout& b, float* c, st
 /// matmul_with on b (k×n) stored row by row, ldb apart.
 template <class Arch = xsimd::default_arch, std::size_t kLda = 0>
 void matmul(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
-            std::size_t ldc, std::size_t m, std::size_t k, std::size_t n,
-            bool accumulate = false) {
+            std::size_t ldc, std::size_t m, std::size_t k, std::size_t n, bool accumulate = false) {
   matmul_with<Arch, kLda>(a, lda, RowsB{b, ldb}, c, ldc, m, k, n, accumulate);
 }
 

@@ -57,7 +57,8 @@ inline void pack_key_tiles(const float* keys, std::size_t T, std::size_t d_k, st
       std::size_t p = 0;
       if (first + 4 <= T) {
         for (; p + 4 <= d_k; p += 4) {
-          transpose_4x4<xsimd::default_arch>(keys + first * d_k + p, d_k, columns + p * kPanelWidth, kPanelWidth);
+          transpose_4x4<xsimd::default_arch>(keys + first * d_k + p, d_k, columns + p * kPanelWidth,
+                                             kPanelWidth);
         }
       }
       for (; p < d_k; ++p) {

@@ -180,8 +180,7 @@ template <class Arch = xsimd::default_arch>
 float exp_sum_row_in_range(const float* x, float* y, std::size_t n, float shift, float factor) {
   using batch = xsimd::batch<float, Arch>;
   const batch s(shift), f(factor);
-  return detail::exp2_sum_in_chunks<Arch>(x, y, n,
-                                          [&](batch scores) { return (scores - s) * f; });
+  return detail::exp2_sum_in_chunks<Arch>(x, y, n, [&](batch scores) { return (scores - s) * f; });
 }
 
 /// y[i] *= factor.
@@ -222,8 +221,8 @@ void softmax_rows(const float* x, float* y, std::size_t rows, std::size_t n,
 }
 
 /// Reference: the same definition evaluated in double precision.
-inline void softmax_rows_reference(const float* x, double* y, std::size_t rows,
-                                   std::size_t n, unsigned char* has_keys) {
+inline void softmax_rows_reference(const float* x, double* y, std::size_t rows, std::size_t n,
+                                   unsigned char* has_keys) {
   for (std::size_t r = 0; r < rows; ++r) {
     const float* xr = x + r * n;
     double* yr = y + r * n;

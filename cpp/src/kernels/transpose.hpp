@@ -18,8 +18,7 @@ namespace attnscope::kernels {
 /// have one name in all of them, and the linker may keep the AVX-512 copy for
 /// every caller, including those on CPUs without it.
 template <class Arch>
-void transpose_4x4(const float* src, std::size_t src_stride, float* dst,
-                          std::size_t dst_stride) {
+void transpose_4x4(const float* src, std::size_t src_stride, float* dst, std::size_t dst_stride) {
   using Floats = xsimd::make_sized_batch_t<float, 4>;
   using Pairs = xsimd::make_sized_batch_t<double, 2>;  // two floats per lane, moved together
   const Floats r0 = Floats::load_unaligned(src);

@@ -20,8 +20,8 @@
 
 namespace attnscope::kernels {
 
-inline constexpr float kExpMin = -87.3365402f;  // ln(FLT_MIN): below it, 0
-inline constexpr float kExpMax = 88.3762589f;   // 127.5·ln 2: above it, +inf
+inline constexpr float kExpMin = -87.3365402f;         // ln(FLT_MIN): below it, 0
+inline constexpr float kExpMax = 88.3762589f;          // 127.5·ln 2: above it, +inf
 inline constexpr float kLog2e = 1.44269504088896341f;  // e^t = 2^(t·log2 e)
 
 template <class Arch>

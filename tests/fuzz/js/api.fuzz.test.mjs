@@ -22,52 +22,138 @@ after(() => {
   pool.terminate();
 });
 
-const I2 = [[1, 0], [0, 1]];
-const seed001 = { x: I2, wq: I2, wk: I2, wv: [[1, 2], [3, 4]] };
+const I2 = [
+  [1, 0],
+  [0, 1],
+];
+const seed001 = {
+  x: I2,
+  wq: I2,
+  wk: I2,
+  wv: [
+    [1, 2],
+    [3, 4],
+  ],
+};
 const seed001Output = [1.660477, 2.660477, 2.339523, 3.339523];
 
 // Sizes stay small or are rejected before any allocation (a legal 1 GiB
 // request would be slow, not wrong).
-const size = fc.oneof({ weight: 8, arbitrary: fc.integer({ min: 1, max: 12 }) }, fc.constantFrom(0, -1, 1.5, NaN, Infinity, 2 ** 31, 2 ** 53, '3', null));
-const number = fc.oneof(fc.double({ noDefaultInfinity: false }), fc.constantFrom(NaN, Infinity, -Infinity, -0, 3.4e38, -3.4e38, 1e-45, 1e39), fc.integer({ min: -4, max: 4 }));
+const size = fc.oneof(
+  { weight: 8, arbitrary: fc.integer({ min: 1, max: 12 }) },
+  fc.constantFrom(0, -1, 1.5, NaN, Infinity, 2 ** 31, 2 ** 53, '3', null),
+);
+const number = fc.oneof(
+  fc.double({ noDefaultInfinity: false }),
+  fc.constantFrom(NaN, Infinity, -Infinity, -0, 3.4e38, -3.4e38, 1e-45, 1e39),
+  fc.integer({ min: -4, max: 4 }),
+);
 const flat = fc.oneof(
   fc.float32Array({ maxLength: 80 }),
   fc.array(number, { maxLength: 40 }),
   fc.array(fc.array(number, { maxLength: 6 }), { maxLength: 6 }),
   fc.uint8Array({ maxLength: 40 }),
 );
-const anyValue = fc.oneof(flat, number, size, fc.string({ maxLength: 8 }), fc.boolean(), fc.constant(undefined), fc.constant(null), fc.object({ maxDepth: 1 }));
+const anyValue = fc.oneof(
+  flat,
+  number,
+  size,
+  fc.string({ maxLength: 8 }),
+  fc.boolean(),
+  fc.constant(undefined),
+  fc.constant(null),
+  fc.object({ maxDepth: 1 }),
+);
 const shape = fc.oneof(fc.array(size, { minLength: 0, maxLength: 5 }), anyValue);
 const mask = fc.oneof(
   fc.constantFrom('none', 'causal', 'future', '', undefined, null, 3),
-  fc.record({ causal: fc.oneof(fc.boolean(), anyValue), lengths: fc.oneof(fc.array(size, { maxLength: 4 }), anyValue), additive: fc.oneof(flat, anyValue), additiveShape: shape, allowed: fc.oneof(flat, anyValue), allowedShape: shape }, { requiredKeys: [] }),
+  fc.record(
+    {
+      causal: fc.oneof(fc.boolean(), anyValue),
+      lengths: fc.oneof(fc.array(size, { maxLength: 4 }), anyValue),
+      additive: fc.oneof(flat, anyValue),
+      additiveShape: shape,
+      allowed: fc.oneof(flat, anyValue),
+      allowedShape: shape,
+    },
+    { requiredKeys: [] },
+  ),
 );
-const common = { shape, scale: fc.oneof(fc.boolean(), number, anyValue), mask, trace: fc.oneof(fc.boolean(), anyValue) };
+const common = {
+  shape,
+  scale: fc.oneof(fc.boolean(), number, anyValue),
+  mask,
+  trace: fc.oneof(fc.boolean(), anyValue),
+};
 const rec = (fields) => fc.record(fields, { requiredKeys: [] });
 const calls = fc.oneof(
-  rec({ x: flat, wq: flat, wk: flat, wv: flat, bq: flat, wo: flat, bo: flat, heads: size, ...common }).map((a) => ['selfAttention', a]),
+  rec({
+    x: flat,
+    wq: flat,
+    wk: flat,
+    wv: flat,
+    bq: flat,
+    wo: flat,
+    bo: flat,
+    heads: size,
+    ...common,
+  }).map((a) => ['selfAttention', a]),
   rec({ q: flat, k: flat, v: flat, dv: size, ...common }).map((a) => ['attention', a]),
   rec({ length: size, dim: size, base: number }).map((a) => ['positionalEncoding', a]),
   rec({ x: flat, shape, weight: flat, bias: flat, outDim: size }).map((a) => ['linear', a]),
   rec({ x: flat, shape, gamma: flat, beta: flat, eps: number }).map((a) => ['layerNorm', a]),
-  rec({ x: flat, shape, w1: flat, b1: flat, w2: flat, b2: flat, hidden: size, activation: fc.constantFrom('relu', 'gelu', 'tanh', 1) }).map((a) => ['feedForward', a]),
+  rec({
+    x: flat,
+    shape,
+    w1: flat,
+    b1: flat,
+    w2: flat,
+    b2: flat,
+    hidden: size,
+    activation: fc.constantFrom('relu', 'gelu', 'tanh', 1),
+  }).map((a) => ['feedForward', a]),
   rec({ a: flat, b: flat, shape }).map((a) => ['residualAdd', a]),
-  rec({ x: flat, shape, attention: rec({ wq: flat, wk: flat, wv: flat, wo: flat, heads: size }), ff1: rec({ weight: flat, bias: flat }), ff2: rec({ weight: flat }), hidden: size, normFirst: anyValue, eps: number, mask }).map((a) => ['transformerBlock', a]),
+  rec({
+    x: flat,
+    shape,
+    attention: rec({ wq: flat, wk: flat, wv: flat, wo: flat, heads: size }),
+    ff1: rec({ weight: flat, bias: flat }),
+    ff2: rec({ weight: flat }),
+    hidden: size,
+    normFirst: anyValue,
+    eps: number,
+    mask,
+  }).map((a) => ['transformerBlock', a]),
   // Near-valid: seed 001 with one argument replaced.
-  fc.tuple(fc.constantFrom('x', 'wq', 'wk', 'wv', 'wo', 'heads', 'shape', 'mask', 'scale', 'trace'), anyValue).map(([k, v]) => ['selfAttention', { ...seed001, [k]: v }]),
+  fc
+    .tuple(
+      fc.constantFrom('x', 'wq', 'wk', 'wv', 'wo', 'heads', 'shape', 'mask', 'scale', 'trace'),
+      anyValue,
+    )
+    .map(([k, v]) => ['selfAttention', { ...seed001, [k]: v }]),
 );
 
 function checkResult(method, r) {
-  const outputs = method === 'selfAttention' || method === 'attention' || method === 'transformerBlock' ? [r.output] : [r];
+  const outputs =
+    method === 'selfAttention' || method === 'attention' || method === 'transformerBlock'
+      ? [r.output]
+      : [r];
   for (const t of outputs) {
     assert.ok(t.data instanceof Float32Array, `${method}: output is not a Float32Array`);
-    assert.equal(t.data.length, t.shape.reduce((a, b) => a * b, 1), `${method}: data length vs shape`);
+    assert.equal(
+      t.data.length,
+      t.shape.reduce((a, b) => a * b, 1),
+      `${method}: data length vs shape`,
+    );
     assert.ok(t.data.every(Number.isFinite), `${method}: non-finite output`);
   }
 }
 
 function checkError(method, e) {
-  assert.ok(e instanceof AttnScopeError, `${method} threw ${e?.constructor?.name}: ${e?.message}\n${e?.stack}`);
+  assert.ok(
+    e instanceof AttnScopeError,
+    `${method} threw ${e?.constructor?.name}: ${e?.message}\n${e?.stack}`,
+  );
   assert.ok(typeof e.message === 'string' && e.message.length > 5, `${method}: empty message`);
 }
 
@@ -142,9 +228,12 @@ const splittable = fc
     const k = floats(B * H * T * c.d);
     const v = floats(B * H * T * c.dv - (c.broken === 'short-v' ? 1 : 0));
     const maskSize = { 'T,T': T * T, 'B,T,T': B * T * T, 'B,H,T,T': B * H * T * T }[c.maskShape];
-    const additive = () => Float32Array.from({ length: maskSize }, () => (next() < -0.6 ? -Infinity : next() * 3));
+    const additive = () =>
+      Float32Array.from({ length: maskSize }, () => (next() < -0.6 ? -Infinity : next() * 3));
     const allowed = () => Uint8Array.from({ length: maskSize }, () => (next() > -0.7 ? 1 : 0));
-    const lengths = Array.from({ length: B + (c.broken === 'lengths' ? 1 : 0) }, () => Math.floor(((next() + 1) / 2) * (T + 1)));
+    const lengths = Array.from({ length: B + (c.broken === 'lengths' ? 1 : 0) }, () =>
+      Math.floor(((next() + 1) / 2) * (T + 1)),
+    );
     const mask = {
       none: 'none',
       causal: 'causal',
@@ -155,7 +244,11 @@ const splittable = fc
     }[c.mask];
     if (c.broken === 'nan') q[q.length - 1] = NaN;
     const shape = c.rank3 ? [H, T, c.d] : [B, H, T, c.d];
-    return { call: { q, k, v, shape, dv: c.dv, mask, scale: c.scale, trace: c.trace }, values: c.values, broken: c.broken };
+    return {
+      call: { q, k, v, shape, dv: c.dv, mask, scale: c.scale, trace: c.trace },
+      values: c.values,
+      broken: c.broken,
+    };
   });
 
 // The double-precision reference (attnscope/reference) of a valid call.
@@ -172,7 +265,11 @@ function referenceAttention({ q, k, v, shape, dv, mask, scale }) {
         q.subarray(head * T * d, (head + 1) * T * d),
         k.subarray(head * T * d, (head + 1) * T * d),
         v.subarray(head * T * dv, (head + 1) * T * dv),
-        T, d, dv, factor, maskOf(b, h),
+        T,
+        d,
+        dv,
+        factor,
+        maskOf(b, h),
       );
       output.set(r.output, head * T * dv);
     }
@@ -187,13 +284,19 @@ test('attention on valid random calls matches the double-precision reference', (
       // Moderate values and scales only: at 1e18 or a scale of 1e8 the float32
       // scores themselves differ from the doubles' by more than the weights can bear.
       if (broken || values === 'huge') return;
-      const scale = typeof call.scale === 'number' ? Math.max(-4, Math.min(4, call.scale)) : call.scale;
+      const scale =
+        typeof call.scale === 'number' ? Math.max(-4, Math.min(4, call.scale)) : call.scale;
       // A nonzero scale that float32 rounds to 0 is refused by name (the other properties check that).
       if (typeof scale === 'number' && scale !== 0 && Math.fround(scale) === 0) return;
       const args = { ...call, scale };
       const got = engine.attention(args).output.data;
       const want = referenceAttention(args);
-      want.forEach((w, i) => assert.ok(Math.abs(got[i] - w) <= 1e-4 + 1e-4 * Math.abs(w), `output[${i}]: got ${got[i]}, expected ${w}`));
+      want.forEach((w, i) =>
+        assert.ok(
+          Math.abs(got[i] - w) <= 1e-4 + 1e-4 * Math.abs(w),
+          `output[${i}]: got ${got[i]}, expected ${w}`,
+        ),
+      );
       compared++;
     }),
     { numRuns: runs },
@@ -229,10 +332,18 @@ test('pool: split attention equals the single engine, result or error', async ()
 // Integers past every bound (2^32 and beyond, the wrap points of a 32-bit
 // size_t) and holes: always an AttnScopeError naming the argument, never a
 // call run with a wrapped value.
-const hugeInt = fc.oneof(fc.integer({ min: 2 ** 30 + 1, max: 2 ** 53 }), fc.constantFrom(2 ** 32, 2 ** 32 + 1, 2 ** 32 + 2, 2 ** 53, 1e20));
+const hugeInt = fc.oneof(
+  fc.integer({ min: 2 ** 30 + 1, max: 2 ** 53 }),
+  fc.constantFrom(2 ** 32, 2 ** 32 + 1, 2 ** 32 + 2, 2 ** 53, 1e20),
+);
 test('integers beyond their bounds and holes are refused by name', () => {
   const heapBefore = engine.memoryUsage().heapInUse;
-  const q = { q: new Float32Array(16), k: new Float32Array(16), v: new Float32Array(16), shape: [2, 1, 4, 2] };
+  const q = {
+    q: new Float32Array(16),
+    k: new Float32Array(16),
+    v: new Float32Array(16),
+    shape: [2, 1, 4, 2],
+  };
   fc.assert(
     fc.property(hugeInt, fc.integer({ min: 0, max: 5 }), (n, where) => {
       const calls = [
@@ -241,7 +352,10 @@ test('integers beyond their bounds and holes are refused by name', () => {
         ['shape', () => engine.attention({ ...q, shape: [n, 1, 4, 2] })],
         ['dv', () => engine.attention({ ...q, dv: n })],
         ['length', () => engine.positionalEncoding({ length: n, dim: 2 })],
-        ['mask.lengths', () => engine.attention({ ...q, mask: { lengths: where % 2 ? [, 1] : [1, , ] } })],
+        [
+          'mask.lengths',
+          () => engine.attention({ ...q, mask: { lengths: where % 2 ? [, 1] : [1, ,] } }),
+        ],
       ];
       const [name, call] = calls[where];
       assert.throws(call, (e) => {
@@ -256,10 +370,37 @@ test('integers beyond their bounds and holes are refused by name', () => {
 });
 
 // Option names set on Object.prototype: results are exactly those of a clean run.
-const optionNames = fc.constantFrom('mask', 'lengths', 'additive', 'allowed', 'causal', 'trace', 'scale', 'heads', 'dv', 'out', 'bq', 'wo', 'eps', 'gamma', 'beta', 'shape', 'normFirst');
+const optionNames = fc.constantFrom(
+  'mask',
+  'lengths',
+  'additive',
+  'allowed',
+  'causal',
+  'trace',
+  'scale',
+  'heads',
+  'dv',
+  'out',
+  'bq',
+  'wo',
+  'eps',
+  'gamma',
+  'beta',
+  'shape',
+  'normFirst',
+);
 test('a polluted Object.prototype changes no result', () => {
-  const q = { q: Float32Array.from({ length: 16 }, (_, i) => i / 8), k: Float32Array.from({ length: 16 }, (_, i) => 1 - i / 16), v: Float32Array.from({ length: 16 }, (_, i) => i), shape: [2, 1, 4, 2] };
-  const clean = { attention: engine.attention(q), selfAttention: engine.selfAttention(seed001), layerNorm: engine.layerNorm({ x: I2 }) };
+  const q = {
+    q: Float32Array.from({ length: 16 }, (_, i) => i / 8),
+    k: Float32Array.from({ length: 16 }, (_, i) => 1 - i / 16),
+    v: Float32Array.from({ length: 16 }, (_, i) => i),
+    shape: [2, 1, 4, 2],
+  };
+  const clean = {
+    attention: engine.attention(q),
+    selfAttention: engine.selfAttention(seed001),
+    layerNorm: engine.layerNorm({ x: I2 }),
+  };
   fc.assert(
     fc.property(optionNames, anyValue, (key, value) => {
       Object.defineProperty(Object.prototype, key, { value, configurable: true, writable: true });

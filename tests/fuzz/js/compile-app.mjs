@@ -17,7 +17,10 @@ export async function loadAppModules() {
       compilerOptions: { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022 },
     });
     // Relative imports need their extension in Node's ESM resolver.
-    writeFileSync(join(out, `${name}.js`), outputText.replace(/from '(\.\/[\w-]+)'/g, "from '$1.js'"));
+    writeFileSync(
+      join(out, `${name}.js`),
+      outputText.replace(/from '(\.\/[\w-]+)'/g, "from '$1.js'"),
+    );
   }
   const load = (name) => import(pathToFileURL(join(out, `${name}.js`)).href);
   return {

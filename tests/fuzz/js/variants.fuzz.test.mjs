@@ -27,14 +27,35 @@ const call = fc
     group: fc.integer({ min: 1, max: 3 }),
     badHeads: fc.option(fc.integer({ min: 1, max: 6 }), { freq: 8 }),
     queryLength: fc.integer({ min: 1, max: 9 }),
-    extraKeys: fc.oneof({ weight: 8, arbitrary: fc.integer({ min: 0, max: 70 }) }, { weight: 1, arbitrary: fc.integer({ min: -3, max: -1 }) }),
-    d: fc.oneof({ weight: 6, arbitrary: fc.constantFrom(2, 4, 6, 8) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 9 }) }),
+    extraKeys: fc.oneof(
+      { weight: 8, arbitrary: fc.integer({ min: 0, max: 70 }) },
+      { weight: 1, arbitrary: fc.integer({ min: -3, max: -1 }) },
+    ),
+    d: fc.oneof(
+      { weight: 6, arbitrary: fc.constantFrom(2, 4, 6, 8) },
+      { weight: 1, arbitrary: fc.integer({ min: 1, max: 9 }) },
+    ),
     dv: fc.integer({ min: 1, max: 5 }),
     rank3: fc.boolean(),
     causal: fc.boolean(),
-    window: fc.option(fc.oneof({ weight: 8, arbitrary: fc.integer({ min: 1, max: 20 }) }, { weight: 1, arbitrary: fc.constantFrom(0, -1, 1.5, NaN, 2 ** 31) })),
-    sinks: fc.option(fc.oneof({ weight: 8, arbitrary: fc.integer({ min: 0, max: 5 }) }, { weight: 1, arbitrary: fc.constantFrom(-1, 0.5, 100) })),
-    ropeBase: fc.option(fc.oneof({ weight: 8, arbitrary: fc.constantFrom(10000, 10, 1.5, 1e6) }, { weight: 1, arbitrary: fc.constantFrom(0, -1, NaN, Infinity) })),
+    window: fc.option(
+      fc.oneof(
+        { weight: 8, arbitrary: fc.integer({ min: 1, max: 20 }) },
+        { weight: 1, arbitrary: fc.constantFrom(0, -1, 1.5, NaN, 2 ** 31) },
+      ),
+    ),
+    sinks: fc.option(
+      fc.oneof(
+        { weight: 8, arbitrary: fc.integer({ min: 0, max: 5 }) },
+        { weight: 1, arbitrary: fc.constantFrom(-1, 0.5, 100) },
+      ),
+    ),
+    ropeBase: fc.option(
+      fc.oneof(
+        { weight: 8, arbitrary: fc.constantFrom(10000, 10, 1.5, 1e6) },
+        { weight: 1, arbitrary: fc.constantFrom(0, -1, NaN, Infinity) },
+      ),
+    ),
     alibi: fc.boolean(),
     trace: fc.boolean(),
     seed: fc.integer(),
@@ -46,7 +67,15 @@ const call = fc
     let state = c.seed >>> 0;
     const next = () => ((state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32) * 2 - 1;
     const floats = (n) => Float32Array.from({ length: n }, next);
-    const dims = { B, H: c.heads, Hkv: c.kvHeads, Tq: c.queryLength, Tk: c.keyLength, d: c.d, dv: c.dv };
+    const dims = {
+      B,
+      H: c.heads,
+      Hkv: c.kvHeads,
+      Tq: c.queryLength,
+      Tk: c.keyLength,
+      d: c.d,
+      dv: c.dv,
+    };
     const lead = c.rank3 ? [] : [B];
     const mask = { causal: c.causal };
     if (c.window !== null) mask.window = c.window;
@@ -72,9 +101,11 @@ function expectedError({ c }) {
   if (c.heads % c.kvHeads !== 0) return /kvShape has \d+ kv heads, which does not divide/;
   if (c.queryLength > c.keyLength) return /more than kvShape's Tk/;
   if (c.window !== null && !positiveInt(c.window)) return /mask\.window must be a positive integer/;
-  if (c.sinks !== null && !(Number.isInteger(c.sinks) && c.sinks >= 0)) return /mask\.sinks must be a non-negative integer/;
+  if (c.sinks !== null && !(Number.isInteger(c.sinks) && c.sinks >= 0))
+    return /mask\.sinks must be a non-negative integer/;
   if (c.sinks !== null && c.sinks > c.keyLength) return /mask\.sinks is \d+, more than Tk/;
-  if (c.ropeBase !== null && !(Number.isFinite(c.ropeBase) && c.ropeBase > 0)) return /rope\.base must be a finite number/;
+  if (c.ropeBase !== null && !(Number.isFinite(c.ropeBase) && c.ropeBase > 0))
+    return /rope\.base must be a finite number/;
   if (c.ropeBase !== null && c.d % 2 !== 0) return /rope needs an even d_k/;
   return undefined;
 }
@@ -106,7 +137,12 @@ test('random variant calls: a finite result equal to the reference, or the AttnS
         alibi: c.alibi,
       });
       assertClose(result.output.data, ref.output, { atol: 3e-5, rtol: 3e-5, what: 'output' });
-      if (c.trace) assertClose(result.trace.weights.data, ref.weights, { atol: 3e-5, rtol: 3e-5, what: 'weights' });
+      if (c.trace)
+        assertClose(result.trace.weights.data, ref.weights, {
+          atol: 3e-5,
+          rtol: 3e-5,
+          what: 'weights',
+        });
     }),
     { numRuns: runs * 3 },
   );
@@ -136,30 +172,69 @@ test('the pool gives exactly what one engine gives for random variant calls, res
 });
 
 const junk = fc.oneof(
-  fc.constantFrom(undefined, null, 0, -1, 1.5, NaN, Infinity, 2 ** 31, '3', 'alibi', true, [], [1], [1, 2, 3, 4], [0, 1, 1, 1]),
+  fc.constantFrom(
+    undefined,
+    null,
+    0,
+    -1,
+    1.5,
+    NaN,
+    Infinity,
+    2 ** 31,
+    '3',
+    'alibi',
+    true,
+    [],
+    [1],
+    [1, 2, 3, 4],
+    [0, 1, 1, 1],
+  ),
   fc.object({ maxDepth: 1 }),
   fc.array(fc.integer({ min: -2, max: 6 }), { maxLength: 5 }),
 );
 
 test('garbage in kvShape, rope, bias, window and sinks: a finite result or an AttnScopeError', () => {
   const heapBefore = engine.memoryUsage().heapInUse;
-  const base = { q: new Float32Array(2 * 3 * 4).fill(0.5), k: new Float32Array(2 * 3 * 4).fill(0.25), v: new Float32Array(2 * 3 * 4).fill(1), shape: [2, 3, 4] };
+  const base = {
+    q: new Float32Array(2 * 3 * 4).fill(0.5),
+    k: new Float32Array(2 * 3 * 4).fill(0.25),
+    v: new Float32Array(2 * 3 * 4).fill(1),
+    shape: [2, 3, 4],
+  };
   fc.assert(
-    fc.property(fc.record({ kvShape: junk, rope: junk, bias: junk, window: junk, sinks: junk, ropeBase: junk, alibi: junk, values: junk }, { requiredKeys: [] }), (g) => {
-      const args = { ...base, mask: {} };
-      if ('kvShape' in g) args.kvShape = g.kvShape;
-      if ('rope' in g) args.rope = 'ropeBase' in g ? { base: g.ropeBase } : g.rope;
-      if ('bias' in g) args.bias = 'values' in g ? { alibi: g.alibi, values: g.values } : g.bias;
-      if ('window' in g) args.mask.window = g.window;
-      if ('sinks' in g) args.mask.sinks = g.sinks;
-      try {
-        const r = engine.attention(args);
-        assert.ok(r.output.data.every(Number.isFinite), 'finite output');
-      } catch (e) {
-        assert.ok(e instanceof AttnScopeError, `threw ${e?.constructor?.name}: ${e?.message}`);
-        assert.match(e.message, /^attention: .*(kvShape|rope|bias|window|sinks|k has|v has|Tq|kv heads|d_k)/s);
-      }
-    }),
+    fc.property(
+      fc.record(
+        {
+          kvShape: junk,
+          rope: junk,
+          bias: junk,
+          window: junk,
+          sinks: junk,
+          ropeBase: junk,
+          alibi: junk,
+          values: junk,
+        },
+        { requiredKeys: [] },
+      ),
+      (g) => {
+        const args = { ...base, mask: {} };
+        if ('kvShape' in g) args.kvShape = g.kvShape;
+        if ('rope' in g) args.rope = 'ropeBase' in g ? { base: g.ropeBase } : g.rope;
+        if ('bias' in g) args.bias = 'values' in g ? { alibi: g.alibi, values: g.values } : g.bias;
+        if ('window' in g) args.mask.window = g.window;
+        if ('sinks' in g) args.mask.sinks = g.sinks;
+        try {
+          const r = engine.attention(args);
+          assert.ok(r.output.data.every(Number.isFinite), 'finite output');
+        } catch (e) {
+          assert.ok(e instanceof AttnScopeError, `threw ${e?.constructor?.name}: ${e?.message}`);
+          assert.match(
+            e.message,
+            /^attention: .*(kvShape|rope|bias|window|sinks|k has|v has|Tq|kv heads|d_k)/s,
+          );
+        }
+      },
+    ),
     { numRuns: runs * 3 },
   );
   assert.equal(engine.memoryUsage().heapInUse, heapBefore, 'the wasm heap changed');

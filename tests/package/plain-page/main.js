@@ -2,8 +2,19 @@
 import { createAttnScope, hasRelaxedSimd } from 'attnscope';
 import { createAttnScopePool, createAttnScopeWorker } from 'attnscope/worker';
 
-const I2 = [[1, 0], [0, 1]];
-const seed001 = { x: I2, wq: I2, wk: I2, wv: [[1, 2], [3, 4]] };
+const I2 = [
+  [1, 0],
+  [0, 1],
+];
+const seed001 = {
+  x: I2,
+  wq: I2,
+  wk: I2,
+  wv: [
+    [1, 2],
+    [3, 4],
+  ],
+};
 const out = document.getElementById('result');
 
 try {
@@ -13,13 +24,20 @@ try {
   const wasmUrl = new URL('./node_modules/attnscope/dist/attnscope.wasm', location.href);
   const bytes = new Uint8Array(await (await fetch(wasmUrl)).arrayBuffer());
   const located = [];
-  for (const options of [{ wasmUrl }, { wasmUrl: wasmUrl.href }, { locateFile: (name) => (located.push(name), wasmUrl.href) }, { wasmBinary: bytes }]) {
+  for (const options of [
+    { wasmUrl },
+    { wasmUrl: wasmUrl.href },
+    { locateFile: (name) => (located.push(name), wasmUrl.href) },
+    { wasmBinary: bytes },
+  ]) {
     const other = await createAttnScope(options);
     const w = other.selfAttention(seed001).output.data[0];
-    if (Math.abs(w - page.output.data[0]) > 1e-7) throw new Error(`override ${Object.keys(options)} gave ${w}`);
+    if (Math.abs(w - page.output.data[0]) > 1e-7)
+      throw new Error(`override ${Object.keys(options)} gave ${w}`);
   }
   const chosen = hasRelaxedSimd() ? 'attnscope-relaxed.wasm' : 'attnscope.wasm';
-  if (located[0] !== chosen) throw new Error(`locateFile was asked for ${located[0]}, not ${chosen}`);
+  if (located[0] !== chosen)
+    throw new Error(`locateFile was asked for ${located[0]}, not ${chosen}`);
   const worker = createAttnScopeWorker({ wasmUrl });
   const inWorker = await worker.selfAttention(seed001);
   const defaultWorker = createAttnScopeWorker();

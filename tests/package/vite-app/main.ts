@@ -2,8 +2,19 @@
 import { createAttnScope, hasRelaxedSimd } from 'attnscope';
 import { createAttnScopePool, createAttnScopeWorker } from 'attnscope/worker';
 
-const I2 = [[1, 0], [0, 1]];
-const seed001 = { x: I2, wq: I2, wk: I2, wv: [[1, 2], [3, 4]] };
+const I2 = [
+  [1, 0],
+  [0, 1],
+];
+const seed001 = {
+  x: I2,
+  wq: I2,
+  wk: I2,
+  wv: [
+    [1, 2],
+    [3, 4],
+  ],
+};
 const out = document.getElementById('result')!;
 
 async function main(): Promise<void> {

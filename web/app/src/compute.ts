@@ -51,7 +51,12 @@ function positionalEncoding(worker: Worker, T: number, C: number): Promise<Tenso
 
 let started = false;
 
-export async function runModel(model: Model, positional: boolean, block: boolean, progress: Progress): Promise<RunResult> {
+export async function runModel(
+  model: Model,
+  positional: boolean,
+  block: boolean,
+  progress: Progress,
+): Promise<RunResult> {
   const worker = engineWorker();
   // The first run waits for the engine to load and compile: that is not computing.
   let startupMillis = 0;
@@ -83,18 +88,45 @@ export async function runModel(model: Model, positional: boolean, block: boolean
   let blockResult: TransformerBlockResult | null = null;
   if (block) {
     blockResult = await worker.transformerBlock({
-      x: x.data.slice(), shape,
-      attention: { wq: w.wq.data.slice(), wk: w.wk.data.slice(), wv: w.wv.data.slice(), wo: w.wo.data.slice(), heads: H },
-      ff1: { weight: w.w1.data.slice() }, ff2: { weight: w.w2.data.slice() },
-      hidden: model.hidden, activation: model.activation, scale: model.scale, mask: model.maskSpec, trace: true,
+      x: x.data.slice(),
+      shape,
+      attention: {
+        wq: w.wq.data.slice(),
+        wk: w.wk.data.slice(),
+        wv: w.wv.data.slice(),
+        wo: w.wo.data.slice(),
+        heads: H,
+      },
+      ff1: { weight: w.w1.data.slice() },
+      ff2: { weight: w.w2.data.slice() },
+      hidden: model.hidden,
+      activation: model.activation,
+      scale: model.scale,
+      mask: model.maskSpec,
+      trace: true,
     });
     attention = blockResult.attention;
   } else {
     attention = await worker.selfAttention({
-      x: x.data.slice(), shape, wq: w.wq.data.slice(), wk: w.wk.data.slice(), wv: w.wv.data.slice(),
-      heads: H, scale: model.scale, mask: model.maskSpec, trace: true,
+      x: x.data.slice(),
+      shape,
+      wq: w.wq.data.slice(),
+      wk: w.wk.data.slice(),
+      wv: w.wv.data.slice(),
+      heads: H,
+      scale: model.scale,
+      mask: model.maskSpec,
+      trace: true,
     });
   }
   progress(total, total, 'done');
-  return { model, positional: pe, x, attention, block: blockResult, millis: performance.now() - start, startupMillis };
+  return {
+    model,
+    positional: pe,
+    x,
+    attention,
+    block: blockResult,
+    millis: performance.now() - start,
+    startupMillis,
+  };
 }

@@ -11,7 +11,15 @@ import { clampNote } from './state';
 import { linkState } from './url-state';
 import { kMaxWeightsChars, parseWeightsJson } from './weights-import';
 
-export const kNumberFields = ['dModel', 'dK', 'dV', 'heads', 'seed', 'hidden', 'temperature'] as const;
+export const kNumberFields = [
+  'dModel',
+  'dK',
+  'dV',
+  'heads',
+  'seed',
+  'hidden',
+  'temperature',
+] as const;
 type NumberField = (typeof kNumberFields)[number];
 const kRunDelay = 120; // ms: typing is debounced once here; its run then starts at once
 
@@ -38,7 +46,8 @@ function syncForm(s: ModelInputs): void {
   setChecked(byId<HTMLInputElement>('positional'), s.positional);
   setChecked(byId<HTMLInputElement>('block'), s.block);
   const temperature = byId('temperature-label');
-  if (temperature.hidden !== (s.scaleMode !== 'temperature')) temperature.hidden = s.scaleMode !== 'temperature';
+  if (temperature.hidden !== (s.scaleMode !== 'temperature'))
+    temperature.hidden = s.scaleMode !== 'temperature';
   setValue(byId<HTMLSelectElement>('preset'), s.preset ?? '');
   setText(byId('preset-about'), kPresets.find((p) => p.id === s.preset)?.about ?? '');
 }
@@ -46,8 +55,19 @@ function syncForm(s: ModelInputs): void {
 function exportWeights(): void {
   const s = inputs.value;
   const model = currentModel();
-  const out: Record<string, unknown> = { format: 'attnscope-weights', dModel: s.dModel, dK: s.dK, dV: s.dV, heads: s.heads, hidden: s.hidden, seed: s.seed };
-  for (const [name, w] of Object.entries(model.weights)) out[name] = Array.from({ length: w.rows }, (_, i) => Array.from(w.data.subarray(i * w.cols, (i + 1) * w.cols)));
+  const out: Record<string, unknown> = {
+    format: 'attnscope-weights',
+    dModel: s.dModel,
+    dK: s.dK,
+    dV: s.dV,
+    heads: s.heads,
+    hidden: s.hidden,
+    seed: s.seed,
+  };
+  for (const [name, w] of Object.entries(model.weights))
+    out[name] = Array.from({ length: w.rows }, (_, i) =>
+      Array.from(w.data.subarray(i * w.cols, (i + 1) * w.cols)),
+    );
   download(new Blob([safeJson(out)], { type: 'application/json' }), 'attnscope-weights.json');
 }
 
@@ -61,7 +81,8 @@ async function importWeights(input: HTMLInputElement): Promise<void> {
     byId('error').hidden = true;
     setInputs({ ...imported.state, text: inputs.value.text });
     for (const f of kNumberFields) showClamp(f, inputs.value[f]); // the file's sizes are in range
-    if (imported.notes.length) showError(`Imported ${imported.found} weight matrices, but: ${imported.notes.join('; ')}.`);
+    if (imported.notes.length)
+      showError(`Imported ${imported.found} weight matrices, but: ${imported.notes.join('; ')}.`);
     announce(`Imported ${imported.found} weight matrices.`);
   } catch (x) {
     showError(`Could not import the weights: ${x instanceof Error ? x.message : String(x)}`);
@@ -82,7 +103,10 @@ export function bindControls(): void {
   byId<HTMLTextAreaElement>('text').addEventListener('input', (e) => {
     clearTimeout(textTimer);
     const value = (e.target as HTMLTextAreaElement).value;
-    textTimer = window.setTimeout(() => runAtOnce(() => setInputs({ text: value, preset: null })), kRunDelay);
+    textTimer = window.setTimeout(
+      () => runAtOnce(() => setInputs({ text: value, preset: null })),
+      kRunDelay,
+    );
   });
   for (const f of kNumberFields) {
     const input = byId<HTMLInputElement>(f);
@@ -98,17 +122,28 @@ export function bindControls(): void {
     });
   }
   for (const f of ['scaleMode', 'mask', 'activation'] as const)
-    byId<HTMLSelectElement>(f).addEventListener('change', (e) => setInputs({ [f]: (e.target as HTMLSelectElement).value } as Partial<ModelInputs>));
+    byId<HTMLSelectElement>(f).addEventListener('change', (e) =>
+      setInputs({ [f]: (e.target as HTMLSelectElement).value } as Partial<ModelInputs>),
+    );
   for (const f of ['positional', 'block'] as const)
-    byId<HTMLInputElement>(f).addEventListener('change', (e) => setInputs({ [f]: (e.target as HTMLInputElement).checked }));
-  byId('reseed').addEventListener('click', () => setInputs({ seed: (inputs.value.seed * 1664525 + 1013904223) >>> 0 }));
+    byId<HTMLInputElement>(f).addEventListener('change', (e) =>
+      setInputs({ [f]: (e.target as HTMLInputElement).checked }),
+    );
+  byId('reseed').addEventListener('click', () =>
+    setInputs({ seed: (inputs.value.seed * 1664525 + 1013904223) >>> 0 }),
+  );
   byId('clear-edits').addEventListener('click', () => setInputs({ edits: {}, preset: null }));
   byId('export-weights').addEventListener('click', exportWeights);
-  byId<HTMLInputElement>('import-weights').addEventListener('change', (e) => void importWeights(e.target as HTMLInputElement));
+  byId<HTMLInputElement>('import-weights').addEventListener(
+    'change',
+    (e) => void importWeights(e.target as HTMLInputElement),
+  );
   byId('copy-link').addEventListener('click', async () => {
     const link = await linkState(appState.value);
     try {
-      await navigator.clipboard.writeText(`${location.origin}${location.pathname}${link.hash ?? ''}`);
+      await navigator.clipboard.writeText(
+        `${location.origin}${location.pathname}${link.hash ?? ''}`,
+      );
       announce(`Link copied.${link.note ? ` ${link.note}` : ''}`);
     } catch {
       announce('Copy the address bar to share this view.');
@@ -117,7 +152,10 @@ export function bindControls(): void {
   byId('export-json').addEventListener('click', async () => {
     announce('Preparing the JSON export…');
     try {
-      download(await stateJsonBlob(appState.value, run.value?.result ?? null, engineInfo.value), 'attnscope-state.json');
+      download(
+        await stateJsonBlob(appState.value, run.value?.result ?? null, engineInfo.value),
+        'attnscope-state.json',
+      );
       announce('JSON export ready.');
     } catch (e) {
       showError(`Export failed: ${e instanceof Error ? e.message : String(e)}`);

@@ -3,7 +3,11 @@
 type Attrs = Record<string, string | number | boolean | null | undefined>;
 type Child = Node | string | number | null | undefined | false;
 
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Attrs = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   setAttrs(el, attrs);
   append(el, children);
@@ -11,7 +15,11 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = 
 }
 
 const kSvgNs = 'http://www.w3.org/2000/svg';
-export function s<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: Child[]): SVGElementTagNameMap[K] {
+export function s<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attrs: Attrs = {},
+  ...children: Child[]
+): SVGElementTagNameMap[K] {
   const el = document.createElementNS(kSvgNs, tag);
   setAttrs(el, attrs);
   append(el, children);
@@ -45,7 +53,10 @@ export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
  * task that lays out the whole page, panels skipped off screen included: 4–16 ms
  * here, landing in the middle of an update.
  */
-export function setValue(el: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement, value: string): void {
+export function setValue(
+  el: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement,
+  value: string,
+): void {
   if (el.value !== value) el.value = value;
 }
 
@@ -68,4 +79,3 @@ export function announce(text: string): void {
   const live = document.getElementById('live');
   if (live) live.textContent = text;
 }
-

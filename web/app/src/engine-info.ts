@@ -6,8 +6,10 @@ import { byId } from './dom';
 export const engineInfo = signal('');
 
 export function showEngineInfo(): void {
-  engineVersion().then((v) => {
-    engineInfo.value = v;
-    byId('engine-info').textContent = `Engine: attnscope ${v}, running in a Web Worker.`;
-  }).catch(() => undefined);
+  engineVersion()
+    .then((v) => {
+      engineInfo.value = v;
+      byId('engine-info').textContent = `Engine: attnscope ${v}, running in a Web Worker.`;
+    })
+    .catch(() => undefined);
 }

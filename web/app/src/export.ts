@@ -23,7 +23,8 @@ const kNotXml = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g;
 function xmlSafe(root: Element): void {
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
   const clean = (v: string) => v.replace(kNotXml, '\uFFFD');
-  for (let n = walker.nextNode(); n; n = walker.nextNode()) if (clean(n.nodeValue ?? '') !== n.nodeValue) n.nodeValue = clean(n.nodeValue ?? '');
+  for (let n = walker.nextNode(); n; n = walker.nextNode())
+    if (clean(n.nodeValue ?? '') !== n.nodeValue) n.nodeValue = clean(n.nodeValue ?? '');
   for (const el of [root, ...root.querySelectorAll('*')])
     for (const a of el.attributes) if (clean(a.value) !== a.value) a.value = clean(a.value);
 }
@@ -67,7 +68,9 @@ export async function svgToPng(svg: SVGSVGElement): Promise<Blob> {
 }
 
 export function canvasToPng(canvas: HTMLCanvasElement): Promise<Blob> {
-  return new Promise((resolve, reject) => canvas.toBlob((b) => (b ? resolve(b) : reject(new Error('PNG encoding failed'))), 'image/png'));
+  return new Promise((resolve, reject) =>
+    canvas.toBlob((b) => (b ? resolve(b) : reject(new Error('PNG encoding failed'))), 'image/png'),
+  );
 }
 
 function csvCell(text: string): string {
@@ -89,8 +92,10 @@ export function matrixCsv(m: MatrixView): string {
 /** JSON with typed arrays as plain arrays and non-finite numbers as strings. */
 export function safeJson(value: unknown): string {
   return JSON.stringify(value, (_k, v) => {
-    if (ArrayBuffer.isView(v) && !(v instanceof DataView)) v = Array.from(v as unknown as ArrayLike<number>);
-    if (Array.isArray(v)) return v.map((x) => (typeof x === 'number' && !Number.isFinite(x) ? String(x) : x));
+    if (ArrayBuffer.isView(v) && !(v instanceof DataView))
+      v = Array.from(v as unknown as ArrayLike<number>);
+    if (Array.isArray(v))
+      return v.map((x) => (typeof x === 'number' && !Number.isFinite(x) ? String(x) : x));
     if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
     return v;
   });
@@ -105,12 +110,25 @@ export function stateObject(state: AppState, r: RunResult | null, engine: string
     engine,
     state,
     inputs: m && {
-      tokens: m.tokens, lengths: m.lengths, shape: [m.B, m.T, m.C], heads: m.H, dK: m.dK, dV: m.dV,
-      scale: m.scale, scaleFactor: m.scaleFactor, mask: m.maskSpec, embeddings: m.embeddings,
-      weights: Object.fromEntries(Object.entries(m.weights).map(([k, w]) => [k, { shape: [w.rows, w.cols], data: w.data }])),
+      tokens: m.tokens,
+      lengths: m.lengths,
+      shape: [m.B, m.T, m.C],
+      heads: m.H,
+      dK: m.dK,
+      dV: m.dV,
+      scale: m.scale,
+      scaleFactor: m.scaleFactor,
+      mask: m.maskSpec,
+      embeddings: m.embeddings,
+      weights: Object.fromEntries(
+        Object.entries(m.weights).map(([k, w]) => [k, { shape: [w.rows, w.cols], data: w.data }]),
+      ),
     },
     results: r && {
-      positionalEncoding: r.positional, x: r.x, attention: r.attention, block: r.block && { ...r.block, attention: undefined },
+      positionalEncoding: r.positional,
+      x: r.x,
+      attention: r.attention,
+      block: r.block && { ...r.block, attention: undefined },
     },
   };
 }

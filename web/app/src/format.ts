@@ -19,6 +19,8 @@ export function full(v: number): string {
 }
 
 export function vec(values: ArrayLike<number>, digits = 3, max = 16): string {
-  const parts = Array.from(values as ArrayLike<number>).slice(0, max).map((v) => fmt(v, digits));
+  const parts = Array.from(values as ArrayLike<number>)
+    .slice(0, max)
+    .map((v) => fmt(v, digits));
   return `[${parts.join(', ')}${values.length > max ? ', …' : ''}]`;
 }

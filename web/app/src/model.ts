@@ -43,7 +43,12 @@ function seededMatrix(name: string, seed: number, rows: number, cols: number): F
   return m;
 }
 
-function applyEdits(name: MatrixName, m: Float32Array, dims: number[], edits: Record<string, number>): void {
+function applyEdits(
+  name: MatrixName,
+  m: Float32Array,
+  dims: number[],
+  edits: Record<string, number>,
+): void {
   const prefix = `${name}:`;
   for (const [key, value] of Object.entries(edits)) {
     if (!key.startsWith(prefix)) continue;
@@ -85,7 +90,10 @@ export function buildModel(state: AppState): Model {
 
   const shapes = weightShapes(state);
   const weights = {} as Model['weights'];
-  for (const [name, [rows, cols]] of Object.entries(shapes) as [keyof typeof shapes, readonly [number, number]][]) {
+  for (const [name, [rows, cols]] of Object.entries(shapes) as [
+    keyof typeof shapes,
+    readonly [number, number],
+  ][]) {
     const data = seededMatrix(name, state.seed, rows, cols);
     applyEdits(name, data, [rows, cols], state.edits);
     weights[name] = { rows, cols, data };
@@ -98,7 +106,20 @@ export function buildModel(state: AppState): Model {
   const causal = state.mask === 'causal' || state.mask === 'causal+padding';
   const maskSpec: Model['maskSpec'] = padding ? { causal, lengths } : causal ? 'causal' : 'none';
   return {
-    B, T, C, H: state.heads, dK: state.dK, dV: state.dV, hidden: state.hidden, activation: state.activation,
-    tokens, lengths, embeddings, weights, scale, scaleFactor, maskSpec,
+    B,
+    T,
+    C,
+    H: state.heads,
+    dK: state.dK,
+    dV: state.dV,
+    hidden: state.hidden,
+    activation: state.activation,
+    tokens,
+    lengths,
+    embeddings,
+    weights,
+    scale,
+    scaleFactor,
+    maskSpec,
   };
 }

@@ -40,7 +40,9 @@ export function startProgress(isCurrent: () => boolean, computing: string, onSho
   const draw = () => {
     bar.max = current.total;
     bar.value = current.done;
-    text.textContent = current.label ? `Step ${current.done + 1} of ${current.total}: ${current.label}…` : '';
+    text.textContent = current.label
+      ? `Step ${current.done + 1} of ${current.total}: ${current.label}…`
+      : '';
     elapsed.textContent = seconds();
   };
   progressTimer = window.setTimeout(() => {

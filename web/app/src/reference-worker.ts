@@ -4,7 +4,13 @@ import { compare, referenceSelfAttention, type ReferenceInput } from './referenc
 
 export interface VerifyRequest {
   input: ReferenceInput;
-  engine: { q: Float32Array; k: Float32Array; v: Float32Array; weights: Float32Array; concat: Float32Array };
+  engine: {
+    q: Float32Array;
+    k: Float32Array;
+    v: Float32Array;
+    weights: Float32Array;
+    concat: Float32Array;
+  };
 }
 
 self.onmessage = (e: MessageEvent<VerifyRequest>) => {

@@ -60,7 +60,8 @@ export function compare(got: ArrayLike<number>, want: ArrayLike<number>): Compar
   let maxAbs = 0;
   for (let i = 0; i < want.length; i++) {
     const abs = Math.abs(got[i] - want[i]);
-    if (!(abs <= Infinity)) return { maxRelError: Number.NaN, maxAbsError: Number.NaN, count: want.length };
+    if (!(abs <= Infinity))
+      return { maxRelError: Number.NaN, maxAbsError: Number.NaN, count: want.length };
     maxAbs = Math.max(maxAbs, abs);
     maxRel = Math.max(maxRel, abs / Math.max(Math.abs(want[i]), floor));
   }
@@ -68,7 +69,10 @@ export function compare(got: ArrayLike<number>, want: ArrayLike<number>): Compar
 }
 
 /** Products whose sum is one score: q_i[d]·k_j[d] for every d (terms shown in the inspector). */
-export function dotTerms(a: ArrayLike<number>, b: ArrayLike<number>): { terms: number[]; sum: number } {
+export function dotTerms(
+  a: ArrayLike<number>,
+  b: ArrayLike<number>,
+): { terms: number[]; sum: number } {
   const terms: number[] = [];
   let sum = 0;
   for (let i = 0; i < a.length; i++) {
@@ -93,12 +97,19 @@ export function softmaxTerms(row: ArrayLike<number>): { max: number; exps: numbe
 }
 
 /** weight_j · v_j for every key j: the weighted values that sum to one output row. */
-export function weightedValues(weights: ArrayLike<number>, values: ArrayLike<number>[]): number[][] {
+export function weightedValues(
+  weights: ArrayLike<number>,
+  values: ArrayLike<number>[],
+): number[][] {
   return values.map((v, j) => Array.from(v, (x) => weights[j] * x));
 }
 
 /** LayerNorm of one entry of a row (γ = 1, β = 0), with the row's mean and (biased) variance. */
-export function layerNormTerms(row: ArrayLike<number>, j: number, eps: number): { mean: number; variance: number; value: number } {
+export function layerNormTerms(
+  row: ArrayLike<number>,
+  j: number,
+  eps: number,
+): { mean: number; variance: number; value: number } {
   let mean = 0;
   for (let k = 0; k < row.length; k++) mean += row[k];
   mean /= row.length;

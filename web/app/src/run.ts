@@ -28,7 +28,8 @@ export let runPending = false;
 let modelCache: { inputs: ModelInputs; model: Model } | null = null;
 export function currentModel(): Model {
   const now = inputs.value;
-  if (modelCache?.inputs !== now) modelCache = { inputs: now, model: buildModel({ ...defaultState(), ...now }) };
+  if (modelCache?.inputs !== now)
+    modelCache = { inputs: now, model: buildModel({ ...defaultState(), ...now }) };
   return modelCache.model;
 }
 
@@ -81,12 +82,18 @@ async function runNow(): Promise<void> {
     byId('step-text').textContent = '';
     byId('step-elapsed').textContent = '';
     runPending = false;
-    showError(`This input needs ${entries.toLocaleString('en')} attention scores per step (batch × heads × tokens²). The page keeps every intermediate for inspection, so it is limited to ${kMaxScoreEntries.toLocaleString('en')} (for example 16 heads × 512 tokens). Use fewer heads, tokens or sentences.`);
+    showError(
+      `This input needs ${entries.toLocaleString('en')} attention scores per step (batch × heads × tokens²). The page keeps every intermediate for inspection, so it is limited to ${kMaxScoreEntries.toLocaleString('en')} (for example 16 heads × 512 tokens). Use fewer heads, tokens or sentences.`,
+    );
     return;
   }
   const status = byId('status-text');
   const isCurrent = () => id === runId;
-  const steps = startProgress(isCurrent, `Computing ${model.B}×${model.T} tokens, ${model.H} head${model.H > 1 ? 's' : ''}…`, showInputs);
+  const steps = startProgress(
+    isCurrent,
+    `Computing ${model.B}×${model.T} tokens, ${model.H} head${model.H > 1 ? 's' : ''}…`,
+    showInputs,
+  );
   performance.mark('attnscope:update:start', { startTime: started });
   try {
     const r = await runModel(model, s.positional, s.block, (done, total, step) => {
@@ -94,8 +101,11 @@ async function runNow(): Promise<void> {
     });
     if (!isCurrent()) return; // a newer run has started
     byId('error').hidden = true;
-    const fully = r.attention.fullyMaskedCount ? ` ${r.attention.fullyMaskedCount} fully masked rows (no key left to look at; the engine returns zero weights for them).` : '';
-    const startup = r.startupMillis > 0 ? ` (plus ${r.startupMillis.toFixed(0)} ms to start the engine)` : '';
+    const fully = r.attention.fullyMaskedCount
+      ? ` ${r.attention.fullyMaskedCount} fully masked rows (no key left to look at; the engine returns zero weights for them).`
+      : '';
+    const startup =
+      r.startupMillis > 0 ? ` (plus ${r.startupMillis.toFixed(0)} ms to start the engine)` : '';
     status.textContent = `Computed by the engine in ${r.millis.toFixed(1)} ms${startup}: B=${model.B}, T=${model.T}, d_model=${model.C}, heads=${model.H}, d_k=${model.dK}, d_v=${model.dV}.${fully}`;
     steps.computed('checking against the double-precision reference');
     performance.mark('attnscope:compute:end');
@@ -116,7 +126,13 @@ async function runNow(): Promise<void> {
         if (!isCurrent()) return;
         performance.measure('attnscope:painted', 'attnscope:update:start');
         performance.measure('attnscope:frame', { start: frameStart });
-        renderVerified(r, isCurrent, (ok) => steps.finish(ok ? `All ${steps.total} steps done` : `Step ${steps.total} of ${steps.total} failed (see Verified)`));
+        renderVerified(r, isCurrent, (ok) =>
+          steps.finish(
+            ok
+              ? `All ${steps.total} steps done`
+              : `Step ${steps.total} of ${steps.total} failed (see Verified)`,
+          ),
+        );
         onPainted(id);
       }, 0);
     });

@@ -135,7 +135,10 @@ export function sanitizeState(raw: unknown): AppState {
     }
   }
   const sel = (typeof r.sel === 'object' && r.sel !== null ? r.sel : {}) as Record<string, unknown>;
-  const temperature = typeof r.temperature === 'number' && r.temperature > 0 && r.temperature <= kMaxTemperature ? Math.max(kMinTemperature, r.temperature) : 1;
+  const temperature =
+    typeof r.temperature === 'number' && r.temperature > 0 && r.temperature <= kMaxTemperature
+      ? Math.max(kMinTemperature, r.temperature)
+      : 1;
   return {
     v: 1,
     text: typeof r.text === 'string' ? r.text.slice(0, kLimits.textChars) : d.text,
@@ -161,7 +164,8 @@ export function sanitizeState(raw: unknown): AppState {
     },
     stage: int(r.stage, [0, 20], d.stage),
     tab: typeof r.tab === 'string' && /^[a-z-]{1,20}$/.test(r.tab) ? r.tab : d.tab,
-    inspect: typeof r.inspect === 'string' && /^[A-Za-z0-9-]{1,40}$/.test(r.inspect) ? r.inspect : null,
+    inspect:
+      typeof r.inspect === 'string' && /^[A-Za-z0-9-]{1,40}$/.test(r.inspect) ? r.inspect : null,
     perMatrixScale: r.perMatrixScale === true,
     zoom: zoomOf(r.zoom),
   };
@@ -170,10 +174,21 @@ export function sanitizeState(raw: unknown): AppState {
 function zoomOf(raw: unknown): Zoom | null {
   if (typeof raw !== 'object' || raw === null) return null;
   const z = raw as Record<string, unknown>;
-  return { size: int(z.size, [0, 1024], 0), col: z.col === null || z.col === undefined ? null : int(z.col, [0, 1023], 0) };
+  return {
+    size: int(z.size, [0, 1024], 0),
+    col: z.col === null || z.col === undefined ? null : int(z.col, [0, 1023], 0),
+  };
 }
 
-const kFieldNames = { dModel: 'd_model', dK: 'd_k', dV: 'd_v', heads: 'heads', hidden: 'hidden', seed: 'seed', temperature: 'temperature' } as const;
+const kFieldNames = {
+  dModel: 'd_model',
+  dK: 'd_k',
+  dV: 'd_v',
+  heads: 'heads',
+  hidden: 'hidden',
+  seed: 'seed',
+  temperature: 'temperature',
+} as const;
 
 /**
  * '' when the value asked for is the one used, else a sentence naming the field's
@@ -189,6 +204,9 @@ export function clampNote(field: keyof typeof kFieldNames, asked: unknown, used:
     return `${name} must be above 0 and at most ${fmt(kMaxTemperature)}; using ${fmt(used)}`;
   }
   const [lo, hi] = kLimits[field];
-  const whole = typeof asked === 'number' && Number.isFinite(asked) && !Number.isInteger(asked) ? 'a whole number ' : '';
+  const whole =
+    typeof asked === 'number' && Number.isFinite(asked) && !Number.isInteger(asked)
+      ? 'a whole number '
+      : '';
   return `${name} must be ${whole}${fmt(lo)}–${fmt(hi)}; using ${fmt(used)}`;
 }

@@ -9,7 +9,14 @@
 import { batch, computed, signal } from '@preact/signals';
 import type { RunResult } from './compute';
 import type { Stage } from './stages';
-import { defaultState, kViewKeys, sanitizeState, type AppState, type Selection, type Zoom } from './state';
+import {
+  defaultState,
+  kViewKeys,
+  sanitizeState,
+  type AppState,
+  type Selection,
+  type Zoom,
+} from './state';
 
 export type ViewState = Pick<AppState, (typeof kViewKeys)[number]>;
 export type ModelInputs = Omit<AppState, (typeof kViewKeys)[number]>;
@@ -68,6 +75,11 @@ export const selectHead = (head: number) => setView({ sel: { ...view.value.sel, 
 export const selectQuery = (query: number) => setView({ sel: { ...view.value.sel, query } });
 
 /** Inspects cell (i, j) of matrix `matrix` (also focusing row i when it is a query row). */
-export function inspectCell(matrix: string, i: number, j: number, at: Partial<Selection> = {}): void {
+export function inspectCell(
+  matrix: string,
+  i: number,
+  j: number,
+  at: Partial<Selection> = {},
+): void {
   setView({ inspect: matrix, sel: { ...view.value.sel, ...at, query: i, key: j } });
 }

@@ -49,6 +49,12 @@ export function largestAbs(...slices: Slice[]): number {
 }
 
 /** Columns [start, start + count) of a (rows × cols) row-major matrix: one head's block of W_Q, W_K or W_V. */
-export function columnBlock(data: Float32Array, rows: number, cols: number, start: number, count: number): Pick<Slice, 'rows' | 'cols' | 'get'> {
+export function columnBlock(
+  data: Float32Array,
+  rows: number,
+  cols: number,
+  start: number,
+  count: number,
+): Pick<Slice, 'rows' | 'cols' | 'get'> {
   return { rows, cols: count, get: (i, j) => data[i * cols + start + j] };
 }

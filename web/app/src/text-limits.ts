@@ -9,7 +9,8 @@ const n = (x: number) => x.toLocaleString('en');
 export function textLimitNote(part: ComputedPart): string {
   if (!part.sentencesCut && !part.tokensCut) return '';
   const limits: string[] = [];
-  if (part.sentencesCut) limits.push(`the first ${kMaxSentences} of ${n(part.totalSentences)} sentences`);
+  if (part.sentencesCut)
+    limits.push(`the first ${kMaxSentences} of ${n(part.totalSentences)} sentences`);
   if (part.tokensCut) limits.push(`at most ${n(kMaxTokens)} tokens per sentence`);
   return ` Computing ${n(part.usedTokens)} of ${n(part.totalTokens)} tokens (${limits.join(', ')}); the rest is kept in the box.`;
 }

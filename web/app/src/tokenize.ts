@@ -33,7 +33,14 @@ export interface ComputedPart {
 }
 
 export function computedPart(text: string): ComputedPart {
-  const part: ComputedPart = { sentences: [], usedTokens: 0, totalTokens: 0, totalSentences: 0, sentencesCut: false, tokensCut: false };
+  const part: ComputedPart = {
+    sentences: [],
+    usedTokens: 0,
+    totalTokens: 0,
+    totalSentences: 0,
+    sentencesCut: false,
+    tokensCut: false,
+  };
   const line = /[^\n]*(\n|$)/g; // a \r before \n is whitespace to the tokenizer
   for (let m = line.exec(text); m && m[0].length > 0; m = line.exec(text)) {
     const offset = m.index;

@@ -8,7 +8,8 @@ const kMaxJson = 2_000_000; // bytes after decompression
 
 function toBase64Url(bytes: Uint8Array): string {
   let bin = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  for (let i = 0; i < bytes.length; i += 0x8000)
+    bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
 
@@ -18,7 +19,11 @@ function fromBase64Url(text: string): Uint8Array<ArrayBuffer> {
   return Uint8Array.from(bin, (c) => c.charCodeAt(0));
 }
 
-async function pipeThrough(bytes: Uint8Array<ArrayBuffer>, stream: CompressionStream | DecompressionStream, limit: number): Promise<Uint8Array> {
+async function pipeThrough(
+  bytes: Uint8Array<ArrayBuffer>,
+  stream: CompressionStream | DecompressionStream,
+  limit: number,
+): Promise<Uint8Array> {
   // A stream of the bytes themselves: a Blob's stream would first register the bytes with
   // the browser process (about 2 ms per link written, in a profile of the page).
   const source = new ReadableStream<BufferSource>({
@@ -78,9 +83,16 @@ export async function linkState(state: AppState): Promise<Link> {
   const save = 'The text box keeps everything; “Export everything (JSON)” saves it all.';
   if (short !== state.text) {
     const cut = await encodeIfFits({ ...state, text: short });
-    if (cut) return { hash: `#s=${cut}`, note: `Your text is too long for a link: the link holds only the ${n(short.length)} characters that are computed, of ${n(state.text.length)}. ${save}` };
+    if (cut)
+      return {
+        hash: `#s=${cut}`,
+        note: `Your text is too long for a link: the link holds only the ${n(short.length)} characters that are computed, of ${n(state.text.length)}. ${save}`,
+      };
   }
-  return { hash: null, note: `This state is too large for a link (more than ${n(kMaxEncoded)} characters once compressed), so the address bar does not hold it. ${save}` };
+  return {
+    hash: null,
+    note: `This state is too large for a link (more than ${n(kMaxEncoded)} characters once compressed), so the address bar does not hold it. ${save}`,
+  };
 }
 
 /** Returns null when the fragment holds no state; throws a readable error when it is damaged. */
@@ -89,13 +101,19 @@ export async function decodeState(hash: string): Promise<AppState | null> {
 }
 
 /** The sanitised state and the raw fields it came from (to say what was clamped). */
-export async function decodeLink(hash: string): Promise<{ state: AppState; raw: Record<string, unknown> } | null> {
+export async function decodeLink(
+  hash: string,
+): Promise<{ state: AppState; raw: Record<string, unknown> } | null> {
   const m = /^#?s=([A-Za-z0-9_-]+)$/.exec(hash);
   if (!m) return null;
   if (m[1].length > kMaxEncoded) throw new Error('The link’s state is too large.');
   let bytes: Uint8Array;
   try {
-    bytes = await pipeThrough(fromBase64Url(m[1]), new DecompressionStream('deflate-raw'), kMaxJson);
+    bytes = await pipeThrough(
+      fromBase64Url(m[1]),
+      new DecompressionStream('deflate-raw'),
+      kMaxJson,
+    );
   } catch {
     throw new Error('The link’s state could not be read (damaged or too large).');
   }
@@ -105,6 +123,9 @@ export async function decodeLink(hash: string): Promise<{ state: AppState; raw: 
   } catch {
     throw new Error('The link’s state is not valid JSON.');
   }
-  const fields = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
+  const fields =
+    typeof raw === 'object' && raw !== null && !Array.isArray(raw)
+      ? (raw as Record<string, unknown>)
+      : {};
   return { state: sanitizeState(raw), raw: fields };
 }

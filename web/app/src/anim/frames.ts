@@ -14,7 +14,15 @@ export interface Frame {
 }
 
 /** The matrix `m` of stage `stageId` at time t, for query row `query`. */
-export function frameOf(r: RunResult, stageId: string, m: MatrixView, b: number, head: number, query: number, t: number): Frame {
+export function frameOf(
+  r: RunResult,
+  stageId: string,
+  m: MatrixView,
+  b: number,
+  head: number,
+  query: number,
+  t: number,
+): Frame {
   if (t >= 1 || query >= m.rows) return { m, column: null };
   const tr = r.attention.trace!;
   const T = r.model.T;
@@ -27,21 +35,39 @@ export function frameOf(r: RunResult, stageId: string, m: MatrixView, b: number,
     const terms = Math.floor((pos - key) * q.length) + 1;
     let partial = 0;
     for (let d = 0; d < terms && d < q.length; d++) partial += q[d] * k.row(key)[d];
-    return { m: withRow(m, query, (j) => (j < key ? m.get(query, j) : j === key ? (terms >= q.length ? m.get(query, j) : partial) : Number.NaN)), column: key };
+    return {
+      m: withRow(m, query, (j) =>
+        j < key
+          ? m.get(query, j)
+          : j === key
+            ? terms >= q.length
+              ? m.get(query, j)
+              : partial
+            : Number.NaN,
+      ),
+      column: key,
+    };
   }
   if (stageId === 'headOutputs' && m.id === 'headOutputs') {
     // The output row as the weighted values are added, key by key.
     const w = sliceOf(tr.weights, b, head).row(query);
     const v = sliceOf(tr.v, b, head);
     const keys = Math.min(T, Math.floor(t * (T + 1)));
-    return { m: withRow(m, query, (d) => { let s = 0; for (let j = 0; j < keys; j++) s += w[j] * v.row(j)[d]; return keys === 0 ? Number.NaN : s; }), column: null };
+    return {
+      m: withRow(m, query, (d) => {
+        let s = 0;
+        for (let j = 0; j < keys; j++) s += w[j] * v.row(j)[d];
+        return keys === 0 ? Number.NaN : s;
+      }),
+      column: null,
+    };
   }
   if (stageId === 'qkv' && (m.id === 'q' || m.id === 'k' || m.id === 'v')) {
     // Row by row: token i's x times the W columns gives its q, k and v.
     const rows = Math.floor(t * (m.rows + 1));
     return { m: { ...m, get: (i, j) => (i < rows ? m.get(i, j) : Number.NaN) }, column: null };
   }
-    if ((stageId === 'scaled' || stageId === 'masked') && m.id === stageId) {
+  if ((stageId === 'scaled' || stageId === 'masked') && m.id === stageId) {
     // The scores turn into the stage's values, on the shared score scale.
     const from = sliceOf(stageId === 'scaled' ? tr.scores : tr.scaled, b, head);
     return { m: { ...m, get: (i, j) => mix(from.get(i, j), m.get(i, j), t) }, column: null };
@@ -49,7 +75,10 @@ export function frameOf(r: RunResult, stageId: string, m: MatrixView, b: number,
   if (stageId === 'weights' && m.id === 'weights') {
     // The focused row goes from exp(s − max) to its share of the row's sum (the bars show the same).
     const { values } = softmaxRowAt(r, b, head, query, t);
-    return { m: withRow(m, query, (j) => (m.get(query, j) === -Infinity ? -Infinity : values[j])), column: null };
+    return {
+      m: withRow(m, query, (j) => (m.get(query, j) === -Infinity ? -Infinity : values[j])),
+      column: null,
+    };
   }
   if (stageId === 'concat' && m.id === 'concat' && r.model.H > 1) {
     // One head after the other, each head's block of d_v columns slides in from the
@@ -86,7 +115,16 @@ export function frameOf(r: RunResult, stageId: string, m: MatrixView, b: number,
  * component by component in the Q, K, V stage; the output sums its weighted values
  * key by key in the weights·V stage (as the heatmap's row does). Else the engine's values.
  */
-export function vectorAt(r: RunResult, stageId: string, name: 'q' | 'k' | 'v' | 'output', values: Float32Array, b: number, head: number, query: number, t: number): Float32Array {
+export function vectorAt(
+  r: RunResult,
+  stageId: string,
+  name: 'q' | 'k' | 'v' | 'output',
+  values: Float32Array,
+  b: number,
+  head: number,
+  query: number,
+  t: number,
+): Float32Array {
   if (t >= 1) return values;
   if (stageId === 'qkv' && name !== 'output') {
     const shown = Math.floor(t * (values.length + 1));
@@ -116,7 +154,13 @@ function withRow(m: MatrixView, row: number, value: (j: number) => number): Matr
 }
 
 /** The focused row of softmax at time t: exp(s − max) scaled to its largest (t = 0) → divided by its sum (t = 1). */
-export function softmaxRowAt(r: RunResult, b: number, head: number, query: number, t: number): { values: number[]; sum: number } {
+export function softmaxRowAt(
+  r: RunResult,
+  b: number,
+  head: number,
+  query: number,
+  t: number,
+): { values: number[]; sum: number } {
   const w = sliceOf(r.attention.trace!.weights, b, head).row(query);
   if (t >= 1) return { values: Array.from(w), sum: w.reduce((a, x) => a + x, 0) };
   // weights ∝ exp(s − max): dividing by the largest weight gives exp(s − max) itself.

@@ -12,13 +12,38 @@ export function renderChecks(r: RunResult, presetId: string | null): void {
   const section = byId('checks');
   section.hidden = !preset || preset.checks.length === 0;
   if (!preset || section.hidden) return;
-  const table = h('table', { class: 'checks' }, h('caption', {}, preset.title),
-    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'quantity'), h('th', { scope: 'col' }, 'the tutorial'), h('th', { scope: 'col' }, 'the engine'))));
+  const table = h(
+    'table',
+    { class: 'checks' },
+    h('caption', {}, preset.title),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        h('th', { scope: 'col' }, 'quantity'),
+        h('th', { scope: 'col' }, 'the tutorial'),
+        h('th', { scope: 'col' }, 'the engine'),
+      ),
+    ),
+  );
   const body = h('tbody');
   preset.checks.forEach((c, k) => {
     const values = c.read(r);
-    body.append(h('tr', {}, h('th', { scope: 'row' }, c.label), h('td', {}, c.tutorial),
-      h('td', { 'data-check': k, title: values.map(full).join(', ') }, `[${values.map((v) => (Number.isFinite(v) ? v.toFixed(c.digits) : fmt(v))).join(', ')}]`)));
+    body.append(
+      h(
+        'tr',
+        {},
+        h('th', { scope: 'row' }, c.label),
+        h('td', {}, c.tutorial),
+        h(
+          'td',
+          { 'data-check': k, title: values.map(full).join(', ') },
+          `[${values.map((v) => (Number.isFinite(v) ? v.toFixed(c.digits) : fmt(v))).join(', ')}]`,
+        ),
+      ),
+    );
   });
   table.append(body);
   byId('checks-body').replaceChildren(table);
@@ -42,15 +67,28 @@ function sequenceRows(r: RunResult, b: number) {
 function notesKey(r: RunResult, b: number, repeated: number[][]): string {
   const tokens = r.model.tokens[b];
   const { C, width, embedding, x, out } = sequenceRows(r, b);
-  const flags = repeated.map(([a, c]) => `${a},${c}:${+rowsEqual(embedding, C, a, c)}${+rowsEqual(x, C, a, c)}${+rowsEqual(out, width, a, c)}`);
-  const causal = r.model.maskSpec === 'causal' || (typeof r.model.maskSpec === 'object' && r.model.maskSpec.causal);
-  return JSON.stringify([repeated.map(([a, c]) => [tokens[a], tokens[c]]), flags, Boolean(r.positional), causal]);
+  const flags = repeated.map(
+    ([a, c]) =>
+      `${a},${c}:${+rowsEqual(embedding, C, a, c)}${+rowsEqual(x, C, a, c)}${+rowsEqual(out, width, a, c)}`,
+  );
+  const causal =
+    r.model.maskSpec === 'causal' ||
+    (typeof r.model.maskSpec === 'object' && r.model.maskSpec.causal);
+  return JSON.stringify([
+    repeated.map(([a, c]) => [tokens[a], tokens[c]]),
+    flags,
+    Boolean(r.positional),
+    causal,
+  ]);
 }
 
 export function renderNotes(r: RunResult, b: number): void {
   const tokens = r.model.tokens[b];
   const groups = new Map<string, number[]>();
-  tokens.forEach((t, i) => t !== kPad && groups.set(t.toLowerCase(), [...(groups.get(t.toLowerCase()) ?? []), i]));
+  tokens.forEach(
+    (t, i) =>
+      t !== kPad && groups.set(t.toLowerCase(), [...(groups.get(t.toLowerCase()) ?? []), i]),
+  );
   const repeated = [...groups.values()].filter((g) => g.length > 1).slice(0, 6);
   const body = byId('notes-body');
   // The notes change only when the tokens or which rows are identical change: most
@@ -59,18 +97,33 @@ export function renderNotes(r: RunResult, b: number): void {
   if (body.dataset.key === key) return;
   body.dataset.key = key;
   if (!repeated.length) {
-    body.replaceChildren(h('p', {}, 'No word appears twice in this sequence. Try “Apple launched a new phone while I was eating an apple.”: both “Apple”s start from one static vector (as in word2vec), and only context can tell the company from the fruit.'));
+    body.replaceChildren(
+      h(
+        'p',
+        {},
+        'No word appears twice in this sequence. Try “Apple launched a new phone while I was eating an apple.”: both “Apple”s start from one static vector (as in word2vec), and only context can tell the company from the fruit.',
+      ),
+    );
     return;
   }
   const { C, width, embedding, x, out } = sequenceRows(r, b);
   const list = h('ul', {});
   for (const g of repeated) {
     const [a, c] = g;
-    const same = (d: Float32Array, w: number) => (rowsEqual(d, w, a, c) ? 'identical' : 'different');
-    list.append(h('li', { 'data-pair': `${a},${c}` }, `“${tokens[a]}” (${a + 1}) and “${tokens[c]}” (${c + 1}): word vectors ${same(embedding, C)}, inputs X ${same(x, C)}, outputs ${same(out, width)}.`));
+    const same = (d: Float32Array, w: number) =>
+      rowsEqual(d, w, a, c) ? 'identical' : 'different';
+    list.append(
+      h(
+        'li',
+        { 'data-pair': `${a},${c}` },
+        `“${tokens[a]}” (${a + 1}) and “${tokens[c]}” (${c + 1}): word vectors ${same(embedding, C)}, inputs X ${same(x, C)}, outputs ${same(out, width)}.`,
+      ),
+    );
   }
   const allSame = repeated.every(([a, c]) => rowsEqual(out, width, a, c));
-  const causal = r.model.maskSpec === 'causal' || (typeof r.model.maskSpec === 'object' && r.model.maskSpec.causal);
+  const causal =
+    r.model.maskSpec === 'causal' ||
+    (typeof r.model.maskSpec === 'object' && r.model.maskSpec.causal);
   const why = allSame
     ? 'Self-attention on its own cannot tell where a word is: identical word vectors give identical queries, keys and values, and every query sees the same set of keys, hence identical outputs. Switch on positional encoding or the causal mask to see them differ.'
     : `${r.positional ? 'Positional encoding gives each position its own offset, so identical words get different queries, keys and values. ' : ''}${causal ? 'The causal mask lets each token see a different prefix of the sentence. ' : ''}So identical words end up with different outputs: the context now tells them apart.`;

@@ -8,7 +8,11 @@ let verifier: Worker | null = null;
 let busy = false; // the verifier is still working on an older check
 
 /** `onDone(ok)` is called once the check has finished (ok: it ran and passed). */
-export function renderVerified(r: RunResult, isCurrent: () => boolean, onDone: (ok: boolean) => void = () => undefined): void {
+export function renderVerified(
+  r: RunResult,
+  isCurrent: () => boolean,
+  onDone: (ok: boolean) => void = () => undefined,
+): void {
   const m = r.model;
   const causal = m.maskSpec === 'causal' || (typeof m.maskSpec === 'object' && m.maskSpec.causal);
   const lengths = typeof m.maskSpec === 'object' ? m.maskSpec.lengths : null;
@@ -22,19 +26,68 @@ export function renderVerified(r: RunResult, isCurrent: () => boolean, onDone: (
   verifier ??= new Worker(new URL('../reference-worker.ts', import.meta.url), { type: 'module' });
   busy = true;
   const body = byId('verified-body');
-  body.replaceChildren(h('p', { class: 'hint' }, 'Checking against the double-precision reference…'));
+  body.replaceChildren(
+    h('p', { class: 'hint' }, 'Checking against the double-precision reference…'),
+  );
   verifier.onmessage = (e: MessageEvent<{ rows: [string, Comparison][]; millis: number }>) => {
     busy = false;
     if (!isCurrent()) return;
     const { rows, millis } = e.data;
     const worst = Math.max(...rows.map(([, c]) => c.maxRelError));
     const ok = worst < 1e-4;
-    const table = h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'tensor'), h('th', { scope: 'col' }, 'values'), h('th', { scope: 'col' }, 'max relative error'), h('th', { scope: 'col' }, 'max absolute error'))),
-      h('tbody', {}, ...rows.map(([name, c]) => h('tr', {}, h('th', { scope: 'row' }, name), h('td', {}, String(c.count)), h('td', {}, c.maxRelError.toExponential(2)), h('td', {}, c.maxAbsError.toExponential(2))))));
+    const table = h(
+      'table',
+      {},
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          h('th', { scope: 'col' }, 'tensor'),
+          h('th', { scope: 'col' }, 'values'),
+          h('th', { scope: 'col' }, 'max relative error'),
+          h('th', { scope: 'col' }, 'max absolute error'),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        ...rows.map(([name, c]) =>
+          h(
+            'tr',
+            {},
+            h('th', { scope: 'row' }, name),
+            h('td', {}, String(c.count)),
+            h('td', {}, c.maxRelError.toExponential(2)),
+            h('td', {}, c.maxAbsError.toExponential(2)),
+          ),
+        ),
+      ),
+    );
     body.replaceChildren(
-      h('p', { class: ok ? 'ok' : 'bad', 'data-max-rel': String(worst) }, ok ? '✓ ' : '✗ ', `Engine (float32, WebAssembly SIMD) vs a double-precision JavaScript reference on this input: max relative error ${worst.toExponential(2)}.`),
-      h('div', { class: 'table-scroll', tabindex: 0, role: 'region', 'aria-label': 'Engine against the reference, per tensor' }, table),
-      h('p', { class: 'hint' }, `Relative error = |engine − reference| / max(|reference|, 1% of the largest |reference| in that tensor). Reference computed in ${millis.toFixed(0)} ms in its own worker.${r.block ? ' The transformer block’s later stages are not part of this check.' : ''}`));
+      h(
+        'p',
+        { class: ok ? 'ok' : 'bad', 'data-max-rel': String(worst) },
+        ok ? '✓ ' : '✗ ',
+        `Engine (float32, WebAssembly SIMD) vs a double-precision JavaScript reference on this input: max relative error ${worst.toExponential(2)}.`,
+      ),
+      h(
+        'div',
+        {
+          class: 'table-scroll',
+          tabindex: 0,
+          role: 'region',
+          'aria-label': 'Engine against the reference, per tensor',
+        },
+        table,
+      ),
+      h(
+        'p',
+        { class: 'hint' },
+        `Relative error = |engine − reference| / max(|reference|, 1% of the largest |reference| in that tensor). Reference computed in ${millis.toFixed(0)} ms in its own worker.${r.block ? ' The transformer block’s later stages are not part of this check.' : ''}`,
+      ),
+    );
     onDone(ok);
   };
   verifier.onerror = (e) => {
@@ -42,12 +95,42 @@ export function renderVerified(r: RunResult, isCurrent: () => boolean, onDone: (
     verifier?.terminate(); // a failed worker is not reused
     verifier = null;
     if (!isCurrent()) return;
-    body.replaceChildren(h('p', { class: 'bad' }, `The double-precision check could not run: ${e.message || 'the reference worker failed'}.`));
+    body.replaceChildren(
+      h(
+        'p',
+        { class: 'bad' },
+        `The double-precision check could not run: ${e.message || 'the reference worker failed'}.`,
+      ),
+    );
     onDone(false);
   };
-  const copies = { q: t.q.data.slice(), k: t.k.data.slice(), v: t.v.data.slice(), weights: t.weights.data.slice(), concat: t.concat.data.slice(), x: r.x.data.slice() };
-  verifier.postMessage({
-    input: { B: m.B, T: m.T, C: m.C, H: m.H, dK: m.dK, dV: m.dV, x: copies.x, wq: m.weights.wq.data, wk: m.weights.wk.data, wv: m.weights.wv.data, scaleFactor: m.scaleFactor, causal: !!causal, lengths },
-    engine: copies,
-  }, Object.values(copies).map((a) => a.buffer)); // transferred copies: no structured clone of megabytes
+  const copies = {
+    q: t.q.data.slice(),
+    k: t.k.data.slice(),
+    v: t.v.data.slice(),
+    weights: t.weights.data.slice(),
+    concat: t.concat.data.slice(),
+    x: r.x.data.slice(),
+  };
+  verifier.postMessage(
+    {
+      input: {
+        B: m.B,
+        T: m.T,
+        C: m.C,
+        H: m.H,
+        dK: m.dK,
+        dV: m.dV,
+        x: copies.x,
+        wq: m.weights.wq.data,
+        wk: m.weights.wk.data,
+        wv: m.weights.wv.data,
+        scaleFactor: m.scaleFactor,
+        causal: !!causal,
+        lengths,
+      },
+      engine: copies,
+    },
+    Object.values(copies).map((a) => a.buffer),
+  ); // transferred copies: no structured clone of megabytes
 }

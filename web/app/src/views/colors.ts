@@ -33,7 +33,11 @@ export function textOnRgb([r, g, b]: readonly [number, number, number]): string 
 export function parseColor(css: string): [number, number, number] {
   if (css.startsWith('#')) {
     const hex = css.length === 4 ? [...css.slice(1)].map((c) => c + c).join('') : css.slice(1, 7);
-    return [parseInt(hex.slice(0, 2), 16), parseInt(hex.slice(2, 4), 16), parseInt(hex.slice(4, 6), 16)];
+    return [
+      parseInt(hex.slice(0, 2), 16),
+      parseInt(hex.slice(2, 4), 16),
+      parseInt(hex.slice(4, 6), 16),
+    ];
   }
   const m = css.match(/\d+/g) ?? ['0', '0', '0'];
   return [Number(m[0]), Number(m[1]), Number(m[2])];
@@ -44,7 +48,10 @@ export function parseColor(css: string): [number, number, number] {
 const tables = new Map<string, { at: (v: number) => [number, number, number] }>();
 
 /** The scale sampled at 256 steps, for drawing many cells fast. */
-export function colorTable(kind: ColorKind, maxAbs: number): { at: (v: number) => [number, number, number] } {
+export function colorTable(
+  kind: ColorKind,
+  maxAbs: number,
+): { at: (v: number) => [number, number, number] } {
   const key = `${kind}:${maxAbs}`;
   let table = tables.get(key);
   if (!table) {
@@ -54,11 +61,16 @@ export function colorTable(kind: ColorKind, maxAbs: number): { at: (v: number) =
   return table;
 }
 
-function buildTable(kind: ColorKind, maxAbs: number): { at: (v: number) => [number, number, number] } {
+function buildTable(
+  kind: ColorKind,
+  maxAbs: number,
+): { at: (v: number) => [number, number, number] } {
   const scale = colorScale(kind, maxAbs);
   const lo = kind === 'prob' ? 0 : -(maxAbs || 1);
   const hi = maxAbs || 1;
-  const table = Array.from({ length: 256 }, (_, k) => parseColor(scale(lo + ((hi - lo) * k) / 255)));
+  const table = Array.from({ length: 256 }, (_, k) =>
+    parseColor(scale(lo + ((hi - lo) * k) / 255)),
+  );
   return { at: (v) => table[Math.max(0, Math.min(255, Math.round(((v - lo) / (hi - lo)) * 255)))] };
 }
 

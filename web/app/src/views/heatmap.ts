@@ -3,7 +3,15 @@
 import { cellAnchor } from '../anchor';
 import { announce, h, s } from '../dom';
 import { fmt, full } from '../format';
-import { colorScale, colorTable, kMaskedColor, legendRange, parseColor, textOn, textOnRgb } from './colors';
+import {
+  colorScale,
+  colorTable,
+  kMaskedColor,
+  legendRange,
+  parseColor,
+  textOn,
+  textOnRgb,
+} from './colors';
 import { maxAbs, type MatrixView } from './matrix';
 
 const kMaxCell = 44;
@@ -40,7 +48,11 @@ function layout(m: MatrixView, maxWidth: number, compact = false, maxHeight = kM
   const left = showLabels ? 96 : 8;
   const top = showLabels ? 84 : 8;
   // Bounded in both directions so a 512-token matrix stays a canvas of modest size.
-  const fit = Math.min(kMaxCell, (maxWidth - left - 8) / Math.max(1, m.cols), maxHeight / Math.max(1, m.rows));
+  const fit = Math.min(
+    kMaxCell,
+    (maxWidth - left - 8) / Math.max(1, m.cols),
+    maxHeight / Math.max(1, m.rows),
+  );
   // Small multiples and overviews may draw a cell below one pixel to fit their box.
   const cell = compact ? Math.max(0.1, fit) : Math.max(1, Math.floor(fit));
   return { cell, left, top, width: left + cell * m.cols + 8, height: top + cell * m.rows + 8 };
@@ -55,7 +67,10 @@ export function forgetTheme(): void {
 function themeColors(): { fg: string; panel: string } {
   if (!theme) {
     const style = getComputedStyle(document.documentElement);
-    theme = { fg: style.getPropertyValue('--fg').trim() || '#222', panel: style.getPropertyValue('--panel').trim() || '#fff' };
+    theme = {
+      fg: style.getPropertyValue('--fg').trim() || '#222',
+      panel: style.getPropertyValue('--panel').trim() || '#fff',
+    };
   }
   return theme;
 }
@@ -63,7 +78,11 @@ function themeColors(): { fg: string; panel: string } {
 // One offscreen canvas for the one-pixel-per-cell image, reused by every draw.
 let offscreen: HTMLCanvasElement | null = null;
 
-export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: HeatmapOptions): Layout {
+export function drawHeatmap(
+  canvas: HTMLCanvasElement,
+  m: MatrixView,
+  opts: HeatmapOptions,
+): Layout {
   const L = layout(m, opts.maxWidth ?? 720, opts.compact, opts.maxHeight);
   const dpr = window.devicePixelRatio || 1;
   // Resizing reallocates the canvas's backing store (the costly part of a redraw):
@@ -101,7 +120,8 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
       px[o + 1] = c[1];
       px[o + 2] = c[2];
       px[o + 3] = 255;
-      if (writeNumbers) textColors.push(Number.isNaN(v) ? '' : Number.isFinite(v) ? textOnRgb(c) : '#fff');
+      if (writeNumbers)
+        textColors.push(Number.isNaN(v) ? '' : Number.isFinite(v) ? textOnRgb(c) : '#fff');
     }
   const off = (offscreen ??= document.createElement('canvas'));
   if (off.width !== m.cols) off.width = m.cols;
@@ -137,7 +157,11 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
       for (let i = 0; i < m.rows; i++)
         for (let j = 0; j < m.cols; j++)
           if (textColors[i * m.cols + j] === textColor)
-            ctx.fillText(fmt(m.get(i, j), L.cell >= 40 ? 3 : 2), L.left + (j + 0.5) * L.cell, L.top + (i + 0.5) * L.cell);
+            ctx.fillText(
+              fmt(m.get(i, j), L.cell >= 40 ? 3 : 2),
+              L.left + (j + 0.5) * L.cell,
+              L.top + (i + 0.5) * L.cell,
+            );
     }
   }
 
@@ -148,18 +172,33 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
   if (opts.highlightRow != null && opts.highlightRow < m.rows) {
     ctx.strokeStyle = fg;
     ctx.lineWidth = 2;
-    ctx.strokeRect(L.left - 1, L.top + opts.highlightRow * L.cell - 1, L.cell * m.cols + 2, L.cell + 2);
+    ctx.strokeRect(
+      L.left - 1,
+      L.top + opts.highlightRow * L.cell - 1,
+      L.cell * m.cols + 2,
+      L.cell + 2,
+    );
   }
   if (opts.highlightCol != null && opts.highlightCol < m.cols) {
     ctx.strokeStyle = fg;
     ctx.lineWidth = 2;
-    ctx.strokeRect(L.left + opts.highlightCol * L.cell - 1, L.top - 1, L.cell + 2, L.cell * m.rows + 2);
+    ctx.strokeRect(
+      L.left + opts.highlightCol * L.cell - 1,
+      L.top - 1,
+      L.cell + 2,
+      L.cell * m.rows + 2,
+    );
   }
   if (opts.window) {
     const w = opts.window;
     ctx.strokeStyle = fg;
     ctx.lineWidth = 2;
-    ctx.strokeRect(L.left + w.col0 * L.cell - 1, L.top + w.row0 * L.cell - 1, w.cols * L.cell + 2, w.rows * L.cell + 2);
+    ctx.strokeRect(
+      L.left + w.col0 * L.cell - 1,
+      L.top + w.row0 * L.cell - 1,
+      w.cols * L.cell + 2,
+      w.rows * L.cell + 2,
+    );
   }
   if (opts.selected) {
     const [i, j] = opts.selected;
@@ -177,8 +216,26 @@ export function drawHeatmap(canvas: HTMLCanvasElement, m: MatrixView, opts: Heat
 // (a token edit redraws every cell but rarely moves a label).
 const labelLayers = new WeakMap<HTMLCanvasElement, { key: string; layer: HTMLCanvasElement }>();
 
-function labelLayer(canvas: HTMLCanvasElement, m: MatrixView, L: Layout, fg: string, dpr: number): HTMLCanvasElement {
-  const key = [L.cell, L.left, L.top, L.width, L.height, dpr, fg, m.rowAxis, m.colAxis, m.rowLabels.join('\u0000'), m.colLabels.join('\u0000')].join('\u0001');
+function labelLayer(
+  canvas: HTMLCanvasElement,
+  m: MatrixView,
+  L: Layout,
+  fg: string,
+  dpr: number,
+): HTMLCanvasElement {
+  const key = [
+    L.cell,
+    L.left,
+    L.top,
+    L.width,
+    L.height,
+    dpr,
+    fg,
+    m.rowAxis,
+    m.colAxis,
+    m.rowLabels.join('\u0000'),
+    m.colLabels.join('\u0000'),
+  ].join('\u0001');
   const kept = labelLayers.get(canvas);
   if (kept?.key === key) return kept.layer;
   const layer = kept?.layer ?? document.createElement('canvas');
@@ -201,7 +258,8 @@ function drawLabelText(ctx: CanvasRenderingContext2D, m: MatrixView, L: Layout, 
   ctx.fillStyle = fg;
   const stepRows = Math.max(1, Math.ceil(12 / L.cell));
   ctx.textAlign = 'right';
-  for (let i = 0; i < m.rows; i += stepRows) ctx.fillText(labelFor(m.rowLabels[i] ?? String(i + 1)), L.left - 4, L.top + (i + 0.5) * L.cell);
+  for (let i = 0; i < m.rows; i += stepRows)
+    ctx.fillText(labelFor(m.rowLabels[i] ?? String(i + 1)), L.left - 4, L.top + (i + 0.5) * L.cell);
   ctx.textAlign = 'left';
   for (let j = 0; j < m.cols; j += stepRows) {
     ctx.save();
@@ -216,7 +274,13 @@ function drawLabelText(ctx: CanvasRenderingContext2D, m: MatrixView, L: Layout, 
 }
 
 /** The colour scale with its end values, in the corner above the row labels. */
-function drawLegend(ctx: CanvasRenderingContext2D, m: MatrixView, fg: string, color: (v: number) => string, largest: number): void {
+function drawLegend(
+  ctx: CanvasRenderingContext2D,
+  m: MatrixView,
+  fg: string,
+  color: (v: number) => string,
+  largest: number,
+): void {
   const [lo, hi] = legendRange(m.kind, largest);
   for (let k = 0; k < 60; k++) {
     ctx.fillStyle = color(lo + ((hi - lo) * k) / 59);
@@ -254,11 +318,20 @@ function describe(canvas: HTMLCanvasElement, m: MatrixView): void {
  * A focusable heatmap: click or arrow keys select a cell. Pass the canvas of the
  * previous update as `reuse` to redraw it in place (no new element, no new backing store).
  */
-export function heatmapElement(m: MatrixView, opts: HeatmapOptions, reuse?: HTMLCanvasElement | null): HTMLCanvasElement {
+export function heatmapElement(
+  m: MatrixView,
+  opts: HeatmapOptions,
+  reuse?: HTMLCanvasElement | null,
+): HTMLCanvasElement {
   const previous = reuse ? drawn.get(reuse) : undefined;
   if (reuse && previous) {
     describe(reuse, m);
-    drawn.set(reuse, { m, opts, L: drawHeatmap(reuse, m, opts), sel: opts.selected ?? previous.sel });
+    drawn.set(reuse, {
+      m,
+      opts,
+      L: drawHeatmap(reuse, m, opts),
+      sel: opts.selected ?? previous.sel,
+    });
     return reuse;
   }
   const canvas = reuse ?? h('canvas');
@@ -273,7 +346,10 @@ export function heatmapElement(m: MatrixView, opts: HeatmapOptions, reuse?: HTML
     const d = drawn.get(canvas)!;
     d.sel = [Math.max(0, Math.min(d.m.rows - 1, i)), Math.max(0, Math.min(d.m.cols - 1, j))];
     d.L = drawHeatmap(canvas, d.m, { ...d.opts, selected: d.sel });
-    if (speak) announce(`${d.m.rowLabels[d.sel[0]]}, ${d.m.colLabels[d.sel[1]]}: ${fmt(d.m.get(d.sel[0], d.sel[1]), 4)}`);
+    if (speak)
+      announce(
+        `${d.m.rowLabels[d.sel[0]]}, ${d.m.colLabels[d.sel[1]]}: ${fmt(d.m.get(d.sel[0], d.sel[1]), 4)}`,
+      );
     d.opts.onSelect?.(d.sel[0], d.sel[1]);
   };
   const cellAt = (e: MouseEvent): [number, number] | null => {
@@ -288,7 +364,12 @@ export function heatmapElement(m: MatrixView, opts: HeatmapOptions, reuse?: HTML
     if (!c) return;
     const { L } = drawn.get(canvas)!;
     const r = canvas.getBoundingClientRect();
-    cellAnchor.value = { x: r.left + L.left + c[1] * L.cell, y: r.top + L.top + c[0] * L.cell, size: L.cell, canvas };
+    cellAnchor.value = {
+      x: r.left + L.left + c[1] * L.cell,
+      y: r.top + L.top + c[0] * L.cell,
+      size: L.cell,
+      canvas,
+    };
     select(c[0], c[1], false);
   });
   canvas.addEventListener('mousemove', (e) => {
@@ -299,10 +380,19 @@ export function heatmapElement(m: MatrixView, opts: HeatmapOptions, reuse?: HTML
     // A hover tooltip with the exact value; clicking shows the derivation.
     const c = cellAt(e);
     const dm = drawn.get(canvas)!.m;
-    canvas.title = c ? `${dm.rowLabels[c[0]]} · ${dm.colLabels[c[1]]}: ${full(dm.get(c[0], c[1]))}` : '';
+    canvas.title = c
+      ? `${dm.rowLabels[c[0]]} · ${dm.colLabels[c[1]]}: ${full(dm.get(c[0], c[1]))}`
+      : '';
   });
   canvas.addEventListener('keydown', (e) => {
-    const moves: Record<string, [number, number]> = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1], Home: [0, -1e6], End: [0, 1e6] };
+    const moves: Record<string, [number, number]> = {
+      ArrowUp: [-1, 0],
+      ArrowDown: [1, 0],
+      ArrowLeft: [0, -1],
+      ArrowRight: [0, 1],
+      Home: [0, -1e6],
+      End: [0, 1e6],
+    };
     const d = moves[e.key];
     if (!d) return;
     e.preventDefault();
@@ -321,9 +411,25 @@ export function heatmapSvg(m: MatrixView, range = maxAbs(m)): SVGSVGElement {
   if (m.rows * m.cols > 128 * 128) {
     const canvas = document.createElement('canvas');
     const L = drawHeatmap(canvas, m, { maxWidth: 900, range });
-    const root = s('svg', { xmlns: 'http://www.w3.org/2000/svg', width: L.width, height: L.height + kTitle, viewBox: `0 0 ${L.width} ${L.height + kTitle}`, 'font-family': 'system-ui, sans-serif', 'font-size': 13 });
-    root.append(s('title', {}, m.title), s('rect', { width: L.width, height: L.height + kTitle, fill: '#fff' }), s('text', { x: 4, y: 16, 'font-weight': 600 }, m.title),
-      s('image', { href: canvas.toDataURL('image/png'), y: kTitle, width: L.width, height: L.height }));
+    const root = s('svg', {
+      xmlns: 'http://www.w3.org/2000/svg',
+      width: L.width,
+      height: L.height + kTitle,
+      viewBox: `0 0 ${L.width} ${L.height + kTitle}`,
+      'font-family': 'system-ui, sans-serif',
+      'font-size': 13,
+    });
+    root.append(
+      s('title', {}, m.title),
+      s('rect', { width: L.width, height: L.height + kTitle, fill: '#fff' }),
+      s('text', { x: 4, y: 16, 'font-weight': 600 }, m.title),
+      s('image', {
+        href: canvas.toDataURL('image/png'),
+        y: kTitle,
+        width: L.width,
+        height: L.height,
+      }),
+    );
     return root;
   }
   const cell = Math.max(12, Math.min(kMaxCell, Math.floor(640 / m.cols)));
@@ -332,23 +438,84 @@ export function heatmapSvg(m: MatrixView, range = maxAbs(m)): SVGSVGElement {
   const width = Math.max(left + cell * m.cols + 8, 8 + 7 * m.title.length);
   const height = top + cell * m.rows + 8;
   const color = colorScale(m.kind, range);
-  const root = s('svg', { xmlns: 'http://www.w3.org/2000/svg', width, height, viewBox: `0 0 ${width} ${height}`, 'font-family': 'system-ui, sans-serif', 'font-size': 11 });
-  root.append(s('title', {}, m.title), s('rect', { width, height, fill: '#fff' }), s('text', { x: 4, y: 16, 'font-weight': 600, 'font-size': 13 }, m.title));
-  root.append(s('text', { x: 4, y: kTitle + 12, 'font-weight': 600 }, `${m.colAxis} →`), s('text', { x: 4, y: kTitle + 26, 'font-weight': 600 }, `↓ ${m.rowAxis}`));
+  const root = s('svg', {
+    xmlns: 'http://www.w3.org/2000/svg',
+    width,
+    height,
+    viewBox: `0 0 ${width} ${height}`,
+    'font-family': 'system-ui, sans-serif',
+    'font-size': 11,
+  });
+  root.append(
+    s('title', {}, m.title),
+    s('rect', { width, height, fill: '#fff' }),
+    s('text', { x: 4, y: 16, 'font-weight': 600, 'font-size': 13 }, m.title),
+  );
+  root.append(
+    s('text', { x: 4, y: kTitle + 12, 'font-weight': 600 }, `${m.colAxis} →`),
+    s('text', { x: 4, y: kTitle + 26, 'font-weight': 600 }, `↓ ${m.rowAxis}`),
+  );
   const [lo, hi] = legendRange(m.kind, range);
-  for (let k = 0; k < 60; k += 2) root.append(s('rect', { x: 4 + k, y: kTitle + 40, width: 2, height: 8, fill: color(lo + ((hi - lo) * k) / 58) }));
-  root.append(s('text', { x: 4, y: kTitle + 60, 'font-size': 10 }, fmt(lo, 2)), s('text', { x: 64, y: kTitle + 60, 'font-size': 10, 'text-anchor': 'end' }, fmt(hi, 2)));
+  for (let k = 0; k < 60; k += 2)
+    root.append(
+      s('rect', {
+        x: 4 + k,
+        y: kTitle + 40,
+        width: 2,
+        height: 8,
+        fill: color(lo + ((hi - lo) * k) / 58),
+      }),
+    );
+  root.append(
+    s('text', { x: 4, y: kTitle + 60, 'font-size': 10 }, fmt(lo, 2)),
+    s('text', { x: 64, y: kTitle + 60, 'font-size': 10, 'text-anchor': 'end' }, fmt(hi, 2)),
+  );
   for (let i = 0; i < m.rows; i++) {
-    root.append(s('text', { x: left - 4, y: top + (i + 0.5) * cell, 'text-anchor': 'end', 'dominant-baseline': 'middle' }, labelFor(m.rowLabels[i])));
+    root.append(
+      s(
+        'text',
+        {
+          x: left - 4,
+          y: top + (i + 0.5) * cell,
+          'text-anchor': 'end',
+          'dominant-baseline': 'middle',
+        },
+        labelFor(m.rowLabels[i]),
+      ),
+    );
     for (let j = 0; j < m.cols; j++) {
       const v = m.get(i, j);
       const fill = Number.isFinite(v) ? color(v) : kMaskedColor;
-      root.append(s('rect', { x: left + j * cell, y: top + i * cell, width: cell, height: cell, fill }, s('title', {}, `${m.rowLabels[i]} · ${m.colLabels[j]}: ${v}`)));
+      root.append(
+        s(
+          'rect',
+          { x: left + j * cell, y: top + i * cell, width: cell, height: cell, fill },
+          s('title', {}, `${m.rowLabels[i]} · ${m.colLabels[j]}: ${v}`),
+        ),
+      );
       if (cell >= kTextCell)
-        root.append(s('text', { x: left + (j + 0.5) * cell, y: top + (i + 0.5) * cell, 'text-anchor': 'middle', 'dominant-baseline': 'middle', fill: Number.isFinite(v) ? textOn(fill) : '#fff' }, fmt(v, 2)));
+        root.append(
+          s(
+            'text',
+            {
+              x: left + (j + 0.5) * cell,
+              y: top + (i + 0.5) * cell,
+              'text-anchor': 'middle',
+              'dominant-baseline': 'middle',
+              fill: Number.isFinite(v) ? textOn(fill) : '#fff',
+            },
+            fmt(v, 2),
+          ),
+        );
     }
   }
   for (let j = 0; j < m.cols; j++)
-    root.append(s('text', { transform: `translate(${left + (j + 0.5) * cell},${top - 4}) rotate(-60)` }, labelFor(m.colLabels[j])));
+    root.append(
+      s(
+        'text',
+        { transform: `translate(${left + (j + 0.5) * cell},${top - 4}) rotate(-60)` },
+        labelFor(m.colLabels[j]),
+      ),
+    );
   return root;
 }

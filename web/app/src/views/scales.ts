@@ -8,7 +8,15 @@ import { maxAbs, type MatrixView } from './matrix';
 export const kScoreStages = ['scores', 'scaled', 'masked'] as const;
 
 /** |value| at the ends of the colour scale of matrix `m` of the stage `stageId`. */
-export function colourRange(r: RunResult, stageId: string, m: MatrixView, b: number, head: number, perMatrix: boolean, stageMatrices: MatrixView[] = [m]): number {
+export function colourRange(
+  r: RunResult,
+  stageId: string,
+  m: MatrixView,
+  b: number,
+  head: number,
+  perMatrix: boolean,
+  stageMatrices: MatrixView[] = [m],
+): number {
   if (perMatrix) return maxAbs(m);
   if (m.kind === 'prob') return 1;
   if ((kScoreStages as readonly string[]).includes(stageId)) {
@@ -23,6 +31,7 @@ export function colourRange(r: RunResult, stageId: string, m: MatrixView, b: num
 export function rangeNote(stageId: string, kind: string, perMatrix: boolean): string {
   if (perMatrix) return 'each matrix on its own range';
   if (kind === 'prob') return 'weights on a fixed 0–1 scale';
-  if ((kScoreStages as readonly string[]).includes(stageId)) return 'one range shared by Q·Kᵀ, scaled and masked scores';
+  if ((kScoreStages as readonly string[]).includes(stageId))
+    return 'one range shared by Q·Kᵀ, scaled and masked scores';
   return 'one range for the matrices of this stage';
 }

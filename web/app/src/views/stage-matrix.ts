@@ -6,7 +6,14 @@ export type SquareName = 'scores' | 'scaled' | 'masked' | 'weights';
 
 export function squareAt(stages: Stage[], stage: number): { name: SquareName; own: boolean } {
   const id = stages[stage]?.id;
-  return id === 'scores' || id === 'scaled' || id === 'masked' || id === 'weights' ? { name: id, own: true } : { name: 'weights', own: false };
+  return id === 'scores' || id === 'scaled' || id === 'masked' || id === 'weights'
+    ? { name: id, own: true }
+    : { name: 'weights', own: false };
 }
 
-export const kSquareTitle: Record<SquareName, string> = { scores: 'scores Q·Kᵀ', scaled: 'scaled scores', masked: 'masked scores', weights: 'attention weights' };
+export const kSquareTitle: Record<SquareName, string> = {
+  scores: 'scores Q·Kᵀ',
+  scaled: 'scaled scores',
+  masked: 'masked scores',
+  weights: 'attention weights',
+};
