@@ -3,8 +3,8 @@
 // split by batch or by head across all of them (attention-split.ts).
 //
 // The workers share nothing: each part's inputs are copied to its worker and
-// the results come back by transfer. That costs a copy of the inputs, 1–2 ms
-// at T = 1024, H = 8, d = 64, against 60 ms of work on one core,
+// the results come back by transfer. That costs a copy of the inputs, small
+// next to the work of a call large enough to split (docs/performance/journal.md, "Worker pool"),
 // and in exchange the pool needs no SharedArrayBuffer, hence no cross-origin
 // isolation, and runs wherever `attnscope/worker` runs (browsers, bundlers,
 // Node). Emscripten's pthreads would need both, and their ES-module build does

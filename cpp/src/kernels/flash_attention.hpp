@@ -22,8 +22,8 @@
 // bound every exponent (exponents_in_range), unmasked tiles take a leaner
 // exp pass with the same weights bit for bit: no clamp, no max, and no
 // separate scaling multiply; the max moves when the tile's weights sum above
-// 256, which bounds each weight as the slack does. 20 vector operations per
-// 4 scores instead of 23: 4 % of the whole kernel in wasm at T = 2048.
+// 256, which bounds each weight as the slack does. Fewer vector operations
+// per score (gain: docs/performance/journal.md, "Figures formerly in code comments").
 //
 // In wasm the two products of each tile, and its in-range softmax step, run
 // out of line (call_outlined): inlined into this function, the products'
@@ -53,19 +53,16 @@
 
 namespace attnscope::kernels {
 
-// 16 × 128 measured fastest in wasm at T = 256 and 1024 (against 8, 24 and 32
-// query rows and 32, 64 and 256 keys; web/bench/README.md): 128 keys halve
-// the per-tile softmax bookkeeping of 64, and a key tile (d·128 floats)
-// still sits in L2.
+// 16 × 128 measured fastest in wasm (against other query-row and key counts;
+// docs/performance/journal.md): 128 keys halve the per-tile softmax
+// bookkeeping of 64, and a key tile (d·128 floats) still sits in L2.
 inline constexpr std::size_t kQueryTile = 16;
 inline constexpr std::size_t kKeyTile = 128;
 /// Query tiles are visited kQueryBlock rows at a time, key tile by key tile,
-/// so that a key and value tile serves 128 queries from cache: from T = 2048
-/// a head's keys and values (1 MiB and more) no longer fit in L2 (1 MiB
-/// here) beside the rest, and the blocks cut their traffic from L3 by 128/16.
-/// 128 rows against 64 measured 1 % faster in wasm at T = 2048 and 4096, the
-/// same at T <= 1024 and natively (web/bench/README.md). Causal skipping
-/// stays per 16-row tile.
+/// so that a key and value tile serves 128 queries from cache: at long
+/// lengths a head's keys and values no longer fit in L2 beside the rest, and
+/// the blocks cut their traffic from L3 by 128/16 (128 rows against 64:
+/// docs/performance/journal.md). Causal skipping stays per 16-row tile.
 inline constexpr std::size_t kQueryBlock = 128;
 
 /// How far a tile's max may exceed the running max before the running max
