@@ -1,7 +1,9 @@
 // The page: the store's parts wired to the engine, the form and the components.
 // State: store.ts; running the engine: run.ts; the form: controls.ts; the views:
 // views/registry.ts; the panels: panels/.
-import './styles.css';
+import './styles/page.css';
+import './styles/controls.css';
+import './styles/figures.css';
 import { effect } from '@preact/signals';
 import { render } from 'preact';
 import { bindControls, kNumberFields, showClamp } from './controls';

@@ -6,7 +6,7 @@ import { selectHead } from '../store';
 import { largestAbs, sliceOf } from '../tensor';
 import { composeSvg } from './compose';
 import { ExportBar, HeatmapCanvas, Legend } from './common';
-import { heatmapSvg } from './heatmap';
+import { heatmapSvg } from './heatmap-svg';
 import { kSquareTitle, squareAt } from './stage-matrix';
 import type { ViewProps } from './types';
 import { weightsMatrix } from './weights-matrix';
@@ -16,11 +16,21 @@ export function AllHeadsView({ r, stages, view, b, head, query, width }: ViewPro
   const T = r.model.T;
   const { name, own } = squareAt(stages, view.stage);
   const prob = name === 'weights';
-  const range = prob ? 1 : largestAbs(...Array.from({ length: H }, (_, k) => sliceOf(r.attention.trace![name], b, k)));
+  const range = prob
+    ? 1
+    : largestAbs(...Array.from({ length: H }, (_, k) => sliceOf(r.attention.trace![name], b, k)));
   const cell = Math.max(160, Math.floor(width / Math.min(4, H)) - 12);
-  const mats = Array.from({ length: H }, (_, k) => ({ ...weightsMatrix(r, b, k, false, name), title: `Head ${k + 1}` }));
+  const mats = Array.from({ length: H }, (_, k) => ({
+    ...weightsMatrix(r, b, k, false, name),
+    title: `Head ${k + 1}`,
+  }));
   const t = stageTime.value;
-  const gridSvg = () => composeSvg(mats.map((m) => heatmapSvg(m, range)), 2, `All heads: ${kSquareTitle[name]}, sequence ${b + 1}`);
+  const gridSvg = () =>
+    composeSvg(
+      mats.map((m) => heatmapSvg(m, range)),
+      2,
+      `All heads: ${kSquareTitle[name]}, sequence ${b + 1}`,
+    );
   return (
     <div>
       <p class="explain">
@@ -33,11 +43,23 @@ export function AllHeadsView({ r, stages, view, b, head, query, width }: ViewPro
           <figure class={`matrix mini${k === head ? ' current' : ''}`}>
             <figcaption>{`Head ${k + 1}${k === head ? ' (selected)' : ''}`}</figcaption>
             {/* Each head builds its focused row as the Head view does, at the same moment of the stage. */}
-            <HeatmapCanvas m={own ? frameOf(r, stages[view.stage].id, m, b, k, query, t).m : m} opts={{ maxWidth: cell, compact: true, selected: null, range, onSelect: () => selectHead(k) }} />
+            <HeatmapCanvas
+              m={own ? frameOf(r, stages[view.stage].id, m, b, k, query, t).m : m}
+              opts={{
+                maxWidth: cell,
+                compact: true,
+                selected: null,
+                range,
+                onSelect: () => selectHead(k),
+              }}
+            />
           </figure>
         ))}
       </div>
-      <ExportBar name={`All heads, ${kSquareTitle[name]}, sequence ${b + 1}`} exports={{ svg: gridSvg }} />
+      <ExportBar
+        name={`All heads, ${kSquareTitle[name]}, sequence ${b + 1}`}
+        exports={{ svg: gridSvg }}
+      />
     </div>
   );
 }

@@ -4,7 +4,8 @@ import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { download, matrixCsv, svgText, svgToPng } from '../export';
 import { fmt, full } from '../format';
 import { colorScale, kMaskedColor, legendRange, type ColorKind } from './colors';
-import { heatmapElement, heatmapSvg, type HeatmapOptions } from './heatmap';
+import { heatmapElement, type HeatmapOptions } from './heatmap';
+import { heatmapSvg } from './heatmap-svg';
 import type { MatrixView } from './matrix';
 import { announce, byId } from '../dom';
 
@@ -24,22 +25,40 @@ export function DataTable({ m }: { m: MatrixView }) {
   const rows = Math.min(m.rows, kMaxRows);
   const cols = Math.min(m.cols, kMaxCols);
   return (
-    <details class="data-table" onToggle={(e) => setOpen((e.currentTarget as HTMLDetailsElement).open)}>
+    <details
+      class="data-table"
+      onToggle={(e) => setOpen((e.currentTarget as HTMLDetailsElement).open)}
+    >
       <summary>Data table: {m.title}</summary>
       {open && (
         <div class="table-scroll" tabIndex={0} role="region" aria-label={`Data table: ${m.title}`}>
           <table>
             <caption>{`${m.title}. Rows: ${m.rowAxis}. Columns: ${m.colAxis}.`}</caption>
-            <thead><tr><th scope="col">{`${m.rowAxis} \\ ${m.colAxis}`}</th>{m.colLabels.slice(0, cols).map((l) => <th scope="col">{l}</th>)}</tr></thead>
+            <thead>
+              <tr>
+                <th scope="col">{`${m.rowAxis} \\ ${m.colAxis}`}</th>
+                {m.colLabels.slice(0, cols).map((l) => (
+                  <th scope="col">{l}</th>
+                ))}
+              </tr>
+            </thead>
             <tbody>
               {Array.from({ length: rows }, (_, i) => (
-                <tr><th scope="row">{m.rowLabels[i]}</th>{Array.from({ length: cols }, (_, j) => { const v = m.get(i, j); return <td title={full(v)}>{fmt(v, 4)}</td>; })}</tr>
+                <tr>
+                  <th scope="row">{m.rowLabels[i]}</th>
+                  {Array.from({ length: cols }, (_, j) => {
+                    const v = m.get(i, j);
+                    return <td title={full(v)}>{fmt(v, 4)}</td>;
+                  })}
+                </tr>
               ))}
             </tbody>
           </table>
         </div>
       )}
-      {open && (rows < m.rows || cols < m.cols) && <p class="note">{`Showing ${rows} of ${m.rows} rows and ${cols} of ${m.cols} columns; export CSV for all values.`}</p>}
+      {open && (rows < m.rows || cols < m.cols) && (
+        <p class="note">{`Showing ${rows} of ${m.rows} rows and ${cols} of ${m.cols} columns; export CSV for all values.`}</p>
+      )}
     </details>
   );
 }
@@ -53,10 +72,14 @@ export function Legend({ kind, range, note }: { kind: ColorKind; range: number; 
   return (
     <p class="legend">
       <svg width="96" height="10" aria-hidden="true">
-        {stops.map((c, k) => <rect x={k * 4} width="4" height="10" fill={c} />)}
+        {stops.map((c, k) => (
+          <rect x={k * 4} width="4" height="10" fill={c} />
+        ))}
       </svg>
       <span>{`${fmt(lo, 2)} … ${fmt(hi, 2)} (${meaning})`}</span>
-      <svg width="10" height="10" aria-hidden="true"><rect width="10" height="10" fill={kMaskedColor} /></svg>
+      <svg width="10" height="10" aria-hidden="true">
+        <rect width="10" height="10" fill={kMaskedColor} />
+      </svg>
       <span>{`masked${note ? ` · ${note}` : ''}`}</span>
     </p>
   );
@@ -75,7 +98,12 @@ async function exporting(what: string, work: () => Promise<void> | void): Promis
 }
 
 export function fileName(title: string): string {
-  return title.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'figure';
+  return (
+    title
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '') || 'figure'
+  );
 }
 
 export interface Exports {
@@ -87,13 +115,27 @@ export interface Exports {
 export function ExportBar({ name, exports }: { name: string; exports: Exports }) {
   const file = fileName(name);
   const button = (label: string, act: () => Promise<void> | void) => (
-    <button type="button" class="small" aria-label={`${label} of ${name}`} onClick={() => void exporting(`${label} of ${name}`, act)}>{label}</button>
+    <button
+      type="button"
+      class="small"
+      aria-label={`${label} of ${name}`}
+      onClick={() => void exporting(`${label} of ${name}`, act)}
+    >
+      {label}
+    </button>
   );
   return (
     <div class="export-bar">
-      {button('PNG', async () => download(await (exports.png ?? (() => svgToPng(exports.svg())))(), `${file}.png`))}
-      {button('SVG', () => download(new Blob([svgText(exports.svg())], { type: 'image/svg+xml' }), `${file}.svg`))}
-      {exports.csv && button('CSV', () => download(new Blob([exports.csv!()], { type: 'text/csv' }), `${file}.csv`))}
+      {button('PNG', async () =>
+        download(await (exports.png ?? (() => svgToPng(exports.svg())))(), `${file}.png`),
+      )}
+      {button('SVG', () =>
+        download(new Blob([svgText(exports.svg())], { type: 'image/svg+xml' }), `${file}.svg`),
+      )}
+      {exports.csv &&
+        button('CSV', () =>
+          download(new Blob([exports.csv!()], { type: 'text/csv' }), `${file}.csv`),
+        )}
     </div>
   );
 }
@@ -103,7 +145,17 @@ export function ExportBar({ name, exports }: { name: string; exports: Exports })
  * marks), data table. The canvas may show `frame` (a moment of an animation); the
  * table and the exports always hold the engine's values, `m`.
  */
-export function MatrixFigure({ m, frame = m, opts, range }: { m: MatrixView; frame?: MatrixView; opts: HeatmapOptions; range: number }) {
+export function MatrixFigure({
+  m,
+  frame = m,
+  opts,
+  range,
+}: {
+  m: MatrixView;
+  frame?: MatrixView;
+  opts: HeatmapOptions;
+  range: number;
+}) {
   const labels = (list: string[]) => list.slice(0, 64).join(', ') + (list.length > 64 ? ', …' : '');
   return (
     <figure class="matrix" data-matrix={m.id}>
@@ -112,8 +164,13 @@ export function MatrixFigure({ m, frame = m, opts, range }: { m: MatrixView; fra
         {` (${m.rows} × ${m.cols}) · rows: ${m.rowAxis}, columns: ${m.colAxis}`}
         <span class="sr-only">{`. Rows: ${labels(m.rowLabels)}. Columns: ${labels(m.colLabels)}.`}</span>
       </figcaption>
-      <div class="scroll"><HeatmapCanvas m={frame} opts={{ ...opts, range }} /></div>
-      <ExportBar name={m.title} exports={{ svg: () => heatmapSvg(m, range), csv: () => matrixCsv(m) }} />
+      <div class="scroll">
+        <HeatmapCanvas m={frame} opts={{ ...opts, range }} />
+      </div>
+      <ExportBar
+        name={m.title}
+        exports={{ svg: () => heatmapSvg(m, range), csv: () => matrixCsv(m) }}
+      />
       <DataTable m={m} />
     </figure>
   );

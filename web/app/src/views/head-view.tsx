@@ -29,7 +29,8 @@ export function HeadView({ r, stages, view, b, head, query }: ViewProps) {
   const xr = width - 150;
   const y = (i: number) => 48 + (i + 0.5) * row;
   const title = `Head view: attention weights, sequence ${b + 1}, head ${head + 1}`;
-  const beforeSoftmax = stages[view.stage] && stages.findIndex((s) => s.id === 'weights') > view.stage;
+  const beforeSoftmax =
+    stages[view.stage] && stages.findIndex((s) => s.id === 'weights') > view.stage;
   const lines = [];
   for (let i = 0; i < T; i++) {
     if (T > kAllLinesUpTo && i !== query) continue;
@@ -38,34 +39,73 @@ export function HeadView({ r, stages, view, b, head, query }: ViewProps) {
       if (!(v > 0.005)) continue;
       const on = i === query;
       lines.push(
-        <line x1={xl + 6} y1={y(i)} x2={xr - 6} y2={y(j)} stroke={on ? '#b34700' : '#5e3c99'} stroke-width={(on ? 1 : 0.5) + 5 * v}
-          stroke-opacity={Math.min(1, (on ? 0.25 : 0.08) + v * (on ? 0.9 : 0.5))}>
+        <line
+          x1={xl + 6}
+          y1={y(i)}
+          x2={xr - 6}
+          y2={y(j)}
+          stroke={on ? '#b34700' : '#5e3c99'}
+          stroke-width={(on ? 1 : 0.5) + 5 * v}
+          stroke-opacity={Math.min(1, (on ? 0.25 : 0.08) + v * (on ? 0.9 : 0.5))}
+        >
           <title>{`${tokens[i]} → ${tokens[j]}: ${full(v)}`}</title>
         </line>,
       );
     }
   }
   const svg = (
-    <svg xmlns="http://www.w3.org/2000/svg" width={width} height={height} viewBox={`0 0 ${width} ${height}`} class="lines-view" font-family="system-ui, sans-serif"
-      font-size={Math.min(12, Math.max(8, row - 2))} role="img" tabIndex={0}
+    <svg
+      xmlns="http://www.w3.org/2000/svg"
+      width={width}
+      height={height}
+      viewBox={`0 0 ${width} ${height}`}
+      class="lines-view"
+      font-family="system-ui, sans-serif"
+      font-size={Math.min(12, Math.max(8, row - 2))}
+      role="img"
+      tabIndex={0}
       aria-label={`${title}. Left column: queries; right column: keys. Line thickness is the attention weight of the query on the key. Up and down arrows change the query.`}
       onKeyDown={(e) => {
         const d = e.key === 'ArrowDown' ? 1 : e.key === 'ArrowUp' ? -1 : 0;
         if (!d) return;
         e.preventDefault();
         selectQuery(Math.max(0, Math.min(T - 1, query + d)));
-      }}>
+      }}
+    >
       <title>{title}</title>
-      <text x={4} y={14} font-weight={600} fill="currentColor">{title}</text>
-      <text x={xl} y={34} text-anchor="end" font-weight={600} fill="currentColor">query</text>
-      <text x={xr} y={34} font-weight={600} fill="currentColor">key</text>
+      <text x={4} y={14} font-weight={600} fill="currentColor">
+        {title}
+      </text>
+      <text x={xl} y={34} text-anchor="end" font-weight={600} fill="currentColor">
+        query
+      </text>
+      <text x={xr} y={34} font-weight={600} fill="currentColor">
+        key
+      </text>
       <g>{lines}</g>
-      {tokens.map((t, i) => (i % labelEvery === 0 || i === query) && (
-        <g>
-          <text x={xl} y={y(i)} text-anchor="end" dominant-baseline="middle" font-weight={i === query ? 700 : 400} fill="currentColor" class="query-label" onClick={() => selectQuery(i)}>{`${t} ${i + 1}`}</text>
-          <text x={xr} y={y(i)} dominant-baseline="middle" fill="currentColor">{`${i + 1} ${t}`}</text>
-        </g>
-      ))}
+      {tokens.map(
+        (t, i) =>
+          (i % labelEvery === 0 || i === query) && (
+            <g>
+              <text
+                x={xl}
+                y={y(i)}
+                text-anchor="end"
+                dominant-baseline="middle"
+                font-weight={i === query ? 700 : 400}
+                fill="currentColor"
+                class="query-label"
+                onClick={() => selectQuery(i)}
+              >{`${t} ${i + 1}`}</text>
+              <text
+                x={xr}
+                y={y(i)}
+                dominant-baseline="middle"
+                fill="currentColor"
+              >{`${i + 1} ${t}`}</text>
+            </g>
+          ),
+      )}
     </svg>
   );
   const m = weightsMatrix(r, b, head);
@@ -74,10 +114,17 @@ export function HeadView({ r, stages, view, b, head, query }: ViewProps) {
       <figcaption>
         <strong>Head view</strong>
         {` · left: queries, right: keys; thicker = more weight. Query ${query + 1} “${tokens[query]}” is highlighted (↑/↓ to change)${T > kAllLinesUpTo ? '; with this many tokens only its lines are drawn' : ''}.`}
-        {beforeSoftmax && ' These are the weights of the softmax stage, still ahead in the pipeline.'}
+        {beforeSoftmax &&
+          ' These are the weights of the softmax stage, still ahead in the pipeline.'}
       </figcaption>
       <div class="scroll tall">{svg}</div>
-      <ExportBar name={title} exports={{ svg: () => document.querySelector<SVGSVGElement>('#view svg.lines-view')!, csv: () => csvOf(m) }} />
+      <ExportBar
+        name={title}
+        exports={{
+          svg: () => document.querySelector<SVGSVGElement>('#view svg.lines-view')!,
+          csv: () => csvOf(m),
+        }}
+      />
       <DataTable m={m} />
     </figure>
   );

@@ -1,22 +1,12 @@
 // A matrix drawn on a canvas: one pixel per cell blown up without smoothing, so even
 // 512×512 draws in a few milliseconds; values are written in cells only when they fit.
 import { cellAnchor } from '../anchor';
-import { announce, h, s } from '../dom';
+import { announce, h } from '../dom';
 import { fmt, full } from '../format';
-import {
-  colorScale,
-  colorTable,
-  kMaskedColor,
-  legendRange,
-  parseColor,
-  textOn,
-  textOnRgb,
-} from './colors';
+import { colorScale, colorTable, kMaskedColor, parseColor, textOnRgb } from './colors';
+import { drawLegend, labelLayer } from './heatmap-labels';
+import { kTextCell, layout, type Layout } from './heatmap-layout';
 import { maxAbs, type MatrixView } from './matrix';
-
-const kMaxCell = 44;
-const kMaxHeight = 1600; // px of cells
-const kTextCell = 30; // below this, numbers are not written in the cells
 
 export interface HeatmapOptions {
   selected?: [number, number] | null;
@@ -29,33 +19,6 @@ export interface HeatmapOptions {
   highlightCol?: number | null; // a key column lit up (the animation's current key)
   window?: { row0: number; col0: number; rows: number; cols: number } | null; // outlined (an overview's zoomed part)
   brush?: boolean; // dragging selects too (an overview moved over)
-}
-
-function labelFor(text: string, max = 12): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
-}
-
-interface Layout {
-  cell: number;
-  left: number;
-  top: number;
-  width: number;
-  height: number;
-}
-
-function layout(m: MatrixView, maxWidth: number, compact = false, maxHeight = kMaxHeight): Layout {
-  const showLabels = !compact;
-  const left = showLabels ? 96 : 8;
-  const top = showLabels ? 84 : 8;
-  // Bounded in both directions so a 512-token matrix stays a canvas of modest size.
-  const fit = Math.min(
-    kMaxCell,
-    (maxWidth - left - 8) / Math.max(1, m.cols),
-    maxHeight / Math.max(1, m.rows),
-  );
-  // Small multiples and overviews may draw a cell below one pixel to fit their box.
-  const cell = compact ? Math.max(0.1, fit) : Math.max(1, Math.floor(fit));
-  return { cell, left, top, width: left + cell * m.cols + 8, height: top + cell * m.rows + 8 };
 }
 
 // Theme colours from the root, read once: getComputedStyle after DOM changes forces a
@@ -211,94 +174,6 @@ export function drawHeatmap(
   return L;
 }
 
-// Row and column labels and the axis names change only with the tokens and the
-// layout: they are drawn once into a layer kept per canvas and copied on redraws
-// (a token edit redraws every cell but rarely moves a label).
-const labelLayers = new WeakMap<HTMLCanvasElement, { key: string; layer: HTMLCanvasElement }>();
-
-function labelLayer(
-  canvas: HTMLCanvasElement,
-  m: MatrixView,
-  L: Layout,
-  fg: string,
-  dpr: number,
-): HTMLCanvasElement {
-  const key = [
-    L.cell,
-    L.left,
-    L.top,
-    L.width,
-    L.height,
-    dpr,
-    fg,
-    m.rowAxis,
-    m.colAxis,
-    m.rowLabels.join('\u0000'),
-    m.colLabels.join('\u0000'),
-  ].join('\u0001');
-  const kept = labelLayers.get(canvas);
-  if (kept?.key === key) return kept.layer;
-  const layer = kept?.layer ?? document.createElement('canvas');
-  // Setting a size, even the same one, reallocates the backing store: only when it changes.
-  if (layer.width !== canvas.width) layer.width = canvas.width;
-  if (layer.height !== canvas.height) layer.height = canvas.height;
-  const ctx = layer.getContext('2d')!;
-  ctx.setTransform(1, 0, 0, 1, 0, 0);
-  ctx.clearRect(0, 0, layer.width, layer.height);
-  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-  ctx.font = '11px system-ui, sans-serif';
-  ctx.textBaseline = 'middle';
-  drawLabelText(ctx, m, L, fg);
-  labelLayers.set(canvas, { key, layer });
-  return layer;
-}
-
-function drawLabelText(ctx: CanvasRenderingContext2D, m: MatrixView, L: Layout, fg: string): void {
-  // Labels: every row/column when they fit, else every n-th.
-  ctx.fillStyle = fg;
-  const stepRows = Math.max(1, Math.ceil(12 / L.cell));
-  ctx.textAlign = 'right';
-  for (let i = 0; i < m.rows; i += stepRows)
-    ctx.fillText(labelFor(m.rowLabels[i] ?? String(i + 1)), L.left - 4, L.top + (i + 0.5) * L.cell);
-  ctx.textAlign = 'left';
-  for (let j = 0; j < m.cols; j += stepRows) {
-    ctx.save();
-    ctx.translate(L.left + (j + 0.5) * L.cell, L.top - 4);
-    ctx.rotate(-Math.PI / 3);
-    ctx.fillText(labelFor(m.colLabels[j] ?? String(j + 1)), 0, 0);
-    ctx.restore();
-  }
-  ctx.font = '600 11px system-ui, sans-serif';
-  ctx.fillText(`${m.colAxis} →`, 4, 10);
-  ctx.fillText(`↓ ${m.rowAxis}`, 4, 24);
-}
-
-/** The colour scale with its end values, in the corner above the row labels. */
-function drawLegend(
-  ctx: CanvasRenderingContext2D,
-  m: MatrixView,
-  fg: string,
-  color: (v: number) => string,
-  largest: number,
-): void {
-  const [lo, hi] = legendRange(m.kind, largest);
-  for (let k = 0; k < 60; k++) {
-    ctx.fillStyle = color(lo + ((hi - lo) * k) / 59);
-    ctx.fillRect(4 + k, 40, 1, 8);
-  }
-  ctx.fillStyle = fg;
-  ctx.font = '10px system-ui, sans-serif';
-  ctx.textAlign = 'left';
-  ctx.fillText(fmt(lo, 2), 4, 56);
-  ctx.textAlign = 'right';
-  ctx.fillText(fmt(hi, 2), 64, 56);
-  ctx.textAlign = 'left';
-  ctx.fillStyle = kMaskedColor;
-  ctx.fillRect(4, 64, 8, 8);
-  ctx.fillStyle = fg;
-  ctx.fillText('masked', 16, 68);
-}
-
 interface Drawn {
   m: MatrixView;
   opts: HeatmapOptions;
@@ -400,122 +275,4 @@ export function heatmapElement(
     select(sel[0] + d[0], sel[1] + d[1], true);
   });
   return canvas;
-}
-
-/**
- * The figure for export: its title above, the colour legend, no selection marks.
- * Large matrices embed a cleanly drawn image instead of one rect per cell.
- */
-export function heatmapSvg(m: MatrixView, range = maxAbs(m)): SVGSVGElement {
-  const kTitle = 24;
-  if (m.rows * m.cols > 128 * 128) {
-    const canvas = document.createElement('canvas');
-    const L = drawHeatmap(canvas, m, { maxWidth: 900, range });
-    const root = s('svg', {
-      xmlns: 'http://www.w3.org/2000/svg',
-      width: L.width,
-      height: L.height + kTitle,
-      viewBox: `0 0 ${L.width} ${L.height + kTitle}`,
-      'font-family': 'system-ui, sans-serif',
-      'font-size': 13,
-    });
-    root.append(
-      s('title', {}, m.title),
-      s('rect', { width: L.width, height: L.height + kTitle, fill: '#fff' }),
-      s('text', { x: 4, y: 16, 'font-weight': 600 }, m.title),
-      s('image', {
-        href: canvas.toDataURL('image/png'),
-        y: kTitle,
-        width: L.width,
-        height: L.height,
-      }),
-    );
-    return root;
-  }
-  const cell = Math.max(12, Math.min(kMaxCell, Math.floor(640 / m.cols)));
-  const left = 96;
-  const top = 84 + kTitle;
-  const width = Math.max(left + cell * m.cols + 8, 8 + 7 * m.title.length);
-  const height = top + cell * m.rows + 8;
-  const color = colorScale(m.kind, range);
-  const root = s('svg', {
-    xmlns: 'http://www.w3.org/2000/svg',
-    width,
-    height,
-    viewBox: `0 0 ${width} ${height}`,
-    'font-family': 'system-ui, sans-serif',
-    'font-size': 11,
-  });
-  root.append(
-    s('title', {}, m.title),
-    s('rect', { width, height, fill: '#fff' }),
-    s('text', { x: 4, y: 16, 'font-weight': 600, 'font-size': 13 }, m.title),
-  );
-  root.append(
-    s('text', { x: 4, y: kTitle + 12, 'font-weight': 600 }, `${m.colAxis} →`),
-    s('text', { x: 4, y: kTitle + 26, 'font-weight': 600 }, `↓ ${m.rowAxis}`),
-  );
-  const [lo, hi] = legendRange(m.kind, range);
-  for (let k = 0; k < 60; k += 2)
-    root.append(
-      s('rect', {
-        x: 4 + k,
-        y: kTitle + 40,
-        width: 2,
-        height: 8,
-        fill: color(lo + ((hi - lo) * k) / 58),
-      }),
-    );
-  root.append(
-    s('text', { x: 4, y: kTitle + 60, 'font-size': 10 }, fmt(lo, 2)),
-    s('text', { x: 64, y: kTitle + 60, 'font-size': 10, 'text-anchor': 'end' }, fmt(hi, 2)),
-  );
-  for (let i = 0; i < m.rows; i++) {
-    root.append(
-      s(
-        'text',
-        {
-          x: left - 4,
-          y: top + (i + 0.5) * cell,
-          'text-anchor': 'end',
-          'dominant-baseline': 'middle',
-        },
-        labelFor(m.rowLabels[i]),
-      ),
-    );
-    for (let j = 0; j < m.cols; j++) {
-      const v = m.get(i, j);
-      const fill = Number.isFinite(v) ? color(v) : kMaskedColor;
-      root.append(
-        s(
-          'rect',
-          { x: left + j * cell, y: top + i * cell, width: cell, height: cell, fill },
-          s('title', {}, `${m.rowLabels[i]} · ${m.colLabels[j]}: ${v}`),
-        ),
-      );
-      if (cell >= kTextCell)
-        root.append(
-          s(
-            'text',
-            {
-              x: left + (j + 0.5) * cell,
-              y: top + (i + 0.5) * cell,
-              'text-anchor': 'middle',
-              'dominant-baseline': 'middle',
-              fill: Number.isFinite(v) ? textOn(fill) : '#fff',
-            },
-            fmt(v, 2),
-          ),
-        );
-    }
-  }
-  for (let j = 0; j < m.cols; j++)
-    root.append(
-      s(
-        'text',
-        { transform: `translate(${left + (j + 0.5) * cell},${top - 4}) rotate(-60)` },
-        labelFor(m.colLabels[j]),
-      ),
-    );
-  return root;
 }

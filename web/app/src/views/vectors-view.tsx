@@ -24,12 +24,30 @@ export function VectorsView({ r, stages, view, b, head, query }: ViewProps) {
   const time = stageTime.value;
   const pick = (name: string, s: Slice, vector?: 'q' | 'k' | 'v' | 'output') => {
     const values = s.row(query);
-    return { name, values, shown: vector ? vectorAt(r, stageId, vector, values, b, head, query, time) : values };
+    return {
+      name,
+      values,
+      shown: vector ? vectorAt(r, stageId, vector, values, b, head, query, time) : values,
+    };
   };
   const series: (Series & { shown: Float32Array })[] = [pick('x (input)', sliceOf(r.x, b))];
-  if (at('qkv')) series.push(pick('q (query)', sliceOf(t.q, b, head), 'q'), pick('k (key)', sliceOf(t.k, b, head), 'k'), pick('v (value)', sliceOf(t.v, b, head), 'v'));
+  if (at('qkv'))
+    series.push(
+      pick('q (query)', sliceOf(t.q, b, head), 'q'),
+      pick('k (key)', sliceOf(t.k, b, head), 'k'),
+      pick('v (value)', sliceOf(t.v, b, head), 'v'),
+    );
   if (at('headOutputs')) series.push(pick('output', sliceOf(t.headOutputs, b, head), 'output'));
-  const range = largestAbs(...series.map((s) => ({ rows: 1, cols: s.values.length, get: (_i: number, j: number) => s.values[j], row: () => s.values, data: s.values }))) || 1;
+  const range =
+    largestAbs(
+      ...series.map((s) => ({
+        rows: 1,
+        cols: s.values.length,
+        get: (_i: number, j: number) => s.values[j],
+        row: () => s.values,
+        data: s.values,
+      })),
+    ) || 1;
   const color = colorScale('signed', range);
   const tok = r.model.tokens[b][query];
   const title = `Vectors of token ${query + 1} “${tok}” (head ${head + 1})`;
@@ -38,10 +56,21 @@ export function VectorsView({ r, stages, view, b, head, query }: ViewProps) {
   const height = 36 + series.length * rowH;
   const left = 110;
   const svg = (
-    <svg xmlns="http://www.w3.org/2000/svg" width={width} height={height} viewBox={`0 0 ${width} ${height}`} class="bars-view" font-family="system-ui, sans-serif" font-size={11} role="img"
-      aria-label={`${title}; each bar is one component; the data table lists the values.`}>
+    <svg
+      xmlns="http://www.w3.org/2000/svg"
+      width={width}
+      height={height}
+      viewBox={`0 0 ${width} ${height}`}
+      class="bars-view"
+      font-family="system-ui, sans-serif"
+      font-size={11}
+      role="img"
+      aria-label={`${title}; each bar is one component; the data table lists the values.`}
+    >
       <title>{title}</title>
-      <text x={4} y={14} font-weight={600} font-size={13} fill="currentColor">{title}</text>
+      <text x={4} y={14} font-weight={600} font-size={13} fill="currentColor">
+        {title}
+      </text>
       {series.map((ser, k) => {
         const top = 30 + k * rowH;
         const n = ser.values.length;
@@ -49,16 +78,45 @@ export function VectorsView({ r, stages, view, b, head, query }: ViewProps) {
         const mid = top + 34;
         return (
           <g data-series={ser.name}>
-            <text x={4} y={mid} dominant-baseline="middle" font-weight={600} fill="currentColor">{ser.name}</text>
-            <line x1={left} x2={left + bw * n} y1={mid} y2={mid} stroke="currentColor" stroke-opacity={0.4} />
+            <text x={4} y={mid} dominant-baseline="middle" font-weight={600} fill="currentColor">
+              {ser.name}
+            </text>
+            <line
+              x1={left}
+              x2={left + bw * n}
+              y1={mid}
+              y2={mid}
+              stroke="currentColor"
+              stroke-opacity={0.4}
+            />
             {Array.from(ser.shown, (v, i) => {
               const hgt = (Math.abs(v) / range) * 30;
               return (
                 <g>
-                  <rect x={left + i * bw + 1} y={v >= 0 ? mid - hgt : mid} width={Math.max(1, bw - 2)} height={Math.max(0.5, hgt)} fill={color(v)} stroke="currentColor" stroke-opacity={0.35} stroke-width={0.5} data-value={v}>
+                  <rect
+                    x={left + i * bw + 1}
+                    y={v >= 0 ? mid - hgt : mid}
+                    width={Math.max(1, bw - 2)}
+                    height={Math.max(0.5, hgt)}
+                    fill={color(v)}
+                    stroke="currentColor"
+                    stroke-opacity={0.35}
+                    stroke-width={0.5}
+                    data-value={v}
+                  >
                     <title>{`${ser.name}[${i + 1}] = ${full(v)}`}</title>
                   </rect>
-                  {bw >= 30 && <text x={left + (i + 0.5) * bw} y={v >= 0 ? mid + 12 : mid - 6} text-anchor="middle" font-size={9} fill="currentColor">{fmt(v, 2)}</text>}
+                  {bw >= 30 && (
+                    <text
+                      x={left + (i + 0.5) * bw}
+                      y={v >= 0 ? mid + 12 : mid - 6}
+                      text-anchor="middle"
+                      font-size={9}
+                      fill="currentColor"
+                    >
+                      {fmt(v, 2)}
+                    </text>
+                  )}
                 </g>
               );
             })}
@@ -70,16 +128,38 @@ export function VectorsView({ r, stages, view, b, head, query }: ViewProps) {
   // The CSV in long form: one row per component, whatever each vector's length.
   const flat = series.flatMap((s) => Array.from(s.values));
   const long: MatrixView = {
-    id: 'vectors', title, rows: series.reduce((n, s) => n + s.values.length, 0), cols: 1, kind: 'signed', rowAxis: 'vector component', colAxis: 'value', colLabels: ['value'],
+    id: 'vectors',
+    title,
+    rows: series.reduce((n, s) => n + s.values.length, 0),
+    cols: 1,
+    kind: 'signed',
+    rowAxis: 'vector component',
+    colAxis: 'value',
+    colLabels: ['value'],
     rowLabels: series.flatMap((s) => Array.from(s.values, (_, i) => `${s.name} ${i + 1}`)),
     get: (i) => flat[i],
   };
   return (
     <figure class="matrix">
-      <figcaption><strong>{title}</strong>{' · the focused query (change it in the heatmap, the Head view or section 3); vectors appear as the pipeline reaches them'}</figcaption>
-      <Legend kind="signed" range={range} note="bar height and colour on one scale for all vectors" />
+      <figcaption>
+        <strong>{title}</strong>
+        {
+          ' · the focused query (change it in the heatmap, the Head view or section 3); vectors appear as the pipeline reaches them'
+        }
+      </figcaption>
+      <Legend
+        kind="signed"
+        range={range}
+        note="bar height and colour on one scale for all vectors"
+      />
       {svg}
-      <ExportBar name={title} exports={{ svg: () => document.querySelector<SVGSVGElement>('#view svg.bars-view')!, csv: () => matrixCsv(long) }} />
+      <ExportBar
+        name={title}
+        exports={{
+          svg: () => document.querySelector<SVGSVGElement>('#view svg.bars-view')!,
+          csv: () => matrixCsv(long),
+        }}
+      />
       <DataTable m={long} />
     </figure>
   );
