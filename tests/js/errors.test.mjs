@@ -7,21 +7,8 @@ import { test } from 'node:test';
 import { AttnScopeError } from 'attnscope';
 
 import { engine } from './engine.mjs';
-import { assertClose } from './support.mjs';
+import { I2, assertClose, seed001 } from './support.mjs';
 
-const I2 = [
-  [1, 0],
-  [0, 1],
-];
-const seed001 = {
-  x: I2,
-  wq: I2,
-  wk: I2,
-  wv: [
-    [1, 2],
-    [3, 4],
-  ],
-};
 const seed001Output = [1.660477, 2.660477, 2.339523, 3.339523];
 
 function goodCallSucceeds() {

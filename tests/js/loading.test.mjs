@@ -9,6 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { AttnScopeError, createAttnScope, hasRelaxedSimd } from 'attnscope';
 
 import { rewriteRelaxedMadd } from '../../scripts/relaxed-simd-opcodes.mjs';
+import { seed001 } from './support.mjs';
 
 const require = createRequire(import.meta.url);
 const wasmPath = fileURLToPath(import.meta.resolve('attnscope/attnscope.wasm'));
@@ -16,19 +17,6 @@ const relaxedWasmPath = fileURLToPath(import.meta.resolve('attnscope/attnscope-r
 // scripts/test.sh runs this suite twice: as is (Node 20: no relaxed SIMD) and
 // with --experimental-wasm-relaxed-simd, so both branches below run.
 const relaxed = hasRelaxedSimd();
-const I2 = [
-  [1, 0],
-  [0, 1],
-];
-const seed001 = {
-  x: I2,
-  wq: I2,
-  wk: I2,
-  wv: [
-    [1, 2],
-    [3, 4],
-  ],
-};
 
 function seedWorks(engine) {
   const w = engine.selfAttention(seed001).trace.weights.data[0];

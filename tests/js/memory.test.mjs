@@ -5,21 +5,8 @@ import { test } from 'node:test';
 
 import { engine } from './engine.mjs';
 import { attendHead } from 'attnscope/reference';
-import { assertClose, rng } from './support.mjs';
+import { assertClose, rng, seed001 } from './support.mjs';
 
-const I2 = [
-  [1, 0],
-  [0, 1],
-];
-const seed001 = {
-  x: I2,
-  wq: I2,
-  wk: I2,
-  wv: [
-    [1, 2],
-    [3, 4],
-  ],
-};
 const seed001Output = [1.660477, 2.660477, 2.339523, 3.339523];
 
 test('results are independent copies, not views into wasm memory', () => {

@@ -31,3 +31,20 @@ export function assertClose(actual, expected, { atol = 2e-5, rtol = 2e-5, what =
     if (!ok) assert.fail(`${what}[${i}]: got ${a}, expected ${e}`);
   }
 }
+
+/** The 2 × 2 identity. */
+export const I2 = [
+  [1, 0],
+  [0, 1],
+];
+
+/** The tutorials' first worked example: X = W_Q = W_K = I, W_V = [[1, 2], [3, 4]]. */
+export const seed001 = {
+  x: I2,
+  wq: I2,
+  wk: I2,
+  wv: [
+    [1, 2],
+    [3, 4],
+  ],
+};

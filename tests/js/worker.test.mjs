@@ -6,21 +6,8 @@ import { after, test } from 'node:test';
 import { createAttnScopeWorker, AttnScopeError } from 'attnscope/worker';
 
 import { engine } from './engine.mjs';
-import { assertClose, rng } from './support.mjs';
+import { I2, assertClose, rng, seed001 } from './support.mjs';
 
-const I2 = [
-  [1, 0],
-  [0, 1],
-];
-const seed001 = {
-  x: I2,
-  wq: I2,
-  wk: I2,
-  wv: [
-    [1, 2],
-    [3, 4],
-  ],
-};
 const worker = createAttnScopeWorker();
 after(() => worker.terminate());
 

@@ -504,17 +504,22 @@ export function createEngine(raw: AttnModule): AttnScope {
     return tensorCall(fn, 'positional_encoding', { numbers: { length, dim, base } }, length * dim);
   }
 
-  function linear(args: LinearArgs): TensorOut {
-    const fn = 'linear';
-    argsObject(fn, args);
-    const x = inputTensor(
+  /** The tensor `name` of args (with args.shape) for the element-wise parts: any rank from 1 to 4. */
+  function anyRankTensor(fn: string, args: object, name: string) {
+    return inputTensor(
       fn,
-      'x',
-      own(args, 'x'),
+      name,
+      own(args, name),
       own(args, 'shape'),
       [1, 2, 3, 4],
       'a shape of rank 1 to 4',
     );
+  }
+
+  function linear(args: LinearArgs): TensorOut {
+    const fn = 'linear';
+    argsObject(fn, args);
+    const x = anyRankTensor(fn, args, 'x');
     const inDim = x.shape[x.shape.length - 1]!;
     const weight = matrix(fn, 'weight', own(args, 'weight'), inDim, 'in');
     const outDim = own(args, 'outDim');
@@ -531,14 +536,7 @@ export function createEngine(raw: AttnModule): AttnScope {
   function layerNorm(args: LayerNormArgs): TensorOut {
     const fn = 'layerNorm';
     argsObject(fn, args);
-    const x = inputTensor(
-      fn,
-      'x',
-      own(args, 'x'),
-      own(args, 'shape'),
-      [1, 2, 3, 4],
-      'a shape of rank 1 to 4',
-    );
+    const x = anyRankTensor(fn, args, 'x');
     const epsArg = own(args, 'eps');
     const eps = epsArg === undefined ? 1e-5 : finiteNumber(fn, 'eps', epsArg);
     const gamma = optionalVector(fn, 'gamma', own(args, 'gamma'));
@@ -554,14 +552,7 @@ export function createEngine(raw: AttnModule): AttnScope {
   function feedForward(args: FeedForwardArgs): TensorOut {
     const fn = 'feedForward';
     argsObject(fn, args);
-    const x = inputTensor(
-      fn,
-      'x',
-      own(args, 'x'),
-      own(args, 'shape'),
-      [1, 2, 3, 4],
-      'a shape of rank 1 to 4',
-    );
+    const x = anyRankTensor(fn, args, 'x');
     const hidden = positiveInt(fn, 'hidden', own(args, 'hidden'));
     const w1 = matrix(fn, 'w1', own(args, 'w1'), x.shape[x.shape.length - 1]!, 'C');
     checkColumns(fn, 'w1', w1, hidden, 'hidden');
@@ -581,14 +572,7 @@ export function createEngine(raw: AttnModule): AttnScope {
   function residualAdd(args: ResidualAddArgs): TensorOut {
     const fn = 'residualAdd';
     argsObject(fn, args);
-    const a = inputTensor(
-      fn,
-      'a',
-      own(args, 'a'),
-      own(args, 'shape'),
-      [1, 2, 3, 4],
-      'a shape of rank 1 to 4',
-    );
+    const a = anyRankTensor(fn, args, 'a');
     const b = shapedTensor(fn, 'b', own(args, 'b'), a.shape);
     return tensorCall(fn, 'residual_add', { tensors: { a, b } }, a.data.length);
   }
@@ -680,14 +664,7 @@ export function createEngine(raw: AttnModule): AttnScope {
   function rmsNorm(args: RmsNormArgs): TensorOut {
     const fn = 'rmsNorm';
     argsObject(fn, args);
-    const x = inputTensor(
-      fn,
-      'x',
-      own(args, 'x'),
-      own(args, 'shape'),
-      [1, 2, 3, 4],
-      'a shape of rank 1 to 4',
-    );
+    const x = anyRankTensor(fn, args, 'x');
     const eps = positiveEps(fn, own(args, 'eps'));
     const gamma = optionalVector(fn, 'gamma', own(args, 'gamma'));
     return tensorCall(fn, 'rms_norm', { tensors: { x, gamma }, numbers: { eps } }, x.data.length);
@@ -696,14 +673,7 @@ export function createEngine(raw: AttnModule): AttnScope {
   function swiglu(args: SwigluArgs): TensorOut {
     const fn = 'swiglu';
     argsObject(fn, args);
-    const x = inputTensor(
-      fn,
-      'x',
-      own(args, 'x'),
-      own(args, 'shape'),
-      [1, 2, 3, 4],
-      'a shape of rank 1 to 4',
-    );
+    const x = anyRankTensor(fn, args, 'x');
     const channels = x.shape[x.shape.length - 1]!;
     const ffn = swigluWeights(fn, args, channels);
     const rows = x.data.length / channels;

@@ -11,6 +11,7 @@ import fc from 'fast-check';
 import { AttnScopeError, createAttnScope } from 'attnscope';
 import { attendHead, maskFunction } from 'attnscope/reference';
 import { createAttnScopePool, createAttnScopeWorker } from 'attnscope/worker';
+import { seed001, I2 } from '../../js/support.mjs';
 
 const runs = Number(process.env.FUZZ_JS_RUNS ?? 300);
 const engine = await createAttnScope();
@@ -22,19 +23,6 @@ after(() => {
   pool.terminate();
 });
 
-const I2 = [
-  [1, 0],
-  [0, 1],
-];
-const seed001 = {
-  x: I2,
-  wq: I2,
-  wk: I2,
-  wv: [
-    [1, 2],
-    [3, 4],
-  ],
-};
 const seed001Output = [1.660477, 2.660477, 2.339523, 3.339523];
 
 // Sizes stay small or are rejected before any allocation (a legal 1 GiB
