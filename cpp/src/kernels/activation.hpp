@@ -6,7 +6,10 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "kernels/isa_namespace.hpp"
+
 namespace attnscope::kernels {
+inline namespace ATTN_KERNEL_ISA {
 
 inline constexpr float kInvSqrt2 = 0.70710678118654752440f;
 
@@ -41,4 +44,5 @@ void gelu(float* x, std::size_t n) {
 inline double relu_reference(double x) { return x > 0.0 ? x : 0.0; }
 inline double gelu_reference(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
 
+}  // namespace ATTN_KERNEL_ISA
 }  // namespace attnscope::kernels

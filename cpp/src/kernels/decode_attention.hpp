@@ -19,6 +19,7 @@
 
 #include "kernels/dispatch.hpp"
 #include "kernels/flash_attention.hpp"
+#include "kernels/isa_namespace.hpp"
 #include "kernels/mask_row.hpp"
 #include "kernels/multiply_add.hpp"
 #include "kernels/pack_keys.hpp"
@@ -26,6 +27,7 @@
 #include "kernels/transpose.hpp"
 
 namespace attnscope::kernels {
+inline namespace ATTN_KERNEL_ISA {
 
 /// keys (n × d_k) → keys_t (d_k × n), 4×4 blocks at a time: element by
 /// element, the column writes 4·n bytes apart made the transpose cost more
@@ -180,4 +182,5 @@ void decode_attention(const float* q, const float* keys, const float* values, st
   }
 }
 
+}  // namespace ATTN_KERNEL_ISA
 }  // namespace attnscope::kernels

@@ -5,9 +5,11 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "kernels/isa_namespace.hpp"
 #include "kernels/multiply_add.hpp"
 
 namespace attnscope::kernels {
+inline namespace ATTN_KERNEL_ISA {
 
 template <class Arch = xsimd::default_arch>
 float dot(const float* a, const float* b, std::size_t n) {
@@ -36,4 +38,5 @@ inline double dot_reference(const float* a, const float* b, std::size_t n) {
   return sum;
 }
 
+}  // namespace ATTN_KERNEL_ISA
 }  // namespace attnscope::kernels

@@ -13,7 +13,10 @@
 #include <wasm_simd128.h>
 #endif
 
+#include "kernels/isa_namespace.hpp"
+
 namespace attnscope::kernels {
+inline namespace ATTN_KERNEL_ISA {
 
 /// max(a, b) per lane; a NaN lane in `a` stays NaN (callers never pass one).
 template <class Arch>
@@ -27,4 +30,5 @@ xsimd::batch<float, Arch> max_no_nan(xsimd::batch<float, Arch> a, xsimd::batch<f
 #endif
 }
 
+}  // namespace ATTN_KERNEL_ISA
 }  // namespace attnscope::kernels

@@ -43,6 +43,8 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "kernels/boundary_types.hpp"
+#include "kernels/isa_namespace.hpp"
 #include "kernels/mask_row.hpp"
 #include "kernels/matmul.hpp"
 #include "kernels/multiply_add.hpp"
@@ -52,6 +54,7 @@
 #include "kernels/softmax_rows.hpp"
 
 namespace attnscope::kernels {
+inline namespace ATTN_KERNEL_ISA {
 
 // 16 × 128 measured fastest in wasm (against other query-row and key counts;
 // docs/performance/journal.md): 128 keys halve the per-tile softmax
@@ -71,15 +74,6 @@ inline constexpr float kLazyMaxSlack = 5.54517744f;
 /// The largest unnormalised weight, e^kLazyMaxSlack: a bound the caller needs
 /// to keep weights × values finite (see attention_fast.cpp).
 inline constexpr float kMaxUnnormalisedWeight = 256.0f;
-
-/// Scratch buffers reused across heads (sized on first use).
-struct FlashWorkspace {
-  std::vector<float> queries;  // kQueryBlock × d_k, as row panels (pack_row_panels)
-  std::vector<float> scores;   // kQueryTile × kKeyTile
-  std::vector<float> weights;  // kQueryTile × kKeyTile, unnormalised
-  std::vector<float> partial;  // kQueryBlock × d_v, unnormalised output
-  std::vector<float> running_max, running_sum;  // kQueryBlock each
-};
 
 /// Sizes the scratch buffers for values of width d_v. Kept out of the
 /// per-arch kernel so that no std::vector code is compiled with AVX flags.
@@ -383,4 +377,5 @@ void flash_attention(const float* q, const float* packed_keys, const float* pack
   }
 }
 
+}  // namespace ATTN_KERNEL_ISA
 }  // namespace attnscope::kernels

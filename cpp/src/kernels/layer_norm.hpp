@@ -13,9 +13,11 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "kernels/isa_namespace.hpp"
 #include "kernels/multiply_add.hpp"
 
 namespace attnscope::kernels {
+inline namespace ATTN_KERNEL_ISA {
 
 /// Scalar reference with double accumulation: what the kernel must match.
 inline void layer_norm_row_reference(const float* x, const float* gamma, const float* beta,
@@ -79,4 +81,5 @@ void layer_norm_row(const float* x, const float* gamma, const float* beta, float
   }
 }
 
+}  // namespace ATTN_KERNEL_ISA
 }  // namespace attnscope::kernels

@@ -25,10 +25,12 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "kernels/isa_namespace.hpp"
 #include "kernels/multiply_add.hpp"
 #include "kernels/transpose.hpp"
 
 namespace attnscope::kernels {
+inline namespace ATTN_KERNEL_ISA {
 
 /// Register tile: kMatmulRows rows of C × kMatmulCols batches of columns.
 inline constexpr std::size_t kMatmulRows = 4;
@@ -265,4 +267,5 @@ inline void matmul_reference(const float* a, std::size_t lda, const float* b, st
   }
 }
 
+}  // namespace ATTN_KERNEL_ISA
 }  // namespace attnscope::kernels

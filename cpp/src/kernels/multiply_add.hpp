@@ -16,7 +16,10 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "kernels/isa_namespace.hpp"
+
 namespace attnscope::kernels {
+inline namespace ATTN_KERNEL_ISA {
 
 template <class Arch>
 inline xsimd::batch<float, Arch> multiply_add(const xsimd::batch<float, Arch>& a,
@@ -38,4 +41,5 @@ inline constexpr bool kRelaxedMultiplyAdd = true;
 inline constexpr bool kRelaxedMultiplyAdd = false;
 #endif
 
+}  // namespace ATTN_KERNEL_ISA
 }  // namespace attnscope::kernels

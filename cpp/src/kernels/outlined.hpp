@@ -11,7 +11,10 @@
 
 #include <utility>
 
+#include "kernels/isa_namespace.hpp"
+
 namespace attnscope::kernels {
+inline namespace ATTN_KERNEL_ISA {
 
 namespace detail {
 template <auto F>
@@ -31,4 +34,5 @@ void call_outlined(Args&&... args) {
 #endif
 }
 
+}  // namespace ATTN_KERNEL_ISA
 }  // namespace attnscope::kernels

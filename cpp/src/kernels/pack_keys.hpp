@@ -22,9 +22,11 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "kernels/isa_namespace.hpp"
 #include "kernels/matmul.hpp"
 
 namespace attnscope::kernels {
+inline namespace ATTN_KERNEL_ISA {
 
 /// Columns per panel of packed keys and values: 16 floats, one cache line
 /// per row. A multiple of every batch width (4, 8, 16).
@@ -120,4 +122,5 @@ inline Panels value_panels(const float* packed, std::size_t T, std::size_t t0) {
   return {packed + t0 * kPanelWidth, T * kPanelWidth};
 }
 
+}  // namespace ATTN_KERNEL_ISA
 }  // namespace attnscope::kernels

@@ -12,9 +12,11 @@
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/fast_max.hpp"
+#include "kernels/isa_namespace.hpp"
 #include "kernels/multiply_add.hpp"
 
 namespace attnscope::kernels {
+inline namespace ATTN_KERNEL_ISA {
 
 /// True when x[0..n) holds no NaN and no ±inf.
 template <class Arch = xsimd::default_arch>
@@ -73,4 +75,5 @@ float sum_of_squares(const float* x, std::size_t n) {
   return result;
 }
 
+}  // namespace ATTN_KERNEL_ISA
 }  // namespace attnscope::kernels

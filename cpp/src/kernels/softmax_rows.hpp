@@ -14,9 +14,11 @@
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/fast_max.hpp"
+#include "kernels/isa_namespace.hpp"
 #include "kernels/vec_exp.hpp"
 
 namespace attnscope::kernels {
+inline namespace ATTN_KERNEL_ISA {
 
 inline constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
@@ -241,4 +243,5 @@ inline void softmax_rows_reference(const float* x, double* y, std::size_t rows, 
   }
 }
 
+}  // namespace ATTN_KERNEL_ISA
 }  // namespace attnscope::kernels

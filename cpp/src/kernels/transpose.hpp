@@ -9,7 +9,10 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "kernels/isa_namespace.hpp"
+
 namespace attnscope::kernels {
+inline namespace ATTN_KERNEL_ISA {
 
 /// dst[c·dst_stride + r] = src[r·src_stride + c] for r, c < 4.
 /// Arch is the caller's instruction set. It is not needed for the 4-float
@@ -36,4 +39,5 @@ void transpose_4x4(const float* src, std::size_t src_stride, float* dst, std::si
   xsimd::bitwise_cast<Floats>(xsimd::zip_hi(high01, high23)).store_unaligned(dst + 3 * dst_stride);
 }
 
+}  // namespace ATTN_KERNEL_ISA
 }  // namespace attnscope::kernels

@@ -16,9 +16,11 @@
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/fast_max.hpp"
+#include "kernels/isa_namespace.hpp"
 #include "kernels/multiply_add.hpp"
 
 namespace attnscope::kernels {
+inline namespace ATTN_KERNEL_ISA {
 
 inline constexpr float kExpMin = -87.3365402f;         // ln(FLT_MIN): below it, 0
 inline constexpr float kExpMax = 88.3762589f;          // 127.5·ln 2: above it, +inf
@@ -171,4 +173,5 @@ inline void vec_exp_reference(const float* x, double* y, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) y[i] = std::exp(static_cast<double>(x[i]));
 }
 
+}  // namespace ATTN_KERNEL_ISA
 }  // namespace attnscope::kernels
