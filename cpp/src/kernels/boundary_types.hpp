@@ -11,6 +11,18 @@
 #include <cstdint>
 #include <vector>
 
+// The members below are compiled into every translation unit, AVX ones
+// included; forced inline (even in unoptimised builds), they are never emitted
+// as a weak copy that the linker could hand from an AVX object to a baseline
+// caller (tests/cpp/check_isa_symbols.cmake checks it).
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTN_BOUNDARY_INLINE __attribute__((always_inline)) inline
+#elif defined(_MSC_VER)
+#define ATTN_BOUNDARY_INLINE __forceinline
+#else
+#define ATTN_BOUNDARY_INLINE inline
+#endif
+
 namespace attnscope::kernels {
 
 /// The masks of one (batch, head) pair, or of a group of heads, resolved to
@@ -40,20 +52,24 @@ struct HeadMask {
   /// Keys j < sinks are exempt from the window (not from causal or padding).
   std::size_t sinks = 0;
 
-  std::size_t head_of(std::size_t row) const {
+  ATTN_BOUNDARY_INLINE std::size_t head_of(std::size_t row) const {
     return queries_per_head ? row / queries_per_head : 0;
   }
-  std::size_t query_of(std::size_t row) const {
+  ATTN_BOUNDARY_INLINE std::size_t query_of(std::size_t row) const {
     return queries_per_head ? row % queries_per_head : row;
   }
   /// pos(i) = Tk − Tq + i.
-  std::size_t position(std::size_t row) const { return query_offset + query_of(row); }
+  ATTN_BOUNDARY_INLINE std::size_t position(std::size_t row) const {
+    return query_offset + query_of(row);
+  }
   /// Whether anything beyond causal and padding needs a per-element pass.
-  bool has_dense_terms() const { return additive || allowed || bias || alibi_slopes; }
+  ATTN_BOUNDARY_INLINE bool has_dense_terms() const {
+    return additive || allowed || bias || alibi_slopes;
+  }
 
   /// One past the last key row `row` may see at all (causal, padding, and the
   /// window's far side, which sinks may extend).
-  std::size_t key_end(std::size_t row) const {
+  ATTN_BOUNDARY_INLINE std::size_t key_end(std::size_t row) const {
     const std::size_t pos = position(row);
     std::size_t end = causal ? pos + 1 : seq_len;
     if (window) end = std::min(end, std::max(pos + window, sinks));
@@ -61,7 +77,7 @@ struct HeadMask {
   }
   /// First key inside the window's near side (keys before it are hidden
   /// unless they are sinks); 0 without a window.
-  std::size_t window_begin(std::size_t row) const {
+  ATTN_BOUNDARY_INLINE std::size_t window_begin(std::size_t row) const {
     const std::size_t pos = position(row);
     return window && pos + 1 > window ? pos + 1 - window : 0;
   }

@@ -3,7 +3,7 @@
 // applied, the engine's compute and the redraw of the views; the reference check
 // runs after, off the page.
 import { batch, effect } from '@preact/signals';
-import { runModel } from './compute';
+import { runModel, startupReported } from './compute';
 import { byId } from './dom';
 import { buildModel, type Model } from './model';
 import { renderVerified } from './panels/verified';
@@ -106,6 +106,7 @@ async function runNow(): Promise<void> {
       : '';
     const startup =
       r.startupMillis > 0 ? ` (plus ${r.startupMillis.toFixed(0)} ms to start the engine)` : '';
+    startupReported();
     status.textContent = `Computed by the engine in ${r.millis.toFixed(1)} ms${startup}: B=${model.B}, T=${model.T}, d_model=${model.C}, heads=${model.H}, d_k=${model.dK}, d_v=${model.dV}.${fully}`;
     steps.computed('checking against the double-precision reference');
     performance.mark('attnscope:compute:end');
