@@ -397,6 +397,30 @@ export function createEngine(raw: AttnModule): AttnScope {
     };
   }
 
+  /**
+   * A call built around self-attention (the attention alone or a block): its attention options,
+   * the memory check of everything it allocates (`hidden`: the feed-forward's width per row beyond
+   * the attention's), then the call itself.
+   */
+  function selfAttentionCall(
+    fn: string,
+    args: object,
+    name: string,
+    base: CallInputs,
+    sequence: { batch: number; length: number; channels: number },
+    weights: ReturnType<typeof selfAttentionWeights>,
+    hidden: number,
+  ): CallOutputs {
+    const { batch, length, channels } = sequence;
+    const headWidth = weights.width / weights.heads;
+    const dims = selfDims(batch, weights.heads, weights.kvHeads, length, headWidth);
+    const options = attentionOptions(fn, args, dims);
+    const inputs = merge(base, weights.inputs, options.inputs);
+    const linear = selfAttentionBytes(inputs, batch * length, weights, channels, hidden);
+    requireAttentionMemory(fn, inputs, dims, options, linear);
+    return callEngine(fn, raw, name, inputs);
+  }
+
   function selfAttention(args: SelfAttentionArgs): SelfAttentionResult {
     const fn = 'selfAttention';
     argsObject(fn, args);
@@ -410,18 +434,16 @@ export function createEngine(raw: AttnModule): AttnScope {
     );
     const { batch, length, channels, batched } = sequenceDims(x);
     const weights = selfAttentionWeights(fn, args, channels, false);
-    const dims = selfDims(
-      batch,
-      weights.heads,
-      weights.kvHeads,
-      length,
-      weights.width / weights.heads,
+    const sequence = { batch, length, channels };
+    const result = selfAttentionCall(
+      fn,
+      args,
+      'self_attention',
+      { tensors: { x } },
+      sequence,
+      weights,
+      0,
     );
-    const options = attentionOptions(fn, args, dims);
-    const inputs = merge({ tensors: { x } }, weights.inputs, options.inputs);
-    const linear = selfAttentionBytes(inputs, batch * length, weights, channels, 0);
-    requireAttentionMemory(fn, inputs, dims, options, linear);
-    const result = callEngine(fn, raw, 'self_attention', inputs);
     return withFlagShape(
       result,
       batched ? [batch, weights.heads, length] : [weights.heads, length],
@@ -640,18 +662,16 @@ export function createEngine(raw: AttnModule): AttnScope {
         normFirst: optionalBoolean(fn, 'normFirst', own(args, 'normFirst'), false),
       },
     };
-    const dims = selfDims(
-      batch,
-      weights.heads,
-      weights.kvHeads,
-      length,
-      weights.width / weights.heads,
+    const sequence = { batch, length, channels };
+    const result = selfAttentionCall(
+      fn,
+      args,
+      'transformer_block',
+      block,
+      sequence,
+      weights,
+      hidden,
     );
-    const options = attentionOptions(fn, args, dims);
-    const inputs = merge(block, weights.inputs, options.inputs);
-    const linear = selfAttentionBytes(inputs, batch * length, weights, channels, hidden);
-    requireAttentionMemory(fn, inputs, dims, options, linear);
-    const result = callEngine(fn, raw, 'transformer_block', inputs);
     return blockResult(
       result,
       batched,
@@ -697,19 +717,18 @@ export function createEngine(raw: AttnModule): AttnScope {
       },
       numbers: { eps: positiveEps(fn, own(args, 'eps')) },
     };
-    const dims = selfDims(
-      batch,
-      weights.heads,
-      weights.kvHeads,
-      length,
-      weights.width / weights.heads,
-    );
-    const options = attentionOptions(fn, args, dims);
-    const inputs = merge(block, weights.inputs, ffn.inputs, options.inputs);
     // Like transformerBlock's count, with SwiGLU's three hidden-wide rows.
-    const linear = selfAttentionBytes(inputs, batch * length, weights, channels, 2 * ffn.hidden);
-    requireAttentionMemory(fn, inputs, dims, options, linear);
-    const result = callEngine(fn, raw, 'llama_block', inputs);
+    const base = merge(block, ffn.inputs);
+    const sequence = { batch, length, channels };
+    const result = selfAttentionCall(
+      fn,
+      args,
+      'llama_block',
+      base,
+      sequence,
+      weights,
+      2 * ffn.hidden,
+    );
     return blockResult(
       result,
       batched,
