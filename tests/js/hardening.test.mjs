@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { AttnScopeError } from 'attnscope';
 
 import { engine } from './engine.mjs';
-import { assertClose } from './support.mjs';
+import { I2, assertClose, seed001 } from './support.mjs';
 
 const f32 = (n, fill = 0.5) => new Float32Array(n).fill(fill);
 const qkv = { q: f32(8), k: f32(8), v: f32(8), shape: [4, 2] };
@@ -81,24 +81,7 @@ test('post-norm transformerBlock normalises a residual with a large spread', () 
 // ---- 2. integers that would wrap at the boundary ----------------------------------------
 
 test('integer arguments have upper bounds and no holes', () => {
-  const x = {
-    x: [
-      [1, 0],
-      [0, 1],
-    ],
-    wq: [
-      [1, 0],
-      [0, 1],
-    ],
-    wk: [
-      [1, 0],
-      [0, 1],
-    ],
-    wv: [
-      [1, 0],
-      [0, 1],
-    ],
-  };
+  const x = { x: I2, wq: I2, wk: I2, wv: I2 };
   rejects(
     () => engine.attention({ ...qkv, mask: { lengths: [2 ** 32] } }),
     /mask.lengths\[0\] must be a non-negative integer, got 4294967296 \(at most/,
@@ -313,10 +296,6 @@ test(
 test('selfAttention and transformerBlock count their traces the same way', () => {
   const T = 16384;
   const x = f32(T * 2);
-  const I2 = [
-    [1, 0],
-    [0, 1],
-  ];
   rejects(
     () => engine.selfAttention({ x, shape: [T, 2], wq: I2, wk: I2, wv: I2 }),
     /T=16384 needs .* GiB/,
@@ -345,24 +324,7 @@ test('options inherited from a polluted Object.prototype are never read', () => 
     shape: [2, 1, 4, 2],
   };
   const clean = engine.attention(q);
-  const x = {
-    x: [
-      [1, 0],
-      [0, 1],
-    ],
-    wq: [
-      [1, 0],
-      [0, 1],
-    ],
-    wk: [
-      [1, 0],
-      [0, 1],
-    ],
-    wv: [
-      [1, 2],
-      [3, 4],
-    ],
-  };
+  const x = seed001;
   const cleanSelf = engine.selfAttention(x);
   const polluted = {
     lengths: [1, 1],
