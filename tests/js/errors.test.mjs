@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { AttnScopeError } from 'attnscope';
 
 import { engine } from './engine.mjs';
-import { I2, assertClose, seed001 } from './support.mjs';
+import { I2, assertClose, seed001, headsNotDividingWidth } from './support.mjs';
 
 const seed001Output = [1.660477, 2.660477, 2.339523, 3.339523];
 
@@ -149,17 +149,7 @@ const kBadInputs = [
   ],
   [
     'heads not dividing the width (core)',
-    () =>
-      engine.selfAttention({
-        x: I2,
-        wq: [
-          [1, 0, 0],
-          [0, 1, 0],
-        ],
-        wk: I2,
-        wv: I2,
-        heads: 2,
-      }),
+    () => engine.selfAttention(headsNotDividingWidth),
     /self_attention: wq .*multiple of heads=2/,
   ],
   [
@@ -404,17 +394,7 @@ for (const [label, call, pattern] of kBadInputs) {
 
 test('10 000 rejected calls (most reaching the C++ core) leave the wasm heap where it was', () => {
   const coreRejected = [
-    () =>
-      engine.selfAttention({
-        x: I2,
-        wq: [
-          [1, 0, 0],
-          [0, 1, 0],
-        ],
-        wk: I2,
-        wv: I2,
-        heads: 2,
-      }),
+    () => engine.selfAttention(headsNotDividingWidth),
     () => engine.selfAttention({ ...seed001, mask: { lengths: [1, 2, 3] } }),
     () =>
       engine.attention({

@@ -48,3 +48,15 @@ export const seed001 = {
     [3, 4],
   ],
 };
+
+/** Two heads over a W_Q of width 3: the core refuses it (the width is not a multiple of heads). */
+export const headsNotDividingWidth = {
+  x: I2,
+  wq: [
+    [1, 0, 0],
+    [0, 1, 0],
+  ],
+  wk: I2,
+  wv: I2,
+  heads: 2,
+};

@@ -6,7 +6,7 @@ import { after, test } from 'node:test';
 import { createAttnScopeWorker, AttnScopeError } from 'attnscope/worker';
 
 import { engine } from './engine.mjs';
-import { I2, assertClose, rng, seed001 } from './support.mjs';
+import { I2, assertClose, rng, seed001, headsNotDividingWidth } from './support.mjs';
 
 const worker = createAttnScopeWorker();
 after(() => worker.terminate());
@@ -61,19 +61,7 @@ test('bad input rejects with AttnScopeError and the worker keeps working', async
     assert.match(e.message, /heads must be a positive integer/);
     return true;
   });
-  await assert.rejects(
-    worker.selfAttention({
-      x: I2,
-      wq: [
-        [1, 0, 0],
-        [0, 1, 0],
-      ],
-      wk: I2,
-      wv: I2,
-      heads: 2,
-    }),
-    AttnScopeError,
-  );
+  await assert.rejects(worker.selfAttention(headsNotDividingWidth), AttnScopeError);
   await assert.rejects(
     worker.selfAttention({ ...seed001, wq: () => 1 }),
     /cannot be sent to the worker/,
