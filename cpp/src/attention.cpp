@@ -86,8 +86,6 @@ AttentionResult attention_impl(const TensorView& q, const TensorView& k, const T
   check_tensor(v, kFn, "v");
   check_key_value_shapes(q, k, v);
   check_finite(q, kFn, "q");
-  check_finite(k, kFn, "k");
-  check_finite(v, kFn, "v");
 
   const std::size_t rank = q.rank();
   detail::AttentionDims dims;
@@ -98,6 +96,12 @@ AttentionResult attention_impl(const TensorView& q, const TensorView& k, const T
   dims.k_len = k.shape[rank - 2];
   dims.d_k = q.shape[rank - 1];
   dims.d_v = v.shape[rank - 1];
+  const bool defer_checks = !options.trace && detail::decode_reads_every_key(dims, options.mask);
+  if (!defer_checks) {
+    check_finite(k, kFn, "k");
+    check_finite(v, kFn, "v");
+  }
+  const detail::DeferredChecks deferred{k, v};
   const float scale = detail::resolve_scale(options.scale, dims.d_k, kFn);
 
   const Shape prefix(q.shape.begin(), q.shape.end() - 2);
@@ -115,7 +119,8 @@ AttentionResult attention_impl(const TensorView& q, const TensorView& k, const T
   if (options.trace) trace.emplace();
   result.fully_masked_count = detail::run_attention(
       q.data, k.data, v.data, dims, options, scale, square_shape, q.shape, k.shape,
-      result.output.data.data(), result.fully_masked.data(), trace ? &*trace : nullptr, kFn);
+      result.output.data.data(), result.fully_masked.data(), trace ? &*trace : nullptr, kFn,
+      defer_checks ? &deferred : nullptr);
   result.trace = std::move(trace);
   detail::check_result_finite(result.output, kFn, "the output");
   return result;

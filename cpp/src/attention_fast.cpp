@@ -38,7 +38,7 @@ int value_exponent_shift(const float* v, std::size_t n, std::size_t T) {
 // A decode step: few rows per key/value head, read in place.
 std::size_t attention_decode(const float* q, const float* k, const float* v,
                              const AttentionDims& dims, float scale, const ScoreTerms& terms,
-                             float* out, std::uint8_t* fully_masked) {
+                             float* out, std::uint8_t* fully_masked, bool* scores_finite) {
   const std::size_t Tq = dims.q_len, Tk = dims.k_len, d_k = dims.d_k, d_v = dims.d_v;
   const std::size_t group = dims.group(), rows = group * Tq;
   std::vector<float> scores =
@@ -49,10 +49,11 @@ std::size_t attention_decode(const float* q, const float* k, const float* v,
     for (std::size_t kv = 0; kv < dims.kv_heads; ++kv) {
       const std::size_t kv_head = b * dims.kv_heads + kv;
       const std::size_t first_head = b * dims.heads + kv * group;
-      kernels::decode_attention(
+      const bool finite = kernels::decode_attention_best(
           q + first_head * Tq * d_k, k + kv_head * Tk * d_k, v + kv_head * Tk * d_v, rows, Tk, d_k,
           d_v, scale, head_mask(terms, dims, b, kv * group, group), out + first_head * Tq * d_v,
           fully_masked + first_head * Tq, scores.data(), keys_t.data());
+      *scores_finite = *scores_finite && finite;
       for (std::size_t i = 0; i < rows; ++i) count += fully_masked[first_head * Tq + i];
     }
   }
@@ -61,14 +62,25 @@ std::size_t attention_decode(const float* q, const float* k, const float* v,
 
 }  // namespace
 
+bool decode_reads_every_key(const AttentionDims& dims, const Mask& mask) {
+  if (dims.group() * dims.q_len > kernels::kDecodeMaxRows) return false;
+  if (!mask.additive.empty() || !mask.allowed.empty()) return false;
+  for (std::size_t length : mask.lengths) {
+    if (length < dims.k_len) return false;
+  }
+  // With causal masking the last query row still sees every key.
+  return !mask.window || *mask.window >= static_cast<std::int64_t>(dims.k_len);
+}
+
 std::size_t attention_fast(const float* q, const float* k, const float* v,
                            const AttentionDims& dims, float scale, const ScoreTerms& terms,
-                           float* out, std::uint8_t* fully_masked) {
+                           float* out, std::uint8_t* fully_masked, bool* scores_finite) {
+  *scores_finite = true;
   using Arch = xsimd::default_arch;
   const std::size_t Tq = dims.q_len, Tk = dims.k_len, d_k = dims.d_k, d_v = dims.d_v;
   const std::size_t group = dims.group();
   if (group * Tq <= kernels::kDecodeMaxRows) {
-    return attention_decode(q, k, v, dims, scale, terms, out, fully_masked);
+    return attention_decode(q, k, v, dims, scale, terms, out, fully_masked, scores_finite);
   }
   std::vector<float> packed_keys(kernels::packed_keys_size(Tk, d_k, kernels::kKeyTile));
   std::vector<float> packed_values(kernels::packed_values_size(Tk, d_v));

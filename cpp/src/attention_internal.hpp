@@ -84,9 +84,11 @@ std::size_t attention_traced(const float* q, const float* k, const float* v,
                              const AttentionDims& dims, float scale, const ScoreTerms& terms,
                              float* out, std::uint8_t* fully_masked, const TraceBuffers& trace);
 
+/// scores_finite: false when a decode step met a non-finite score (only
+/// possible when its input checks were deferred; see DeferredChecks).
 std::size_t attention_fast(const float* q, const float* k, const float* v,
                            const AttentionDims& dims, float scale, const ScoreTerms& terms,
-                           float* out, std::uint8_t* fully_masked);
+                           float* out, std::uint8_t* fully_masked, bool* scores_finite);
 
 /// Validates the scale (finite custom factor) and returns the factor for d_k.
 float resolve_scale(const Scale& scale, std::size_t d_k, const char* fn);
@@ -97,6 +99,19 @@ float resolve_scale(const Scale& scale, std::size_t d_k, const char* fn);
 void check_score_range(const float* q, const float* k, const AttentionDims& dims, float scale,
                        const ScoreTerms& terms, const char* fn);
 
+/// A decode step whose kernel reads every key and value row unmasked by at
+/// least one query row (no padding, custom mask or window hides a key): a
+/// non-finite k or v, or a score that overflows, then always reaches the
+/// output. attention() checks such inputs only when the output is not
+/// finite, so the step reads the cache once instead of three times.
+bool decode_reads_every_key(const AttentionDims& dims, const Mask& mask);
+
+/// The inputs whose full checks attention() deferred (see above); null when
+/// they were checked before the call.
+struct DeferredChecks {
+  TensorView k, v;
+};
+
 /// Everything attention() and self_attention() share once q, k and v exist:
 /// options checked against dims, rope, the score range, the traced or fast
 /// path into `out` and `fully_masked` (sized by the caller), and with a trace
@@ -106,7 +121,8 @@ template <class Trace>
 std::size_t run_attention(const float* q, const float* k, const float* v, const AttentionDims& dims,
                           const AttentionOptions& options, float scale, const Shape& square,
                           const Shape& q_shape, const Shape& k_shape, float* out,
-                          std::uint8_t* fully_masked, Trace* trace, const char* fn);
+                          std::uint8_t* fully_masked, Trace* trace, const char* fn,
+                          const DeferredChecks* deferred = nullptr);
 
 }  // namespace attnscope::detail
 

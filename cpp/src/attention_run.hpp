@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "attention_internal.hpp"
+#include "kernels/scan.hpp"
 
 namespace attnscope::detail {
 
@@ -14,7 +15,8 @@ template <class Trace>
 std::size_t run_attention(const float* q, const float* k, const float* v, const AttentionDims& dims,
                           const AttentionOptions& options, float scale, const Shape& square,
                           const Shape& q_shape, const Shape& k_shape, float* out,
-                          std::uint8_t* fully_masked, Trace* trace, const char* fn) {
+                          std::uint8_t* fully_masked, Trace* trace, const char* fn,
+                          const DeferredChecks* deferred) {
   validate_mask(options.mask, dims, fn);
   validate_bias(options.bias, dims, fn);
   validate_rope(options.rope, dims, fn);
@@ -32,9 +34,21 @@ std::size_t run_attention(const float* q, const float* k, const float* v, const 
     q = q_rotated.data();
     k = k_rotated.data();
   }
-  check_score_range(q, k, dims, scale, terms, fn);
+  if (!deferred) check_score_range(q, k, dims, scale, terms, fn);
 
-  if (!trace) return attention_fast(q, k, v, dims, scale, terms, out, fully_masked);
+  if (!trace) {
+    bool scores_finite = true;
+    const std::size_t count =
+        attention_fast(q, k, v, dims, scale, terms, out, fully_masked, &scores_finite);
+    const std::size_t out_size = dims.batch * dims.heads * dims.q_len * dims.d_v;
+    if (deferred && (!scores_finite || count > 0 || !kernels::all_finite(out, out_size))) {
+      // Something went wrong: the checks skipped before name its cause.
+      check_finite(deferred->k, fn, "k");
+      check_finite(deferred->v, fn, "v");
+      check_score_range(q, k, dims, scale, terms, fn);
+    }
+    return count;
+  }
   checked_element_count(square, (std::string(fn) + ": trace tensors (B, H, Tq, Tk)").c_str());
   const std::string what = std::string(fn) + ": trace";
   const TraceBuffers buffers = allocate_square_tensors(*trace, square, what.c_str());

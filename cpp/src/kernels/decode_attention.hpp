@@ -13,7 +13,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <vector>
 
 #include <xsimd/xsimd.hpp>
 
@@ -23,6 +22,7 @@
 #include "kernels/mask_row.hpp"
 #include "kernels/multiply_add.hpp"
 #include "kernels/pack_keys.hpp"
+#include "kernels/scan.hpp"
 #include "kernels/softmax_rows.hpp"
 #include "kernels/transpose.hpp"
 
@@ -121,11 +121,13 @@ inline DecodeKeyRange decode_key_range(const HeadMask& mask, std::size_t rows) {
   return range;
 }
 
-/// q: `rows` query rows (d_k each); keys (Tk × d_k) and values (Tk × d_v)
-/// row-major, in place. scores: rows × Tk floats of scratch, keys_t d_k ×
-/// kKeyTile. out: rows × d_v.
+/// q: `rows` query rows (d_k each, rows <= kDecodeMaxRows); keys (Tk × d_k)
+/// and values (Tk × d_v) row-major, in place. scores: rows × Tk floats of
+/// scratch, keys_t d_k × kKeyTile. out: rows × d_v. Returns whether every
+/// scaled score it computed was finite: a -inf score (from a -inf key, or
+/// a product that overflows) would otherwise pass as a masked key.
 template <class Arch = xsimd::default_arch>
-void decode_attention(const float* q, const float* keys, const float* values, std::size_t rows,
+bool decode_attention(const float* q, const float* keys, const float* values, std::size_t rows,
                       std::size_t Tk, std::size_t d_k, std::size_t d_v, float scale,
                       const HeadMask& mask, float* out, std::uint8_t* fully_masked, float* scores,
                       float* keys_t) {
@@ -139,17 +141,21 @@ void decode_attention(const float* q, const float* keys, const float* values, st
   // the traced path scales them. Each tile is transposed into keys_t while
   // it is in cache; the keys are read from memory once.
   std::size_t done_end = 0;  // tiles are visited once even when the runs share one
+  bool scores_finite = true;
   for (const auto& run : runs) {
     for (std::size_t k0 = run[0] / kKeyTile * kKeyTile; k0 < run[1]; k0 += kKeyTile) {
       if (k0 < done_end) continue;
       const std::size_t n = std::min(kKeyTile, Tk - k0);
       transpose_tile<Arch>(keys + k0 * d_k, n, d_k, keys_t);
       matmul_best(q, d_k, keys_t, n, scores + k0, Tk, rows, d_k, n);
-      for (std::size_t r = 0; r < rows; ++r) scale_row<Arch>(scores + r * Tk + k0, n, scale);
+      for (std::size_t r = 0; r < rows; ++r) {
+        scale_row<Arch>(scores + r * Tk + k0, n, scale);
+        scores_finite = scores_finite && all_finite<Arch>(scores + r * Tk + k0, n);
+      }
       done_end = k0 + n;
     }
   }
-  std::vector<float> row_sum(rows, 0.0f);
+  float row_sum[kDecodeMaxRows] = {};
   for (std::size_t r = 0; r < rows; ++r) {
     float* row = scores + r * Tk;
     float max = kNegInf;
@@ -180,6 +186,7 @@ void decode_attention(const float* q, const float* keys, const float* values, st
     const float inverse = 1.0f / row_sum[r];
     for (std::size_t c = 0; c < d_v; ++c) out[r * d_v + c] *= inverse;
   }
+  return scores_finite;
 }
 
 }  // namespace ATTN_KERNEL_ISA

@@ -21,6 +21,13 @@ void flash_attention_best(const float* q, const float* packed_keys, const float*
                           float scale, const HeadMask& mask, float* out, std::uint8_t* fully_masked,
                           FlashWorkspace& ws);
 
+/// decode_attention (a few query rows against keys and values read in
+/// place); see decode_attention.hpp. Returns whether every score was finite.
+bool decode_attention_best(const float* q, const float* keys, const float* values,
+                           std::size_t rows, std::size_t Tk, std::size_t d_k, std::size_t d_v,
+                           float scale, const HeadMask& mask, float* out,
+                           std::uint8_t* fully_masked, float* scores, float* keys_t);
+
 /// matmul (c = a·b, or c += a·b when accumulate); see matmul.hpp.
 void matmul_best(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
                  std::size_t ldc, std::size_t m, std::size_t k, std::size_t n,
@@ -42,6 +49,13 @@ struct FlashAttentionKernel {
                   std::size_t rows, std::size_t keys, std::size_t d_k, std::size_t d_v, float scale,
                   const HeadMask& mask, float* out, std::uint8_t* fully_masked,
                   FlashWorkspace& ws) const;
+};
+struct DecodeAttentionKernel {
+  template <class Arch>
+  bool operator()(Arch, const float* q, const float* keys, const float* values, std::size_t rows,
+                  std::size_t Tk, std::size_t d_k, std::size_t d_v, float scale,
+                  const HeadMask& mask, float* out, std::uint8_t* fully_masked, float* scores,
+                  float* keys_t) const;
 };
 struct MatmulKernel {
   template <class Arch>

@@ -5,6 +5,7 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "kernels/decode_attention.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/flash_attention.hpp"
 #include "kernels/matmul.hpp"
@@ -20,6 +21,17 @@ void FlashAttentionKernel::operator()(Arch, const float* q, const float* packed_
                                       std::uint8_t* fully_masked, FlashWorkspace& ws) const {
   flash_attention<Arch>(q, packed_keys, packed_values, rows, keys, d_k, d_v, scale, mask, out,
                         fully_masked, ws);
+}
+
+template <class Arch>
+bool DecodeAttentionKernel::operator()(Arch, const float* q, const float* keys,
+                                       const float* values, std::size_t rows, std::size_t Tk,
+                                       std::size_t d_k, std::size_t d_v, float scale,
+                                       const HeadMask& mask, float* out,
+                                       std::uint8_t* fully_masked, float* scores,
+                                       float* keys_t) const {
+  return decode_attention<Arch>(q, keys, values, rows, Tk, d_k, d_v, scale, mask, out,
+                                fully_masked, scores, keys_t);
 }
 
 template <class Arch>
@@ -51,6 +63,10 @@ const char* ArchNameKernel::operator()(Arch) const {
       A, const float*, const float*, const float*, std::size_t, std::size_t, std::size_t,        \
       std::size_t, float, const attnscope::kernels::HeadMask&, float*, std::uint8_t*,            \
       attnscope::kernels::FlashWorkspace&) const;                                                \
+  template bool attnscope::kernels::DecodeAttentionKernel::operator()<A>(                        \
+      A, const float*, const float*, const float*, std::size_t, std::size_t, std::size_t,        \
+      std::size_t, float, const attnscope::kernels::HeadMask&, float*, std::uint8_t*, float*,    \
+      float*) const;                                                                             \
   template void attnscope::kernels::MatmulKernel::operator()<A>(                                 \
       A, const float*, std::size_t, const float*, std::size_t, float*, std::size_t, std::size_t, \
       std::size_t, std::size_t, bool, float*) const;                                             \
