@@ -26,6 +26,7 @@ export interface TokenPiece {
   end: number;
 }
 
+/** GPT-2's tokenizer: text to token ids and back. */
 export interface Gpt2Tokenizer {
   /** Token ids of `text`; "<|endoftext|>" written in the text is ordinary text. */
   encode(text: string): number[];
@@ -33,7 +34,9 @@ export interface Gpt2Tokenizer {
   decode(ids: ArrayLike<number>): string;
   /** encode(text) with each token's piece of `text`. */
   pieces(text: string): TokenPiece[];
+  /** Ids are 0 to 50256. */
   vocabSize: 50257;
+  /** The id of "<|endoftext|>", which GPT-2 puts between documents. */
   endOfText: 50256;
 }
 

@@ -8,12 +8,16 @@
 // offsets in the file, so a loader can stream each tensor straight from it.
 import { AttnScopeError } from './errors.js';
 
+/** The element types read: float32, float16 and bfloat16. */
 export type SafetensorsDtype = 'F32' | 'F16' | 'BF16';
 
 /** One tensor of a file: its bytes are file[begin, end). */
 export interface SafetensorsEntry {
+  /** The tensor's name in the header, e.g. "h.0.attn.c_attn.weight". */
   name: string;
+  /** Its element type. */
   dtype: SafetensorsDtype;
+  /** Its shape, row-major ([] for a scalar). */
   shape: number[];
   /** Absolute byte offset of the first byte in the file. */
   begin: number;
@@ -21,11 +25,22 @@ export interface SafetensorsEntry {
   end: number;
 }
 
+/** A file's header as parseSafetensors reads it. */
 export interface SafetensorsHeader {
   /** The header's "__metadata__" (empty when absent). */
   metadata: Record<string, string>;
   /** Every tensor, in the order of their bytes in the file. */
   tensors: SafetensorsEntry[];
+}
+
+/** A tensor to write: its name, shape and float32 values (row-major). */
+export interface SafetensorsTensor {
+  /** Its name in the header; unique, and not "__metadata__". */
+  name: string;
+  /** Its shape ([] for a scalar). */
+  shape: number[];
+  /** product(shape) values, row-major. */
+  data: Float32Array;
 }
 
 /** The largest JSON header read (the reference implementation's limit too): 16 MiB. */
@@ -279,7 +294,7 @@ export function decodeTensor(bytes: Uint8Array, entry: SafetensorsEntry, out: Fl
  * writer does), which keeps every tensor 4-byte aligned.
  */
 export function writeSafetensors(
-  tensors: { name: string; shape: number[]; data: Float32Array }[],
+  tensors: SafetensorsTensor[],
   metadata?: Record<string, string>,
 ): Uint8Array {
   if (!Array.isArray(tensors))

@@ -6,6 +6,7 @@
 // gives the same tokens.
 import { AttnScopeError } from './errors.js';
 
+/** How sampleToken picks a token. */
 export interface SamplingOptions {
   /** Divides the logits before the softmax; 0 or absent: greedy (the argmax). */
   temperature?: number;
