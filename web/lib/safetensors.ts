@@ -73,6 +73,12 @@ const show = (value: unknown): string => {
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 };
 
+/** A tensor as messages name it (a long name shortened). */
+const tensorLabel = (name: unknown): string => {
+  const text = String(name);
+  return `tensor '${text.length > 80 ? `${text.slice(0, 77)}...` : text}'`;
+};
+
 /** product(shape), or fails when it is not a safe integer. */
 function elementCount(shape: number[], what: string): number {
   let count = 1;
@@ -144,7 +150,7 @@ export function parseSafetensors(bytes: Uint8Array): SafetensorsHeader {
       metadata = checkMetadata(value, '__metadata__');
       continue;
     }
-    const what = `tensor '${name}'`;
+    const what = tensorLabel(name);
     if (!isPlainObject(value)) fail(`${what} must be an object, got ${describe(value)}`);
     for (const key of Object.keys(value)) {
       if (key !== 'dtype' && key !== 'shape' && key !== 'data_offsets') {
@@ -192,7 +198,7 @@ export function parseSafetensors(bytes: Uint8Array): SafetensorsHeader {
   for (const t of tensors) {
     if (t.begin < covered && previous) {
       fail(
-        `tensors '${previous.name}' ${relative(previous)} and '${t.name}' ${relative(t)} overlap`,
+        `${tensorLabel(previous.name)} ${relative(previous)} and ${tensorLabel(t.name)} ${relative(t)} overlap`,
       );
     }
     if (t.begin > covered) {
@@ -244,7 +250,7 @@ export function decodeTensor(bytes: Uint8Array, entry: SafetensorsEntry, out: Fl
   if (!(bytes instanceof Uint8Array)) fail(`decodeTensor: bytes must be a Uint8Array`);
   if (!(out instanceof Float32Array)) fail(`decodeTensor: out must be a Float32Array`);
   if (!isPlainObject(entry)) fail(`decodeTensor: entry must be an object, got ${describe(entry)}`);
-  const what = `decodeTensor: tensor '${entry.name}'`;
+  const what = `decodeTensor: ${tensorLabel(entry.name)}`;
   const itemBytes = itemBytesOf(entry.dtype);
   if (!itemBytes) fail(`${what} has dtype ${show(entry.dtype)}; supported: F32, F16, BF16`);
   const count = elementCount(checkShape(entry.shape, what), what);
@@ -311,9 +317,9 @@ export function writeSafetensors(
     const name: unknown = tensor?.name;
     if (typeof name !== 'string') fail(`writeSafetensors: tensors[${i}].name must be a string`);
     if (name === '__metadata__') fail(`writeSafetensors: "__metadata__" cannot name a tensor`);
-    if (names.has(name)) fail(`writeSafetensors: two tensors are named '${name}'`);
+    if (names.has(name)) fail(`writeSafetensors: ${tensorLabel(name)} is named twice`);
     names.add(name);
-    const what = `writeSafetensors: tensor '${name}'`;
+    const what = `writeSafetensors: ${tensorLabel(name)}`;
     const shape = checkShape(tensor.shape, what);
     if (!(tensor.data instanceof Float32Array)) fail(`${what}: data must be a Float32Array`);
     const count = elementCount(shape, what);
