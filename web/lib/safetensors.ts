@@ -281,15 +281,16 @@ export function decodeTensor(bytes: Uint8Array, entry: SafetensorsEntry, out: Fl
     }
     return;
   }
-  const halves = aligned ? new Uint16Array(bytes.buffer, at, count) : undefined;
-  const view = aligned ? undefined : new DataView(bytes.buffer, at, count * 2);
-  const half = (i: number) => (halves ? halves[i]! : view!.getUint16(2 * i, true));
-  if (entry.dtype === 'BF16') {
-    // bfloat16 is the top half of a float32.
-    for (let i = 0; i < count; i++) bits[i] = half(i) << 16;
+  // bfloat16 is the top half of a float32; float16 goes through a table of all 65536.
+  const table = entry.dtype === 'F16' ? float16Table() : undefined;
+  if (aligned) {
+    const halves = new Uint16Array(bytes.buffer, at, count);
+    if (table) for (let i = 0; i < count; i++) bits[i] = table[halves[i]!]!;
+    else for (let i = 0; i < count; i++) bits[i] = halves[i]! << 16;
   } else {
-    const table = float16Table();
-    for (let i = 0; i < count; i++) bits[i] = table[half(i)]!;
+    const view = new DataView(bytes.buffer, at, count * 2);
+    if (table) for (let i = 0; i < count; i++) bits[i] = table[view.getUint16(2 * i, true)]!;
+    else for (let i = 0; i < count; i++) bits[i] = view.getUint16(2 * i, true) << 16;
   }
 }
 
