@@ -11,7 +11,8 @@ namespace attnscope {
 
 namespace {
 
-void check_count(std::size_t count, std::size_t room, const char* fn, const std::string& room_name) {
+void check_count(std::size_t count, std::size_t room, const char* fn,
+                 const std::string& room_name) {
   if (count == 0) throw Error(std::string(fn) + ": tokens is empty, expected at least one token");
   if (count > room) {
     throw Error(std::string(fn) + ": tokens has " + std::to_string(count) + " tokens, more than " +
@@ -32,8 +33,7 @@ Gpt2Output Gpt2Model::forward(const std::vector<std::int64_t>& tokens, bool trac
   const std::size_t d = C / H;
   std::vector<float> keys = detail::allocate_zeros({H * T * d}, "gpt2: keys").data;
   std::vector<float> values = detail::allocate_zeros({H * T * d}, "gpt2: values").data;
-  const std::vector<detail::Gpt2KeyValues> kv(config_.layers,
-                                              {keys.data(), values.data(), T * d});
+  const std::vector<detail::Gpt2KeyValues> kv(config_.layers, {keys.data(), values.data(), T * d});
   Gpt2Output out;
   if (trace) out.trace.emplace();
   const Tensor hidden = detail::gpt2_pass(config_, weights_view(), tokens.data(), T, 0, kv,

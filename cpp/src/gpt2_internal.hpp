@@ -17,7 +17,7 @@ struct Gpt2LayerWeights {
   const float *attn_w, *attn_b;  // c_attn: (C, 3C), q | k | v side by side
   const float *proj_w, *proj_b;  // attn.c_proj
   const float *ln2_gamma, *ln2_beta;
-  const float *fc_w, *fc_b;          // mlp.c_fc
+  const float *fc_w, *fc_b;              // mlp.c_fc
   const float *mlp_proj_w, *mlp_proj_b;  // mlp.c_proj
 };
 

@@ -13,8 +13,10 @@ namespace {
 
 void check_config(const Gpt2Config& c, const char* fn) {
   const std::pair<const char*, std::size_t> fields[] = {
-      {"layers", c.layers},         {"heads", c.heads},
-      {"d_model", c.d_model},       {"vocab_size", c.vocab_size},
+      {"layers", c.layers},
+      {"heads", c.heads},
+      {"d_model", c.d_model},
+      {"vocab_size", c.vocab_size},
       {"context_length", c.context_length},
   };
   for (const auto& [name, value] : fields) {
@@ -38,7 +40,7 @@ Gpt2Model::Gpt2Model(const Gpt2Config& config) : config_(config) {
   };
   add("wte.weight", {config.vocab_size, C});
   add("wpe.weight", {config.context_length, C});
-  const Shape layer_shapes[] = {{C}, {C}, {C, 3 * C}, {3 * C}, {C, C}, {C},
+  const Shape layer_shapes[] = {{C}, {C}, {C, 3 * C}, {3 * C}, {C, C},     {C},
                                 {C}, {C}, {C, 4 * C}, {4 * C}, {4 * C, C}, {C}};
   for (std::size_t l = 0; l < config.layers; ++l) {
     for (std::size_t i = 0; i < detail::kGpt2LayerTensors; ++i) {

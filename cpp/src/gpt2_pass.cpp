@@ -9,8 +9,8 @@
 #include <xsimd/xsimd.hpp>
 
 #include "allocate.hpp"
-#include "checks.hpp"
 #include "attnscope/attention.hpp"
+#include "checks.hpp"
 #include "gpt2_internal.hpp"
 #include "kernels/activation.hpp"
 #include "kernels/dispatch.hpp"
@@ -166,13 +166,12 @@ void gpt2_logits(const float* hidden, std::size_t rows, const float* wte, std::s
   }
 }
 
-void check_gpt2_tokens(const std::vector<std::int64_t>& tokens, std::size_t vocab,
-                       const char* fn) {
+void check_gpt2_tokens(const std::vector<std::int64_t>& tokens, std::size_t vocab, const char* fn) {
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     if (tokens[i] < 0 || static_cast<std::uint64_t>(tokens[i]) >= vocab) {
       throw Error(std::string(fn) + ": tokens[" + std::to_string(i) + "] is " +
-                  std::to_string(tokens[i]) + ", expected a token id in [0, vocab_size=" +
-                  std::to_string(vocab) + ")");
+                  std::to_string(tokens[i]) +
+                  ", expected a token id in [0, vocab_size=" + std::to_string(vocab) + ")");
     }
   }
 }

@@ -126,8 +126,8 @@ TEST_CASE("gpt2: a cached step gives the whole forward's last row") {
 TEST_CASE("gpt2: errors name the argument and leave the cache as it was") {
   const Gpt2Model model = random_gpt2(kConfig, 2);
   using Catch::Matchers::Contains;
-  REQUIRE_THROWS_WITH(model.forward({1, 37}, false), Contains("tokens[1] is 37") &&
-                                                         Contains("vocab_size=37"));
+  REQUIRE_THROWS_WITH(model.forward({1, 37}, false),
+                      Contains("tokens[1] is 37") && Contains("vocab_size=37"));
   REQUIRE_THROWS_WITH(model.forward({-1}, true), Contains("tokens[0] is -1"));
   REQUIRE_THROWS_WITH(model.forward({}, false), Contains("tokens is empty"));
   REQUIRE_THROWS_WITH(model.forward(std::vector<std::int64_t>(65, 0), false),

@@ -28,7 +28,8 @@ inline Gpt2Model random_gpt2(const Gpt2Config& config, std::uint32_t seed, float
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-scale, scale);
   for (const std::string& name : model.weight_names()) {
-    const bool gain = name.find("ln_") != std::string::npos && name.find(".weight") != std::string::npos;
+    const bool gain =
+        name.find("ln_") != std::string::npos && name.find(".weight") != std::string::npos;
     float* data = model.weight_data(name);
     std::size_t n = 1;
     for (std::size_t d : model.weight_shape(name)) n *= d;
