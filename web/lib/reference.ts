@@ -304,3 +304,4 @@ export const gelu = (v: number): number => 0.5 * v * (1 + erf(v / Math.SQRT2));
 export const relu = (v: number): number => Math.max(0, v);
 
 export * from './reference-variants.js';
+export * from './reference-gpt2.js';

@@ -1,0 +1,201 @@
+// GPT-2's forward pass written plainly in double precision (part of
+// attnscope/reference): what the engine's float32 model is checked against,
+// layer by layer. Weights are in Hugging Face's layout: the linear layers are
+// Conv1D, whose weight is (in, out), so y = x · W + b.
+import { AttnScopeError } from './errors.js';
+import { layerNormReference, matmul, type Values } from './reference.js';
+
+export interface Gpt2ReferenceConfig {
+  layers: number;
+  heads: number;
+  dModel: number;
+  vocabSize: number;
+  contextLength: number;
+}
+
+/** GPT-2's parameters by their names without the "transformer." prefix (wte.weight, h.0.ln_1.bias, ...). */
+export type Gpt2ReferenceWeights = Map<string, { data: ArrayLike<number>; shape: number[] }>;
+
+export interface Gpt2ReferenceResult {
+  /** (T, vocabSize): the last hidden state times wteᵀ. */
+  logits: Float64Array;
+  /** One per layer, (heads, T, T): the causal softmax weights. */
+  attentions: Float64Array[];
+  /** layers + 1 entries, each (T, dModel): the residual stream before each block, then the output of ln_f. */
+  hidden: Float64Array[];
+}
+
+const kLayerNormEps = 1e-5;
+
+/** GPT-2's GELU, the tanh approximation: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))). */
+export const geluTanh = (x: number): number =>
+  0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x ** 3)));
+
+/** The causal attention of `heads` heads over q, k, v (T, C) each (head h: columns [h·d, (h+1)·d)). */
+function causalAttention(
+  q: Values,
+  k: Values,
+  v: Values,
+  T: number,
+  C: number,
+  heads: number,
+): { output: Float64Array; weights: Float64Array } {
+  const d = C / heads;
+  const output = new Float64Array(T * C);
+  const weights = new Float64Array(heads * T * T);
+  for (let h = 0; h < heads; h++) {
+    for (let i = 0; i < T; i++) {
+      const row = weights.subarray((h * T + i) * T, (h * T + i + 1) * T);
+      let max = -Infinity;
+      for (let j = 0; j <= i; j++) {
+        let s = 0;
+        for (let c = h * d; c < (h + 1) * d; c++) s += q[i * C + c]! * k[j * C + c]!;
+        row[j] = s / Math.sqrt(d);
+        max = Math.max(max, row[j]!);
+      }
+      let sum = 0;
+      for (let j = 0; j <= i; j++) sum += row[j] = Math.exp(row[j]! - max);
+      for (let j = 0; j <= i; j++) row[j] = row[j]! / sum; // keys after i stay 0
+      for (let c = h * d; c < (h + 1) * d; c++) {
+        let s = 0;
+        for (let j = 0; j <= i; j++) s += row[j]! * v[j * C + c]!;
+        output[i * C + c] = s;
+      }
+    }
+  }
+  return { output, weights };
+}
+
+/** Columns [from, from + width) of a (rows, cols) matrix. */
+function columns(m: Values, rows: number, cols: number, from: number, width: number): Float64Array {
+  const out = new Float64Array(rows * width);
+  for (let r = 0; r < rows; r++) {
+    for (let c = 0; c < width; c++) out[r * width + c] = m[r * cols + from + c]!;
+  }
+  return out;
+}
+
+/** GPT-2 on one sequence of token ids, in doubles, keeping every layer's attention and residual stream. */
+export function gpt2ForwardReference(
+  weights: Gpt2ReferenceWeights,
+  config: Gpt2ReferenceConfig,
+  tokens: ArrayLike<number>,
+): Gpt2ReferenceResult {
+  const { layers, heads, dModel: C, vocabSize: V, contextLength } = config;
+  if (!(C > 0 && heads > 0 && Number.isInteger(C / heads))) {
+    throw new AttnScopeError(
+      `gpt2ForwardReference: dModel ${C} is not a multiple of heads ${heads}`,
+    );
+  }
+  const T = tokens.length;
+  if (T < 1 || T > contextLength) {
+    throw new AttnScopeError(`gpt2ForwardReference: ${T} tokens, expected 1 to ${contextLength}`);
+  }
+  const param = (name: string, shape: number[]): ArrayLike<number> => {
+    const w = weights.get(name);
+    if (!w) throw new AttnScopeError(`gpt2ForwardReference: missing tensor '${name}'`);
+    if (w.shape.join() !== shape.join() || w.data.length !== shape.reduce((a, b) => a * b, 1)) {
+      throw new AttnScopeError(
+        `gpt2ForwardReference: tensor '${name}' has shape [${w.shape}], expected [${shape}]`,
+      );
+    }
+    return w.data;
+  };
+
+  const wte = param('wte.weight', [V, C]);
+  const wpe = param('wpe.weight', [contextLength, C]);
+  let x = new Float64Array(T * C);
+  for (let t = 0; t < T; t++) {
+    const id = tokens[t]!;
+    if (!(Number.isInteger(id) && id >= 0 && id < V)) {
+      throw new AttnScopeError(`gpt2ForwardReference: tokens[${t}] = ${id} is not in [0, ${V})`);
+    }
+    for (let c = 0; c < C; c++) x[t * C + c] = wte[id * C + c]! + wpe[t * C + c]!;
+  }
+
+  const hidden: Float64Array[] = [];
+  const attentions: Float64Array[] = [];
+  const addTo = (residual: Float64Array, delta: Float64Array) =>
+    residual.map((value, i) => value + delta[i]!);
+  for (let l = 0; l < layers; l++) {
+    const p = (name: string, shape: number[]) => param(`h.${l}.${name}`, shape);
+    hidden.push(x);
+    const a = layerNormReference(
+      x,
+      T,
+      C,
+      p('ln_1.weight', [C]),
+      p('ln_1.bias', [C]),
+      kLayerNormEps,
+    );
+    const qkv = matmul(
+      a,
+      T,
+      C,
+      p('attn.c_attn.weight', [C, 3 * C]),
+      3 * C,
+      p('attn.c_attn.bias', [3 * C]),
+    );
+    const [q, k, v] = [0, C, 2 * C].map((from) => columns(qkv, T, 3 * C, from, C)) as [
+      Float64Array,
+      Float64Array,
+      Float64Array,
+    ];
+    const attention = causalAttention(q, k, v, T, C, heads);
+    attentions.push(attention.weights);
+    const projected = matmul(
+      attention.output,
+      T,
+      C,
+      p('attn.c_proj.weight', [C, C]),
+      C,
+      p('attn.c_proj.bias', [C]),
+    );
+    x = addTo(x, projected);
+
+    const m = layerNormReference(
+      x,
+      T,
+      C,
+      p('ln_2.weight', [C]),
+      p('ln_2.bias', [C]),
+      kLayerNormEps,
+    );
+    const up = matmul(
+      m,
+      T,
+      C,
+      p('mlp.c_fc.weight', [C, 4 * C]),
+      4 * C,
+      p('mlp.c_fc.bias', [4 * C]),
+    );
+    const down = matmul(
+      up.map(geluTanh),
+      T,
+      4 * C,
+      p('mlp.c_proj.weight', [4 * C, C]),
+      C,
+      p('mlp.c_proj.bias', [C]),
+    );
+    x = addTo(x, down);
+  }
+  const final = layerNormReference(
+    x,
+    T,
+    C,
+    param('ln_f.weight', [C]),
+    param('ln_f.bias', [C]),
+    kLayerNormEps,
+  );
+  hidden.push(final);
+
+  const logits = new Float64Array(T * V);
+  for (let t = 0; t < T; t++) {
+    for (let id = 0; id < V; id++) {
+      let s = 0;
+      for (let c = 0; c < C; c++) s += final[t * C + c]! * wte[id * C + c]!;
+      logits[t * V + id] = s;
+    }
+  }
+  return { logits, attentions, hidden };
+}
