@@ -30,7 +30,12 @@ export function modelTokens(
   for (let i = 0; i < list.length; i++) {
     if (!isInt32 && !Object.prototype.hasOwnProperty.call(list, i))
       fail(fn, `tokens[${i}] is missing (a hole in the array)`);
-    out[i] = integerIn(fn, `tokens[${i}]`, list[i], 0, config.vocabSize - 1);
+    const id = list[i];
+    if (typeof id !== 'number' || !Number.isInteger(id) || id < 0 || id >= config.vocabSize) {
+      const got = typeof id === 'number' ? id : describe(id);
+      fail(fn, `tokens[${i}] is ${got}, expected a token id in [0, vocabSize=${config.vocabSize})`);
+    }
+    out[i] = id;
   }
   return out;
 }
@@ -70,7 +75,8 @@ export function generateTokens(
     );
   }
   const options = samplingOptions(args);
-  const seed = own(args, 'seed') === undefined ? 0 : integerIn(fn, 'seed', own(args, 'seed'), 0, 2 ** 32 - 1);
+  const seed =
+    own(args, 'seed') === undefined ? 0 : integerIn(fn, 'seed', own(args, 'seed'), 0, 2 ** 32 - 1);
   const onToken = own(args, 'onToken');
   if (onToken !== undefined && typeof onToken !== 'function')
     fail(fn, `onToken must be a function, got ${describe(onToken)}`);
@@ -80,7 +86,13 @@ export function generateTokens(
   const capacity = prompt.length + maxNewTokens - 1;
   const { layers, dModel, vocabSize } = config;
   const cacheBytes = 2 * layers * capacity * dModel * 4;
-  requireMemory(fn, {}, cacheBytes + prompt.length * dModel * 4 * 12 + vocabSize * 4, 0, 'generation');
+  requireMemory(
+    fn,
+    {},
+    cacheBytes + prompt.length * dModel * 4 * 12 + vocabSize * 4,
+    0,
+    'generation',
+  );
   const call = (runner: string, numbers: Record<string, number>, tokens?: number[]) =>
     callEngine(fn, raw, runner, {
       numbers: { ...numbers, model: handle },

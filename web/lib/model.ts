@@ -14,7 +14,7 @@ import type {
   ModelForwardResult,
 } from './model-types.js';
 import { decodeTensor, parseSafetensors, writeSafetensors } from './safetensors.js';
-import { toAttnScopeError } from './errors.js';
+import { AttnScopeError, toAttnScopeError } from './errors.js';
 import { describe, fail, own } from './tensors.js';
 import type { TensorOut } from './types.js';
 
@@ -35,10 +35,18 @@ function modelCall(
   handle: number,
   inputs: CallInputs = {},
 ): CallOutputs {
-  return callEngine(fn, raw, runner, {
-    ...inputs,
-    numbers: { ...inputs.numbers, model: handle },
-  });
+  try {
+    return callEngine(fn, raw, runner, {
+      ...inputs,
+      numbers: { ...inputs.numbers, model: handle },
+    });
+  } catch (e) {
+    // The core names its own C++ method ("Gpt2Model::finish: …"); the
+    // caller called a package function, so that is the name to read.
+    if (e instanceof AttnScopeError && e.message.startsWith('Gpt2Model'))
+      throw new AttnScopeError(`${fn}: ${e.message.replace(/^Gpt2Model::\w+: /, '')}`);
+    throw e;
+  }
 }
 
 /** The address and element count of one weight's storage in wasm memory. */
@@ -79,7 +87,10 @@ export function loadModel(
   if (options !== undefined && (typeof options !== 'object' || options === null))
     fail(fn, `options must be an object, got ${describe(options)}`);
   const { config, entries } = readGpt2(fn, parseSafetensors(bytes), own(options, 'config'));
-  const weightBytes = entries.reduce((sum, [, shape]) => sum + 4 * shape.reduce((a, b) => a * b), 0);
+  const weightBytes = entries.reduce(
+    (sum, [, shape]) => sum + 4 * shape.reduce((a, b) => a * b),
+    0,
+  );
   requireMemory(fn, {}, weightBytes, 0, `a model of ${entries.length} tensors`);
 
   const created = callEngine(fn, raw, 'gpt2_create', {
