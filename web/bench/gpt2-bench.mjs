@@ -26,7 +26,9 @@ const config = {
   vocabSize: num('vocab', 50257, 50257),
   contextLength: num('context', 1024, 1024),
 };
-const sizes = String(args.sizes ?? (quick ? '64' : '128,512')).split(',').map(Number);
+const sizes = String(args.sizes ?? (quick ? '64' : '128,512'))
+  .split(',')
+  .map(Number);
 const prompt = num('prompt', 128, 32);
 const newTokens = num('new', 128, 16);
 const reps = num('reps', 3, 1);
@@ -76,7 +78,7 @@ function randomGpt2File() {
   file.set(text, 8);
   const data = new Float32Array(file.buffer, 8 + text.length, offset / 4);
   let state = 12345;
-  const uniform = () => ((state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32) - 0.5;
+  const uniform = () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32 - 0.5;
   let at = 0;
   for (const [name, shape] of list) {
     const n = shape.reduce((a, b) => a * b, 1);
@@ -96,7 +98,9 @@ if (!engine) {
   console.error(`gpt2-bench: ${distDir}/node.js not found; run npm run build`);
   process.exit(1);
 }
-console.log(`gpt2-bench: ${JSON.stringify(config)}, simd ${engine.simdArch}, ${new Date().toISOString()}`);
+console.log(
+  `gpt2-bench: ${JSON.stringify(config)}, simd ${engine.simdArch}, ${new Date().toISOString()}`,
+);
 const file = randomGpt2File();
 const rssBefore = process.memoryUsage().rss;
 let t0 = performance.now();
@@ -119,7 +123,9 @@ for (const T of sizes) {
 }
 t0 = performance.now();
 model.forward({ tokens: tokens(Math.min(64, config.contextLength)), trace: true });
-console.log(`forward T=${Math.min(64, config.contextLength)} (trace): ${(performance.now() - t0).toFixed(0)} ms`);
+console.log(
+  `forward T=${Math.min(64, config.contextLength)} (trace): ${(performance.now() - t0).toFixed(0)} ms`,
+);
 
 const times = [];
 const { tokens: generated } = model.generate({
