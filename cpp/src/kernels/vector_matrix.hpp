@@ -32,8 +32,8 @@ void vector_matrix(const float* x, const float* w, std::size_t k, std::size_t n,
       acc.store_unaligned(y + j);
     }
     for (std::size_t j = vec_end; j < n; ++j) {
-      y[j] += x[p] * w0[j] + x[p + 1] * w0[n + j] + x[p + 2] * w0[2 * n + j] +
-              x[p + 3] * w0[3 * n + j];
+      y[j] +=
+          x[p] * w0[j] + x[p + 1] * w0[n + j] + x[p + 2] * w0[2 * n + j] + x[p + 3] * w0[3 * n + j];
     }
   }
   for (; p < k; ++p) {
