@@ -4,6 +4,8 @@
 // result.trace.scores on the JS side).
 #include "call.hpp"
 
+#include "models.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -254,6 +256,13 @@ constexpr Runner kRunners[] = {
     {"rms_norm", run_rms_norm},
     {"swiglu", run_swiglu},
     {"llama_block", run_llama_block},
+    {"gpt2_create", run_gpt2_create},
+    {"gpt2_weight", run_gpt2_weight},
+    {"gpt2_finish", run_gpt2_finish},
+    {"gpt2_forward", run_gpt2_forward},
+    {"gpt2_cache", run_gpt2_cache},
+    {"gpt2_step", run_gpt2_step},
+    {"gpt2_free", run_gpt2_free},
 };
 
 }  // namespace

@@ -7,6 +7,8 @@ import type { AttnModule, RawTensor } from './attnscope.mjs';
 import { callEngine, inputBytes, type CallInputs, type CallOutputs } from './call.js';
 import { toAttnScopeError } from './errors.js';
 import { keyShape, variantInputs, windowInputs, type VariantDims } from './attention-variants.js';
+import { loadModel } from './model.js';
+import type { LoadModelOptions, Model } from './model-types.js';
 import { outputBuffer } from './output-buffer.js';
 import {
   boolMaskTensor,
@@ -756,6 +758,13 @@ export function createEngine(raw: AttnModule): AttnScope {
     rmsNorm: guarded('rmsNorm', rmsNorm),
     swiglu: guarded('swiglu', swiglu),
     llamaBlock: guarded('llamaBlock', llamaBlock),
+    loadModel: (bytes: Uint8Array, options?: LoadModelOptions): Model => {
+      try {
+        return loadModel(raw, requireMemory, bytes, options);
+      } catch (e) {
+        throw toAttnScopeError('loadModel', e);
+      }
+    },
     memoryUsage,
   };
 }

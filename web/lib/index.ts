@@ -4,6 +4,15 @@
 // resolves to node.js, which reads the file from disk.
 import { instantiate } from './load.js';
 import type { AttnScope, CreateOptions } from './types.js';
+export type {
+  ModelConfig,
+  LoadModelOptions,
+  ModelForwardArgs,
+  ModelForwardResult,
+  GenerateArgs,
+  GenerateResult,
+  Model,
+} from './model-types.js';
 
 export { AttnScopeError } from './errors.js';
 export { hasRelaxedSimd } from './load.js';

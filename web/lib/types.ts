@@ -1,6 +1,8 @@
 // Public types of the attnscope package. Every tensor is dense and row-major:
 // the last index varies fastest.
 
+import type { LoadModelOptions, Model } from './model-types.js';
+
 /** Numbers nested to any depth, e.g. `number[][]` for a matrix. */
 export type NestedNumbers = number | readonly NestedNumbers[];
 
@@ -501,6 +503,12 @@ export interface AttnScope {
   swiglu(args: SwigluArgs): TensorOut;
   /** A Llama-style decoder block (pre-RMSNorm, attention, SwiGLU, residuals) with every stage. */
   llamaBlock(args: LlamaBlockArgs): LlamaBlockResult;
+  /**
+   * A GPT-2 from a .safetensors file (float32, float16 or bfloat16 tensors by
+   * their Hugging Face names, with or without the "transformer." prefix),
+   * living in wasm memory until model.dispose().
+   */
+  loadModel(bytes: Uint8Array, options?: LoadModelOptions): Model;
   /** Current wasm memory use. */
   memoryUsage(): MemoryUsage;
 }

@@ -4,6 +4,7 @@
 
 #include "attnscope/attention.hpp"
 #include "attnscope/block.hpp"
+#include "attnscope/gpt2.hpp"
 #include "attnscope/llama_block.hpp"
 #include "attnscope/tensor.hpp"
 

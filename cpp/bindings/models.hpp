@@ -1,0 +1,30 @@
+// Models that live across calls: a registry of GPT-2 models (each with an
+// optional key/value cache) behind numeric handles, and the call-frame
+// runners that create, fill, run and free them (listed in call.cpp).
+// Plain C++ (no Emscripten), like call.hpp.
+//
+// Loading: gpt2_create (numbers layers, heads, dModel, vocabSize,
+// contextLength → number "model"), then per tensor gpt2_weight (model, text
+// name, number write=1 → numbers address, size: the TS layer decodes the
+// file's tensor straight into that storage), then gpt2_finish (every tensor
+// filled and finite). gpt2_free frees the model and its cache; on any error
+// while loading the TS layer frees the half-built model.
+#pragma once
+
+#include "call.hpp"
+
+namespace attnscope::bindings {
+
+void run_gpt2_create(Call& c);
+/// write=1: the storage to fill (marks the tensor loaded); write=0: to read.
+void run_gpt2_weight(Call& c);
+void run_gpt2_finish(Call& c);
+/// counts tokens, number trace → logits (T, V), attentions.{l} (H, T, T), hidden.{l} (T, C).
+void run_gpt2_forward(Call& c);
+/// number capacity: a fresh, empty cache of that many positions; 0 frees it.
+void run_gpt2_cache(Call& c);
+/// counts tokens → logits (V) of the last of them, number cacheLength.
+void run_gpt2_step(Call& c);
+void run_gpt2_free(Call& c);
+
+}  // namespace attnscope::bindings

@@ -1,0 +1,130 @@
+// A GPT-2 decoder (Radford et al. 2019, as in Hugging Face's GPT2LMHeadModel)
+// holding its own float32 weights: a forward pass that can keep every
+// layer's attention weights and the residual stream, and a key/value cache
+// for generating one token after another.
+//
+// Weights are named as in Hugging Face's files without the "transformer."
+// prefix, with their shapes for C = d_model, V = vocab_size, Tmax =
+// context_length (Conv1D layout: weights are (in, out), applied as x·W):
+//   wte.weight (V, C)   wpe.weight (Tmax, C)   ln_f.weight (C)  ln_f.bias (C)
+//   h.{i}.ln_1.{weight,bias} (C)      h.{i}.attn.c_attn.weight (C, 3C), .bias (3C)
+//   h.{i}.attn.c_proj.weight (C, C), .bias (C)   h.{i}.ln_2.{weight,bias} (C)
+//   h.{i}.mlp.c_fc.weight (C, 4C), .bias (4C)   h.{i}.mlp.c_proj.weight (4C, C), .bias (C)
+// Each block is pre-norm: x += Attn(LN1(x)), then x += MLP(LN2(x)), with
+// causal attention, GELU in its tanh form and LayerNorm eps 1e-5. The logits
+// are LN_f(x)·wteᵀ (the embedding is tied to the output layer).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attnscope/tensor.hpp"
+
+namespace attnscope {
+
+namespace detail {
+struct Gpt2Weights;
+}
+
+struct Gpt2Config {
+  std::size_t layers = 0;
+  std::size_t heads = 0;
+  std::size_t d_model = 0;  // C, a multiple of heads
+  std::size_t vocab_size = 0;
+  std::size_t context_length = 0;  // Tmax: positions in wpe
+};
+
+/// What a traced forward keeps besides the logits.
+struct Gpt2Trace {
+  /// One per layer: the softmax weights (H, T, T), rows = queries.
+  std::vector<Tensor> attentions;
+  /// layers + 1 entries of (T, C): the residual stream before each block,
+  /// then the output of the final LayerNorm.
+  std::vector<Tensor> hidden;
+};
+
+struct Gpt2Output {
+  Tensor logits;                   // (T, V)
+  std::optional<Gpt2Trace> trace;  // present iff the forward was traced
+};
+
+/// Keys and values of the positions seen so far, per layer (H, capacity,
+/// d_k) each, so that a step computes only its new tokens. Create it from a
+/// model's config; step() appends to it.
+class Gpt2Cache {
+ public:
+  /// capacity: the most positions it will hold, 1..context_length.
+  Gpt2Cache(const Gpt2Config& config, std::size_t capacity);
+
+  std::size_t length() const { return length_; }
+  std::size_t capacity() const { return capacity_; }
+  /// Forgets every position (keeps the memory).
+  void reset() { length_ = 0; }
+
+ private:
+  friend class Gpt2Model;
+  std::size_t heads_ = 0, head_dim_ = 0, capacity_ = 0, length_ = 0;
+  std::vector<Tensor> keys_, values_;  // per layer (H, capacity, d_k)
+};
+
+class Gpt2Model {
+ public:
+  /// Allocates every weight (zeros). Throws Error naming the field for a
+  /// zero size or d_model not divisible by heads, ResourceError when the
+  /// weights do not fit in memory.
+  explicit Gpt2Model(const Gpt2Config& config);
+
+  const Gpt2Config& config() const { return config_; }
+
+  /// The weight names, in a fixed order (wte, wpe, the blocks, ln_f).
+  std::vector<std::string> weight_names() const;
+  /// Shape of weight `name`; throws Error for a name that is not one.
+  const Shape& weight_shape(const std::string& name) const;
+  /// The weight's own storage, product(shape) floats, for a loader to write
+  /// into directly; marks it as filled. Throws Error naming an unknown tensor.
+  float* weight_data(const std::string& name);
+  /// The weight, read-only (valid as long as the model).
+  TensorView weight(const std::string& name) const;
+
+  /// Checks that every weight was handed out by weight_data() and holds
+  /// only finite values; throws Error naming the first that does not.
+  /// forward() and step() need it to have succeeded.
+  void finish();
+  bool finished() const { return finished_; }
+
+  /// The whole sequence at positions 0..T-1: logits (T, V), and with
+  /// `trace` the attention weights and residual stream. Without trace the
+  /// attention runs the fast path and no T×T tensor is made. Throws Error
+  /// for no tokens, T > context_length or a token outside [0, V).
+  Gpt2Output forward(const std::vector<std::int64_t>& tokens, bool trace) const;
+
+  /// Runs `tokens` at positions cache.length() .. and appends their keys
+  /// and values to the cache; returns the logits (V) of the last of them.
+  /// Throws Error (before changing the cache) when they do not fit in it,
+  /// for a cache made for another config, or a bad token.
+  Tensor step(Gpt2Cache& cache, const std::vector<std::int64_t>& tokens) const;
+
+ private:
+  struct Slot {
+    std::string name;
+    Shape shape;
+    std::size_t offset = 0, size = 0;  // in floats, within storage_
+    bool filled = false;
+  };
+  std::size_t index_of(const std::string& name, const char* fn) const;
+  /// Pointers to every weight, for the pass (gpt2_pass.cpp).
+  detail::Gpt2Weights weights_view() const;
+  void check_ready(const char* fn) const;
+
+  Gpt2Config config_;
+  std::vector<Slot> slots_;
+  // Every weight in one allocation: a model of hundreds of MB then grows
+  // wasm memory once instead of once per tensor.
+  std::vector<float> storage_;
+  bool finished_ = false;
+};
+
+}  // namespace attnscope

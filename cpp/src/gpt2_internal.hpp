@@ -1,0 +1,63 @@
+// Internals of the GPT-2 model shared by its weight store (gpt2_model.cpp),
+// its public forward and step (gpt2_forward.cpp) and the pass through the
+// blocks they both run (gpt2_pass.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "attnscope/gpt2.hpp"
+
+namespace attnscope::detail {
+
+/// The tensors of one block, by role (see gpt2.hpp for their shapes).
+struct Gpt2LayerWeights {
+  const float *ln1_gamma, *ln1_beta;
+  const float *attn_w, *attn_b;  // c_attn: (C, 3C), q | k | v side by side
+  const float *proj_w, *proj_b;  // attn.c_proj
+  const float *ln2_gamma, *ln2_beta;
+  const float *fc_w, *fc_b;              // mlp.c_fc
+  const float *mlp_proj_w, *mlp_proj_b;  // mlp.c_proj
+};
+
+struct Gpt2Weights {
+  const float *wte, *wpe;
+  const float *lnf_gamma, *lnf_beta;
+  std::vector<Gpt2LayerWeights> layers;
+};
+
+/// The per-block suffixes of the weight names, in the order of
+/// Gpt2LayerWeights; each name is "h.{i}." + suffix.
+inline constexpr const char* kGpt2LayerSuffixes[] = {
+    "ln_1.weight",        "ln_1.bias",        "attn.c_attn.weight", "attn.c_attn.bias",
+    "attn.c_proj.weight", "attn.c_proj.bias", "ln_2.weight",        "ln_2.bias",
+    "mlp.c_fc.weight",    "mlp.c_fc.bias",    "mlp.c_proj.weight",  "mlp.c_proj.bias",
+};
+inline constexpr std::size_t kGpt2LayerTensors = 12;
+
+/// Where a block's keys and values live: per head, rows of d_k floats,
+/// `head_stride` floats from one head to the next.
+struct Gpt2KeyValues {
+  float* keys;
+  float* values;
+  std::size_t head_stride;
+};
+
+/// Runs the blocks on `count` tokens at positions first .. first + count - 1
+/// (checked by the caller). Block l writes its keys and values of those
+/// positions into kv[l] and attends to positions 0 .. first + count - 1 of
+/// it. Returns the final LayerNorm's output (count, C); with `trace`, fills
+/// its attention weights and residual stream.
+Tensor gpt2_pass(const Gpt2Config& config, const Gpt2Weights& w, const std::int64_t* tokens,
+                 std::size_t count, std::size_t first, const std::vector<Gpt2KeyValues>& kv,
+                 Gpt2Trace* trace);
+
+/// logits (rows, V) = hidden (rows, C) · wteᵀ.
+void gpt2_logits(const float* hidden, std::size_t rows, const float* wte, std::size_t vocab,
+                 std::size_t channels, float* logits);
+
+/// Throws Error naming `fn` unless every token is in [0, vocab).
+void check_gpt2_tokens(const std::vector<std::int64_t>& tokens, std::size_t vocab, const char* fn);
+
+}  // namespace attnscope::detail

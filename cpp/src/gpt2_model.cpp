@@ -1,0 +1,142 @@
+// The GPT-2 model's weight store: one tensor per Hugging Face name, handed
+// out for loading and checked once loaded; and the key/value cache.
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "allocate.hpp"
+#include "attnscope/gpt2.hpp"
+#include "gpt2_internal.hpp"
+
+namespace attnscope {
+
+namespace {
+
+void check_config(const Gpt2Config& c, const char* fn) {
+  const std::pair<const char*, std::size_t> fields[] = {
+      {"layers", c.layers},
+      {"heads", c.heads},
+      {"d_model", c.d_model},
+      {"vocab_size", c.vocab_size},
+      {"context_length", c.context_length},
+  };
+  for (const auto& [name, value] : fields) {
+    if (value == 0) throw Error(std::string(fn) + ": config." + name + " is 0, expected >= 1");
+  }
+  if (c.d_model % c.heads != 0) {
+    throw Error(std::string(fn) + ": config.d_model=" + std::to_string(c.d_model) +
+                " is not a multiple of config.heads=" + std::to_string(c.heads));
+  }
+}
+
+}  // namespace
+
+Gpt2Model::Gpt2Model(const Gpt2Config& config) : config_(config) {
+  const char* fn = "Gpt2Model";
+  check_config(config, fn);
+  const std::size_t C = config.d_model;
+  std::size_t total = 0;
+  auto add = [&](std::string name, Shape shape) {
+    const std::string what = std::string(fn) + ": weight " + name;
+    const std::size_t size = checked_element_count(shape, what.c_str());
+    slots_.push_back({std::move(name), std::move(shape), total, size, false});
+    if (size > SIZE_MAX - total) throw ResourceError(what + ": the weights cannot be counted");
+    total += size;
+  };
+  add("wte.weight", {config.vocab_size, C});
+  add("wpe.weight", {config.context_length, C});
+  const Shape layer_shapes[] = {{C}, {C}, {C, 3 * C}, {3 * C}, {C, C},     {C},
+                                {C}, {C}, {C, 4 * C}, {4 * C}, {4 * C, C}, {C}};
+  for (std::size_t l = 0; l < config.layers; ++l) {
+    for (std::size_t i = 0; i < detail::kGpt2LayerTensors; ++i) {
+      add("h." + std::to_string(l) + "." + detail::kGpt2LayerSuffixes[i], layer_shapes[i]);
+    }
+  }
+  add("ln_f.weight", {C});
+  add("ln_f.bias", {C});
+  storage_ = detail::allocate_zeros({total}, "Gpt2Model: weights").data;
+}
+
+std::vector<std::string> Gpt2Model::weight_names() const {
+  std::vector<std::string> names;
+  names.reserve(slots_.size());
+  for (const Slot& s : slots_) names.push_back(s.name);
+  return names;
+}
+
+std::size_t Gpt2Model::index_of(const std::string& name, const char* fn) const {
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    if (slots_[i].name == name) return i;
+  }
+  throw Error(std::string(fn) + ": '" + name + "' is not a tensor of a GPT-2 model with " +
+              std::to_string(config_.layers) + " layers");
+}
+
+const Shape& Gpt2Model::weight_shape(const std::string& name) const {
+  return slots_[index_of(name, "Gpt2Model::weight_shape")].shape;
+}
+
+float* Gpt2Model::weight_data(const std::string& name) {
+  Slot& slot = slots_[index_of(name, "Gpt2Model::weight_data")];
+  slot.filled = true;
+  finished_ = false;  // the caller may write anything into it
+  return storage_.data() + slot.offset;
+}
+
+TensorView Gpt2Model::weight(const std::string& name) const {
+  const Slot& slot = slots_[index_of(name, "Gpt2Model::weight")];
+  return TensorView(slot.shape, storage_.data() + slot.offset, slot.size);
+}
+
+void Gpt2Model::finish() {
+  for (const Slot& s : slots_) {
+    if (!s.filled) throw Error("Gpt2Model::finish: tensor " + s.name + " was never loaded");
+    for (std::size_t i = 0; i < s.size; ++i) {
+      if (!std::isfinite(storage_[s.offset + i])) {
+        throw Error("Gpt2Model::finish: tensor " + s.name + " has a non-finite value at index " +
+                    std::to_string(i));
+      }
+    }
+  }
+  finished_ = true;
+}
+
+void Gpt2Model::check_ready(const char* fn) const {
+  if (!finished_) {
+    throw Error(std::string(fn) +
+                ": the model's weights are not all loaded and checked (call finish() first)");
+  }
+}
+
+detail::Gpt2Weights Gpt2Model::weights_view() const {
+  detail::Gpt2Weights w;
+  auto at = [&](std::size_t i) { return storage_.data() + slots_[i].offset; };
+  w.wte = at(0);
+  w.wpe = at(1);
+  for (std::size_t l = 0; l < config_.layers; ++l) {
+    const std::size_t b = 2 + l * detail::kGpt2LayerTensors;
+    w.layers.push_back({at(b), at(b + 1), at(b + 2), at(b + 3), at(b + 4), at(b + 5), at(b + 6),
+                        at(b + 7), at(b + 8), at(b + 9), at(b + 10), at(b + 11)});
+  }
+  w.lnf_gamma = at(slots_.size() - 2);
+  w.lnf_beta = at(slots_.size() - 1);
+  return w;
+}
+
+Gpt2Cache::Gpt2Cache(const Gpt2Config& config, std::size_t capacity) {
+  const char* fn = "Gpt2Cache";
+  check_config(config, fn);
+  if (capacity == 0 || capacity > config.context_length) {
+    throw Error(std::string(fn) + ": capacity is " + std::to_string(capacity) +
+                ", expected 1..context_length=" + std::to_string(config.context_length));
+  }
+  heads_ = config.heads;
+  head_dim_ = config.d_model / config.heads;
+  capacity_ = capacity;
+  for (std::size_t l = 0; l < config.layers; ++l) {
+    keys_.push_back(detail::allocate_zeros({heads_, capacity, head_dim_}, "Gpt2Cache: keys"));
+    values_.push_back(detail::allocate_zeros({heads_, capacity, head_dim_}, "Gpt2Cache: values"));
+  }
+}
+
+}  // namespace attnscope

@@ -1,0 +1,191 @@
+// The pass through GPT-2's blocks shared by a whole forward and a cached
+// step: embeddings, then per block LayerNorm, the causal attention of each
+// head (the library's attention(), traced or fast), the output projection
+// and the MLP, each added to the residual stream; then the final LayerNorm.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <xsimd/xsimd.hpp>
+
+#include "allocate.hpp"
+#include "attnscope/attention.hpp"
+#include "checks.hpp"
+#include "gpt2_internal.hpp"
+#include "kernels/activation.hpp"
+#include "kernels/dispatch.hpp"
+#include "kernels/dot.hpp"
+#include "kernels/layer_norm.hpp"
+#include "kernels/vector_matrix.hpp"
+
+namespace attnscope::detail {
+
+namespace {
+
+using Arch = xsimd::default_arch;
+constexpr float kLayerNormEps = 1e-5f;
+constexpr const char* kFn = "gpt2";
+
+/// Up to this many rows (a decode step), products stream W row by row.
+constexpr std::size_t kVectorRows = 2;
+
+/// y (rows, out) = x (rows, in) · w (in, out) + b.
+void linear_rows(const float* x, std::size_t rows, std::size_t in, const float* w, const float* b,
+                 std::size_t out, float* y) {
+  for (std::size_t r = 0; r < rows; ++r) std::copy(b, b + out, y + r * out);
+  if (rows <= kVectorRows) {
+    for (std::size_t r = 0; r < rows; ++r) {
+      kernels::vector_matrix<Arch>(x + r * in, w, in, out, y + r * out);
+    }
+    return;
+  }
+  kernels::matmul_best(x, in, w, out, y, out, rows, in, out, /*accumulate=*/true);
+}
+
+void layer_norm_rows(const float* x, std::size_t rows, std::size_t C, const float* gamma,
+                     const float* beta, float* y) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    kernels::layer_norm_row<Arch>(x + r * C, gamma, beta, kLayerNormEps, y + r * C, C);
+  }
+}
+
+/// Scratch of one pass, allocated once for all blocks.
+struct Buffers {
+  Buffers(std::size_t T, std::size_t C)
+      : x(allocate_zeros({T * C}, "gpt2: residual stream").data),
+        normed(allocate_zeros({T * C}, "gpt2: LayerNorm output").data),
+        qkv(allocate_zeros({T * 3 * C}, "gpt2: queries, keys and values").data),
+        queries(allocate_zeros({T * C}, "gpt2: queries").data),
+        heads(allocate_zeros({T * C}, "gpt2: head outputs").data),
+        mlp(allocate_zeros({T * 4 * C}, "gpt2: MLP hidden layer").data) {}
+  std::vector<float> x, normed, qkv, queries, heads, mlp;
+};
+
+/// The causal attention of one block: queries of the new rows against the
+/// keys and values of every position so far, head by head, written
+/// side by side into `out` (count, C).
+void attend(const Gpt2Config& c, const float* queries, std::size_t count, std::size_t first,
+            const Gpt2KeyValues& kv, float* out, Tensor* weights) {
+  const std::size_t H = c.heads, d = c.d_model / H, keys = first + count;
+  AttentionOptions options;
+  options.mask.causal = true;  // bottom-right aligned: query i sits at position first + i
+  options.trace = weights != nullptr;
+  for (std::size_t h = 0; h < H; ++h) {
+    const TensorView q({count, d}, queries + h * count * d, count * d);
+    const TensorView k({keys, d}, kv.keys + h * kv.head_stride, keys * d);
+    const TensorView v({keys, d}, kv.values + h * kv.head_stride, keys * d);
+    AttentionResult r = attention(q, k, v, options);
+    for (std::size_t t = 0; t < count; ++t) {
+      std::copy_n(r.output.data.data() + t * d, d, out + t * c.d_model + h * d);
+    }
+    if (weights) {
+      const std::vector<float>& from = r.trace->weights.data;
+      std::copy(from.begin(), from.end(), weights->data.begin() + h * count * keys);
+    }
+  }
+}
+
+/// Splits c_attn's output (count, 3C) into per-head queries (H, count, d)
+/// and appends the keys and values at rows first .. of the store.
+void split_heads(const Gpt2Config& c, const float* qkv, std::size_t count, std::size_t first,
+                 float* queries, const Gpt2KeyValues& kv) {
+  const std::size_t C = c.d_model, H = c.heads, d = C / H;
+  for (std::size_t t = 0; t < count; ++t) {
+    const float* row = qkv + t * 3 * C;
+    for (std::size_t h = 0; h < H; ++h) {
+      std::copy_n(row + h * d, d, queries + (h * count + t) * d);
+      std::copy_n(row + C + h * d, d, kv.keys + h * kv.head_stride + (first + t) * d);
+      std::copy_n(row + 2 * C + h * d, d, kv.values + h * kv.head_stride + (first + t) * d);
+    }
+  }
+}
+
+Tensor tensor_of(Shape shape, const std::vector<float>& from, std::size_t n) {
+  Tensor t = allocate_zeros(shape, "gpt2: trace");
+  std::copy_n(from.begin(), n, t.data.begin());
+  return t;
+}
+
+}  // namespace
+
+Tensor gpt2_pass(const Gpt2Config& c, const Gpt2Weights& w, const std::int64_t* tokens,
+                 std::size_t count, std::size_t first, const std::vector<Gpt2KeyValues>& kv,
+                 Gpt2Trace* trace) {
+  const std::size_t C = c.d_model, T = count;
+  Buffers b(T, C);
+  for (std::size_t t = 0; t < T; ++t) {
+    const float* token = w.wte + static_cast<std::size_t>(tokens[t]) * C;
+    const float* position = w.wpe + (first + t) * C;
+    for (std::size_t i = 0; i < C; ++i) b.x[t * C + i] = token[i] + position[i];
+  }
+  for (std::size_t l = 0; l < c.layers; ++l) {
+    const Gpt2LayerWeights& lw = w.layers[l];
+    Tensor* weights = nullptr;
+    if (trace) {
+      trace->hidden.push_back(tensor_of({T, C}, b.x, T * C));
+      trace->attentions.push_back(allocate_zeros({c.heads, T, first + T}, "gpt2: trace"));
+      weights = &trace->attentions.back();
+    }
+    layer_norm_rows(b.x.data(), T, C, lw.ln1_gamma, lw.ln1_beta, b.normed.data());
+    linear_rows(b.normed.data(), T, C, lw.attn_w, lw.attn_b, 3 * C, b.qkv.data());
+    split_heads(c, b.qkv.data(), T, first, b.queries.data(), kv[l]);
+    attend(c, b.queries.data(), T, first, kv[l], b.heads.data(), weights);
+    // The projection accumulates straight onto the residual stream.
+    std::copy_n(b.x.begin(), T * C, b.normed.begin());
+    linear_rows(b.heads.data(), T, C, lw.proj_w, lw.proj_b, C, b.x.data());
+    for (std::size_t i = 0; i < T * C; ++i) b.x[i] += b.normed[i];
+
+    layer_norm_rows(b.x.data(), T, C, lw.ln2_gamma, lw.ln2_beta, b.normed.data());
+    linear_rows(b.normed.data(), T, C, lw.fc_w, lw.fc_b, 4 * C, b.mlp.data());
+    kernels::gelu_tanh<Arch>(b.mlp.data(), T * 4 * C);
+    linear_rows(b.mlp.data(), T, 4 * C, lw.mlp_proj_w, lw.mlp_proj_b, C, b.normed.data());
+    for (std::size_t i = 0; i < T * C; ++i) b.x[i] += b.normed[i];
+  }
+  Tensor out = allocate_zeros({T, C}, "gpt2: final LayerNorm");
+  layer_norm_rows(b.x.data(), T, C, w.lnf_gamma, w.lnf_beta, out.data.data());
+  check_result_finite(out, kFn, "the final LayerNorm's output");
+  if (trace) trace->hidden.push_back(out);
+  return out;
+}
+
+void gpt2_logits(const float* hidden, std::size_t rows, const float* wte, std::size_t vocab,
+                 std::size_t C, float* logits) {
+  // A few rows (a decode step): one dot product per token, reading wte once.
+  constexpr std::size_t kDotRows = 4;
+  if (rows <= kDotRows) {
+    for (std::size_t r = 0; r < rows; ++r) {
+      for (std::size_t v = 0; v < vocab; ++v) {
+        logits[r * vocab + v] = kernels::dot<Arch>(hidden + r * C, wte + v * C, C);
+      }
+    }
+    return;
+  }
+  // Many rows: logitsᵀ = wte · hiddenᵀ, a block of tokens at a time, so the
+  // matmul kernel streams wte as it is stored (no transposed copy of it)
+  // and only the small hiddenᵀ and each block's result are transposed.
+  constexpr std::size_t kBlock = 2048;
+  std::vector<float> hidden_t = allocate_zeros({C * rows}, "gpt2: hidden transposed").data;
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t i = 0; i < C; ++i) hidden_t[i * rows + r] = hidden[r * C + i];
+  }
+  std::vector<float> block = allocate_zeros({kBlock * rows}, "gpt2: logits block").data;
+  for (std::size_t v0 = 0; v0 < vocab; v0 += kBlock) {
+    const std::size_t n = std::min(kBlock, vocab - v0);
+    kernels::matmul_best(wte + v0 * C, C, hidden_t.data(), rows, block.data(), rows, n, C, rows);
+    for (std::size_t v = 0; v < n; ++v) {
+      for (std::size_t r = 0; r < rows; ++r) logits[r * vocab + v0 + v] = block[v * rows + r];
+    }
+  }
+}
+
+void check_gpt2_tokens(const std::vector<std::int64_t>& tokens, std::size_t vocab, const char* fn) {
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] < 0 || static_cast<std::uint64_t>(tokens[i]) >= vocab) {
+      throw Error(std::string(fn) + ": tokens[" + std::to_string(i) + "] is " +
+                  std::to_string(tokens[i]) +
+                  ", expected a token id in [0, vocab_size=" + std::to_string(vocab) + ")");
+    }
+  }
+}
+
+}  // namespace attnscope::detail

@@ -1,0 +1,79 @@
+// Public types of the models the engine loads (engine.loadModel): GPT-2's
+// architecture, its forward pass, generation and saving.
+import type { TensorOut } from './types.js';
+
+/** The architecture and sizes of a loaded model. */
+export interface ModelConfig {
+  architecture: 'gpt2';
+  layers: number;
+  /** Attention heads per layer; dModel / heads is the head dimension. */
+  heads: number;
+  /** C, the width of the residual stream. */
+  dModel: number;
+  vocabSize: number;
+  /** Positions the model has embeddings for: the longest sequence it runs. */
+  contextLength: number;
+}
+
+export interface LoadModelOptions {
+  /**
+   * What the file cannot say. `heads` is needed because no GPT-2 tensor's
+   * shape gives it: without it the file's `__metadata__` "n_head" is used,
+   * else dModel / 64 (every released GPT-2). The other fields, when given,
+   * must equal what the tensors' shapes say (architecture: 'gpt2'); an
+   * unknown field is an error.
+   */
+  config?: Partial<ModelConfig>;
+}
+
+export interface ModelForwardArgs {
+  /** One sequence of token ids in [0, vocabSize), 1 to contextLength of them. */
+  tokens: Int32Array | readonly number[];
+  /** true (default): also the attention weights and the residual stream; false: logits only, through the fast paths. */
+  trace?: boolean;
+}
+
+export interface ModelForwardResult {
+  /** [T, vocabSize]. */
+  logits: TensorOut;
+  /** With trace: one per layer, the softmax weights [heads, T, T] (rows = queries). */
+  attentions?: TensorOut[];
+  /** With trace: layers + 1 entries [T, dModel], the residual stream before each block, then after the final LayerNorm. */
+  hidden?: TensorOut[];
+}
+
+export interface GenerateArgs {
+  /** The prompt: at least one token id. */
+  tokens: Int32Array | readonly number[];
+  /** Tokens to add; prompt + maxNewTokens must fit in contextLength. */
+  maxNewTokens: number;
+  /** 0 (default): greedy, the most likely token. Above 0: sampling from softmax(logits / temperature). */
+  temperature?: number;
+  /** Sample among the k most likely tokens only. */
+  topK?: number;
+  /** Sample among the smallest set of tokens whose probabilities sum to at least p (nucleus). */
+  topP?: number;
+  /** Seed of the sampling's random numbers (default 0): the same seed gives the same tokens. */
+  seed?: number;
+  /** Called with each new token and its index; returning false stops the generation there. */
+  onToken?: (token: number, index: number) => boolean | void;
+}
+
+export interface GenerateResult {
+  /** The new token ids, without the prompt. */
+  tokens: number[];
+}
+
+/** A model living in the engine's WebAssembly memory until dispose(). */
+export interface Model {
+  readonly config: ModelConfig;
+  /** One forward pass of a whole sequence. */
+  forward(args: ModelForwardArgs): ModelForwardResult;
+  /** Token after token through a key/value cache (each step runs only the new token). */
+  generate(args: GenerateArgs): GenerateResult;
+  /** A .safetensors file (float32, names without prefix, __metadata__ n_head) that loadModel reads back bit for bit. */
+  save(): Uint8Array;
+  /** Frees the model's memory; any later use throws AttnScopeError. */
+  dispose(): void;
+  readonly disposed: boolean;
+}

@@ -1,0 +1,206 @@
+// Models in the engine: engine.loadModel decodes a .safetensors file's
+// tensors straight into the storage the core allocated for them (the file is
+// never held twice), and the returned Model runs, generates, saves and frees
+// the model that lives in wasm memory behind its handle (cpp/bindings/models.hpp).
+import type { AttnModule } from './attnscope.mjs';
+import { callEngine, type CallInputs, type CallOutputs, type CallTensor } from './call.js';
+import { generateTokens, modelTokens } from './model-generate.js';
+import { gpt2TensorShapes, readGpt2 } from './model-load.js';
+import type {
+  LoadModelOptions,
+  Model,
+  ModelConfig,
+  ModelForwardArgs,
+  ModelForwardResult,
+} from './model-types.js';
+import { decodeTensor, parseSafetensors, writeSafetensors } from './safetensors.js';
+import { AttnScopeError, toAttnScopeError } from './errors.js';
+import { describe, fail, own } from './tensors.js';
+import type { TensorOut } from './types.js';
+
+/** The engine's memory check (engine.ts): refuses `work` bytes wasm memory cannot provide. */
+export type RequireMemory = (
+  fn: string,
+  inputs: CallInputs,
+  work: number,
+  copies: number,
+  what?: string,
+) => void;
+
+/** Runs one of the registry's runners on model `handle`. */
+function modelCall(
+  raw: AttnModule,
+  fn: string,
+  runner: string,
+  handle: number,
+  inputs: CallInputs = {},
+): CallOutputs {
+  try {
+    return callEngine(fn, raw, runner, {
+      ...inputs,
+      numbers: { ...inputs.numbers, model: handle },
+    });
+  } catch (e) {
+    // The core names its own C++ method ("Gpt2Model::finish: …"); the
+    // caller called a package function, so that is the name to read.
+    if (e instanceof AttnScopeError && e.message.startsWith('Gpt2Model'))
+      throw new AttnScopeError(`${fn}: ${e.message.replace(/^Gpt2Model::\w+: /, '')}`);
+    throw e;
+  }
+}
+
+/** The address and element count of one weight's storage in wasm memory. */
+function weightStorage(
+  raw: AttnModule,
+  fn: string,
+  handle: number,
+  name: string,
+  write: boolean,
+): { address: number; size: number } {
+  const out = modelCall(raw, fn, 'gpt2_weight', handle, { texts: { name }, numbers: { write } });
+  return { address: out.address as number, size: out.size as number };
+}
+
+/** Outputs named "attentions.0", "attentions.1", … as an array. */
+function layerList(outputs: CallOutputs | undefined): TensorOut[] {
+  if (!outputs) return [];
+  return Object.keys(outputs)
+    .map(Number)
+    .sort((a, b) => a - b)
+    .map((l) => outputs[String(l)] as CallTensor);
+}
+
+/**
+ * Loads a GPT-2 from `bytes`: checks the whole header and every tensor
+ * before allocating, then decodes each tensor into the core's storage; on
+ * any error the half-built model is freed.
+ */
+export function loadModel(
+  raw: AttnModule,
+  requireMemory: RequireMemory,
+  bytes: unknown,
+  options: LoadModelOptions | undefined,
+): Model {
+  const fn = 'loadModel';
+  if (!(bytes instanceof Uint8Array))
+    fail(fn, `bytes must be a Uint8Array of a .safetensors file, got ${describe(bytes)}`);
+  if (options !== undefined && (typeof options !== 'object' || options === null))
+    fail(fn, `options must be an object, got ${describe(options)}`);
+  const { config, entries } = readGpt2(fn, parseSafetensors(bytes), own(options, 'config'));
+  const weightBytes = entries.reduce(
+    (sum, [, shape]) => sum + 4 * shape.reduce((a, b) => a * b),
+    0,
+  );
+  requireMemory(fn, {}, weightBytes, 0, `a model of ${entries.length} tensors`);
+
+  const created = callEngine(fn, raw, 'gpt2_create', {
+    numbers: {
+      layers: config.layers,
+      heads: config.heads,
+      dModel: config.dModel,
+      vocabSize: config.vocabSize,
+      contextLength: config.contextLength,
+    },
+  });
+  const handle = created.model as number;
+  try {
+    for (const [name, , entry] of entries) {
+      const { address, size } = weightStorage(raw, fn, handle, name, true);
+      // The view is made after the call: a call may grow (and so replace) the memory buffer.
+      decodeTensor(bytes, entry, new Float32Array(raw.HEAPF32.buffer, address, size));
+    }
+    modelCall(raw, fn, 'gpt2_finish', handle);
+  } catch (e) {
+    modelCall(raw, fn, 'gpt2_free', handle);
+    throw e;
+  }
+  return modelHandle(raw, requireMemory, handle, config);
+}
+
+/** Every exception of a model method as an AttnScopeError. */
+function guarded<A extends unknown[], R>(fn: string, body: (...args: A) => R): (...args: A) => R {
+  return (...args: A) => {
+    try {
+      return body(...args);
+    } catch (e) {
+      throw toAttnScopeError(fn, e);
+    }
+  };
+}
+
+function modelHandle(
+  raw: AttnModule,
+  requireMemory: RequireMemory,
+  handle: number,
+  config: ModelConfig,
+): Model {
+  let disposed = false;
+  const live = (fn: string) => {
+    if (disposed) fail(fn, 'the model was disposed');
+  };
+
+  function forward(args: ModelForwardArgs): ModelForwardResult {
+    const fn = 'model.forward';
+    live(fn);
+    if (typeof args !== 'object' || args === null)
+      fail(fn, `expects an object of named arguments, got ${describe(args)}`);
+    const tokens = modelTokens(fn, own(args, 'tokens'), config);
+    const traceArg = own(args, 'trace');
+    if (traceArg !== undefined && typeof traceArg !== 'boolean')
+      fail(fn, `trace must be a boolean, got ${describe(traceArg)}`);
+    const trace = traceArg !== false;
+    const T = tokens.length;
+    const { layers, heads, dModel, vocabSize } = config;
+    const logits = T * vocabSize * 4;
+    const traced = trace ? (layers * heads * T * T + (layers + 1) * T * dModel) * 4 : 0;
+    // Per block: the residual stream, queries, keys, values, the MLP, and
+    // while one head runs traced its four T×T tensors.
+    const work = T * dModel * 4 * 12 + (trace ? 4 * T * T * 4 : 0);
+    requireMemory(fn, {}, logits + traced + work, logits + traced, `a forward pass of ${T} tokens`);
+    const out = modelCall(raw, fn, 'gpt2_forward', handle, {
+      numbers: { trace },
+      counts: { tokens },
+    });
+    const result: ModelForwardResult = { logits: out.logits as CallTensor };
+    if (trace) {
+      result.attentions = layerList(out.attentions as CallOutputs);
+      result.hidden = layerList(out.hidden as CallOutputs);
+    }
+    return result;
+  }
+
+  function save(): Uint8Array {
+    const fn = 'model.save';
+    live(fn);
+    const shapes = gpt2TensorShapes(config);
+    const storage = shapes.map(([name]) => weightStorage(raw, fn, handle, name, false));
+    // Views made together after the last call, read before any other: the
+    // weights never move, and nothing can grow the memory meanwhile.
+    const tensors = shapes.map(([name, shape], i) => ({
+      name,
+      shape,
+      data: new Float32Array(raw.HEAPF32.buffer, storage[i]!.address, storage[i]!.size),
+    }));
+    return writeSafetensors(tensors, { n_head: String(config.heads) });
+  }
+
+  function dispose(): void {
+    if (disposed) return;
+    modelCall(raw, 'model.dispose', 'gpt2_free', handle);
+    disposed = true;
+  }
+
+  return {
+    config: Object.freeze({ ...config }),
+    forward: guarded('model.forward', forward),
+    generate: guarded('model.generate', (args) => {
+      live('model.generate');
+      return generateTokens(raw, requireMemory, handle, config, args);
+    }),
+    save: guarded('model.save', save),
+    dispose: guarded('model.dispose', dispose),
+    get disposed() {
+      return disposed;
+    },
+  };
+}
