@@ -30,21 +30,22 @@ export interface CellGridProps {
 }
 
 const kLeft = 84;
-const kTop = 64;
-
-export function gridGeometry(cols: number, width: number) {
-  const size = Math.max(5, Math.min(30, Math.floor((width - kLeft - 8) / Math.max(1, cols))));
-  return { size, left: kLeft, top: kTop };
-}
 
 const short = (s: string) => (s.length > 11 ? `${s.slice(0, 10)}…` : s);
 
+/** Cell size and margins: the top one as high as the longest column label, turned 60°, needs. */
+export function gridGeometry(cols: number, width: number, colLabels: string[] = []) {
+  const size = Math.max(5, Math.min(30, Math.floor((width - kLeft - 8) / Math.max(1, cols))));
+  const font = Math.max(7, Math.min(11, size - 2));
+  const longest = Math.max(1, ...colLabels.map((l) => short(l).length));
+  return { size, font, left: kLeft, top: Math.min(64, Math.ceil(longest * font * 0.55 + 8)) };
+}
+
 export function CellGrid(p: CellGridProps) {
-  const { size, left, top } = gridGeometry(p.cols, p.width);
+  const { size, font, left, top } = gridGeometry(p.cols, p.width, p.colLabels);
   const w = left + p.cols * size + 28; // room for the last rotated label
   const h = top + p.rows * size + 4;
-  const font = Math.max(7, Math.min(11, size - 2));
-  const every = Math.max(1, Math.ceil(10 / size));
+  const every = Math.max(1, Math.ceil(12 / size));
   const cells = [];
   for (let i = 0; i < p.rows; i++)
     for (let j = 0; j < p.cols; j++) {

@@ -29,7 +29,14 @@ export function rowOfHeads(data: Float32Array, H: number, T: number, d: number, 
 export async function decodeSteps(engine: Engine, t: HeadTensors): Promise<DecodeStep[]> {
   const { H, T, dK, dV } = t;
   const full: AttentionResult = await engine.attention({
-    q: t.q, k: t.k, v: t.v, shape: [H, T, dK], dv: dV, scale: t.scale, mask: 'causal', trace: false,
+    q: t.q,
+    k: t.k,
+    v: t.v,
+    shape: [H, T, dK],
+    dv: dV,
+    scale: t.scale,
+    mask: 'causal',
+    trace: false,
   });
   const steps: DecodeStep[] = [];
   for (let s = 0; s < T; s++) {
@@ -46,7 +53,12 @@ export async function decodeSteps(engine: Engine, t: HeadTensors): Promise<Decod
       trace: true,
     });
     const fullRow = rowOfHeads(full.output.data, H, T, dV, s);
-    steps.push({ weights: step.trace!.weights.data, output: step.output.data, fullRow, maxDiff: maxAbsDiff(step.output.data, fullRow) });
+    steps.push({
+      weights: step.trace!.weights.data,
+      output: step.output.data,
+      fullRow,
+      maxDiff: maxAbsDiff(step.output.data, fullRow),
+    });
   }
   return steps;
 }
@@ -56,6 +68,6 @@ export function decodeCost(p: { n: number; C: number; H: number; dK: number; dV:
   const project = p.C * p.H * (2 * p.dK + p.dV); // q, k and v of one token
   const attend = (keys: number) => p.H * keys * (p.dK + p.dV); // one query: q·k and weights·v
   const cached = project + attend(p.n);
-  const recomputed = p.n * project + (p.H * (p.n * (p.n + 1)) / 2) * (p.dK + p.dV);
+  const recomputed = p.n * project + ((p.H * (p.n * (p.n + 1))) / 2) * (p.dK + p.dV);
   return { cached, recomputed };
 }

@@ -18,9 +18,9 @@ export function DecodeView({ r, b, head, width }: ViewProps) {
   const t = headTensors(r, b);
   const { H, T, dK, dV } = t;
   const C = r.model.C;
-  const [at, setAt] = useState(0);
+  const [at, setAt] = useState(3); // opens a few tokens in, with something in the cache
   const answer = useEngine(JSON.stringify([runKey(r), b]), (engine) => decodeSteps(engine, t));
-  const steps = answer.value;
+  const steps = answer.value?.length === T ? answer.value : null; // a stale answer for another sentence is not drawn
   const s = Math.min(at, T - 1);
   const n = s + 1;
   const labels = indexLabels(t.tokens);
@@ -94,7 +94,7 @@ export function DecodeView({ r, b, head, width }: ViewProps) {
       )}
       <table class="num-table" id="decode-cost">
         <caption>{`Multiply-adds of this layer (d_model = ${C}, ${H} heads)`}</caption>
-        <thead><tr><th scope="col" /><th scope="col">{`step ${n}`}</th><th scope="col">{`steps 1–${n}`}</th></tr></thead>
+        <thead><tr><td /><th scope="col">{`step ${n}`}</th><th scope="col">{`steps 1–${n}`}</th></tr></thead>
         <tbody>
           <tr><th scope="row">with the cache (new token’s q, k, v + one query row)</th><td data-cost={cost.cached}>{cost.cached.toLocaleString('en')}</td><td>{totalCached.toLocaleString('en')}</td></tr>
           <tr><th scope="row">recomputing the prefix (q, k, v of all, causal attention)</th><td data-cost={cost.recomputed}>{cost.recomputed.toLocaleString('en')}</td><td>{totalRecomputed.toLocaleString('en')}</td></tr>

@@ -21,7 +21,7 @@ export interface HeadTensors {
 function trimmed(data: Float32Array, b: number, H: number, Tall: number, T: number, d: number) {
   const out = new Float32Array(H * T * d);
   for (let h = 0; h < H; h++) {
-    const from = ((b * H + h) * Tall) * d;
+    const from = (b * H + h) * Tall * d;
     out.set(data.subarray(from, from + T * d), h * T * d);
   }
   return out;
@@ -84,9 +84,11 @@ export interface EngineAnswer<T> {
  * after a newer call started is dropped. The previous value stays shown meanwhile.
  */
 export function useEngine<T>(key: string, call: (engine: Engine) => Promise<T>): EngineAnswer<T> {
-  const [answer, setAnswer] = useState<{ value: T | null; error: string | null; key: string | null }>(
-    { value: null, error: null, key: null },
-  );
+  const [answer, setAnswer] = useState<{
+    value: T | null;
+    error: string | null;
+    key: string | null;
+  }>({ value: null, error: null, key: null });
   useEffect(() => {
     let current = true;
     call(engineWorker()).then(
@@ -106,3 +108,15 @@ export function useEngine<T>(key: string, call: (engine: Engine) => Promise<T>):
 /** What a view's root says in data-engine (the e2e tests wait for "ready"). */
 export const readiness = (...answers: EngineAnswer<unknown>[]) =>
   answers.some((a) => a.error) ? 'error' : answers.every((a) => a.fresh) ? 'ready' : 'computing';
+
+/** The value if its tensor has `shape` (a stale answer for other sizes is not drawn). */
+export function fitting<T>(
+  value: T | null,
+  tensor: (v: T) => { shape: readonly number[] } | undefined,
+  shape: number[],
+): T | null {
+  const t = value && tensor(value);
+  return t && t.shape.length === shape.length && t.shape.every((n, i) => n === shape[i])
+    ? value
+    : null;
+}

@@ -8,7 +8,7 @@ import { colorScale } from '../colors';
 import { indexLabels } from '../matrix';
 import type { ViewProps } from '../types';
 import { CellGrid, Swatch, type GridBox } from './cell-grid';
-import { headTensors, maxAbsDiff, readiness, runKey, useEngine } from './engine-call';
+import { fitting, headTensors, maxAbsDiff, readiness, runKey, useEngine } from './engine-call';
 import { NumberField, Pick, Toggle } from './fields';
 import { flashWalk, recoveredWeights } from './flash-walk';
 
@@ -27,7 +27,7 @@ export function FlashView({ r, b, head, width }: ViewProps) {
     const fast = await engine.attention({ ...args, trace: false });
     return { traced, fastDiff: maxAbsDiff(fast.output.data, traced.output.data) };
   });
-  const a = answer.value;
+  const a = fitting(answer.value, (v) => v.traced.trace?.weights, [H, T, T]);
   const labels = indexLabels(t.tokens);
   if (!a)
     return (

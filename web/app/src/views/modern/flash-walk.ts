@@ -71,7 +71,11 @@ export function flashWalk(scores: ArrayLike<number>, T: number, tile: number): F
 }
 
 /** The weights recovered from the final m and l: exp(s − (m + ln l)); 0 where masked. */
-export function recoveredWeights(scores: ArrayLike<number>, T: number, walk: FlashWalk): Float64Array {
+export function recoveredWeights(
+  scores: ArrayLike<number>,
+  T: number,
+  walk: FlashWalk,
+): Float64Array {
   const last = walk.steps.length - 1;
   const m = walk.m[last];
   const l = walk.l[last];

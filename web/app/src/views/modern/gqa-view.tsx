@@ -7,7 +7,7 @@ import { colorScale } from '../colors';
 import { indexLabels } from '../matrix';
 import type { ViewProps } from '../types';
 import { CellGrid } from './cell-grid';
-import { headTensors, readiness, runKey, useEngine, type HeadTensors } from './engine-call';
+import { fitting, headTensors, readiness, runKey, useEngine, type HeadTensors } from './engine-call';
 import { Pick } from './fields';
 import { kvCacheBytes } from './kv-bytes';
 
@@ -82,10 +82,10 @@ export function GqaView({ r, b, head, width }: ViewProps) {
   const answer = useEngine(JSON.stringify([runKey(r), b, Hkv]), (engine) =>
     engine.attention({ q: t.q, k: kv.k, v: kv.v, shape: [H, T, dK], kvShape: [Hkv, T, dK], dv: dV, scale: t.scale, mask: 'causal', trace: true }),
   );
-  const a = answer.value;
+  const a = fitting(answer.value, (v) => v.trace?.weights, [H, T, T]);
   const labels = indexLabels(t.tokens);
   const prob = colorScale('prob', 1);
-  const mini = Math.max(150, Math.min(320, Math.floor(width / Math.min(4, H)) - 14));
+  const mini = width < 520 ? width : Math.max(150, Math.min(320, Math.floor(width / Math.min(4, H)) - 14));
   const bytes = kvCacheBytes({ kvHeads: Hkv, dK, dV, tokens: T });
   const mha = kvCacheBytes({ kvHeads: H, dK, dV, tokens: T });
   const given = (kv.k.length + kv.v.length) * 4; // what the engine was handed as the cache
@@ -106,7 +106,7 @@ export function GqaView({ r, b, head, width }: ViewProps) {
       <Sharing H={H} Hkv={Hkv} head={head} />
       <table class="kv-memory" id="gqa-memory">
         <caption>{`KV cache of this layer in float32 (K and V: 2 × Hkv × d × 4 bytes per token), T = ${T}`}</caption>
-        <thead><tr><th scope="col" /> <th scope="col">per token</th><th scope="col">{`for ${T} tokens`}</th></tr></thead>
+        <thead><tr><td /><th scope="col">per token</th><th scope="col">{`for ${T} tokens`}</th></tr></thead>
         <tbody>
           <tr><th scope="row">{`MHA, ${H} kv heads`}</th><td data-bytes={mha.perToken}>{`${mha.perToken.toLocaleString('en')} B`}</td><td data-bytes={mha.total}>{`${mha.total.toLocaleString('en')} B`}</td></tr>
           <tr><th scope="row">{`this, ${Hkv} kv head${Hkv > 1 ? 's' : ''}`}</th><td data-bytes={bytes.perToken}>{`${bytes.perToken.toLocaleString('en')} B`}</td><td data-bytes={bytes.total} data-given={given}>{`${bytes.total.toLocaleString('en')} B`}</td></tr>

@@ -8,7 +8,7 @@ import { fmt, full } from '../../format';
 import { colorScale } from '../colors';
 import type { ViewProps } from '../types';
 import { CellGrid, Swatch, type GridBox } from './cell-grid';
-import { headBlock, headTensors, readiness, runKey, useEngine } from './engine-call';
+import { fitting, headBlock, headTensors, readiness, runKey, useEngine } from './engine-call';
 import { Pick, Slider } from './fields';
 import { RopeDials } from './rope-dials';
 
@@ -46,8 +46,8 @@ export function RopeView({ r, b, head, query, view, width }: ViewProps) {
   });
   const theta = Math.pow(base, (-2 * p) / dK);
   const tok = t.tokens;
-  const a = rotated.value;
-  const m = moved.value;
+  const a = fitting(rotated.value, (v) => v.trace?.qRotated, [H, T, dK]);
+  const m = fitting(moved.value, (v) => v.trace?.scores, [L, L]);
   const scores = m?.trace!.scores.data;
   const at = (x: number, y: number) => scores![x * L + y];
   const offset = kj - qi;

@@ -8,7 +8,7 @@ import { colorScale } from '../colors';
 import { indexLabels } from '../matrix';
 import type { ViewProps } from '../types';
 import { CellGrid, Swatch } from './cell-grid';
-import { headTensors, readiness, runKey, useEngine } from './engine-call';
+import { fitting, headTensors, readiness, runKey, useEngine } from './engine-call';
 import { NumberField, Toggle } from './fields';
 
 export function WindowView({ r, b, head, width }: ViewProps) {
@@ -35,7 +35,8 @@ export function WindowView({ r, b, head, width }: ViewProps) {
       trace: true,
     }),
   );
-  const a = answer.value;
+  // The bias grids need an answer that has one: not the last answer, computed without ALiBi.
+  const a = fitting(answer.value, (v) => (alibi ? v.trace?.bias : v.trace?.weights), [H, T, T]);
   const labels = indexLabels(t.tokens);
   const at = (data: Float32Array, i: number, j: number) => data[(head * T + i) * T + j];
   const grids = alibi ? 3 : 1;
