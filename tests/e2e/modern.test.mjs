@@ -77,7 +77,10 @@ const gridValues = (page, selector) =>
   );
 
 function assertClose(got, want, tol, what) {
-  assert.ok(Math.abs(got - want) <= tol * Math.max(1, Math.abs(want)), `${what}: ${got} vs ${want}`);
+  assert.ok(
+    Math.abs(got - want) <= tol * Math.max(1, Math.abs(want)),
+    `${what}: ${got} vs ${want}`,
+  );
 }
 
 async function axeViolations(page) {
@@ -85,7 +88,13 @@ async function axeViolations(page) {
   await page.evaluate(source);
   return page.evaluate(async () => {
     const r = await window.axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(' | ')}`);
+    return r.violations.map(
+      (v) =>
+        `${v.id}: ${v.nodes
+          .map((n) => n.target.join(' '))
+          .slice(0, 3)
+          .join(' | ')}`,
+    );
   });
 }
 
@@ -93,7 +102,15 @@ test('KV cache: each decode step (engine, Tq = 1 against the cache) equals the f
   const { page, problems } = await open();
   const t = await pageTensors(page);
   await showTab(page, 'kv-cache', 'decode');
-  const full = engine.attention({ q: t.q, k: t.k, v: t.v, shape: [t.H, t.T, t.dK], dv: t.dV, mask: 'causal', trace: false });
+  const full = engine.attention({
+    q: t.q,
+    k: t.k,
+    v: t.v,
+    shape: [t.H, t.T, t.dK],
+    dv: t.dV,
+    mask: 'causal',
+    trace: false,
+  });
   // The player's forward button, from the keyboard: step 4 → 5.
   await page.focus('#view [data-act="forward"]');
   await page.keyboard.press('Enter');
@@ -107,10 +124,20 @@ test('KV cache: each decode step (engine, Tq = 1 against the cache) equals the f
     const shown = check.output.split(',').map(Number);
     for (let h = 0; h < t.H; h++)
       for (let x = 0; x < t.dV; x++)
-        assertClose(shown[h * t.dV + x], full.output.data[(h * t.T + step) * t.dV + x], 1e-5, `step ${step + 1}, head ${h + 1}, component ${x + 1}`);
+        assertClose(
+          shown[h * t.dV + x],
+          full.output.data[(h * t.T + step) * t.dV + x],
+          1e-5,
+          `step ${step + 1}, head ${h + 1}, component ${x + 1}`,
+        );
     assert.ok(Number(check.maxDiff) <= 1e-5, check.text);
     assert.match(check.text, /^✓ Output row \d+ .*equals row/);
-    assert.match(await page.textContent('#decode-step'), new RegExp(`Step ${step + 1}: “${t.tokens[step].replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}” arrives`));
+    assert.match(
+      await page.textContent('#decode-step'),
+      new RegExp(
+        `Step ${step + 1}: “${t.tokens[step].replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}” arrives`,
+      ),
+    );
   }
   assert.ok(Number(await page.getAttribute('#decode-check', 'data-worst')) <= 1e-5);
   // The cache shows step + 1 rows of K; the new one is outlined.
@@ -136,7 +163,16 @@ test('GQA / MQA: shared kv heads, the weights with kvShape as in Node, the cache
     for (let x = 0; x < n; x++) k1[x] += t.k[h * n + x] / t.H;
     for (let x = 0; x < t.T * t.dV; x++) v1[x] += t.v[h * t.T * t.dV + x] / t.H;
   }
-  const want = engine.attention({ q: t.q, k: k1, v: v1, shape: [t.H, t.T, t.dK], kvShape: [1, t.T, t.dK], dv: t.dV, mask: 'causal', trace: true });
+  const want = engine.attention({
+    q: t.q,
+    k: k1,
+    v: v1,
+    shape: [t.H, t.T, t.dK],
+    kvShape: [1, t.T, t.dK],
+    dv: t.dV,
+    mask: 'causal',
+    trace: true,
+  });
   for (let h = 0; h < t.H; h++) {
     const cells = await gridValues(page, `#view figure[data-head="${h}"]`);
     assert.equal(cells.length, t.T * t.T);
@@ -146,11 +182,19 @@ test('GQA / MQA: shared kv heads, the weights with kvShape as in Node, the cache
       if (!c.hidden) assertClose(num(c.value), w, 1e-6, `head ${h + 1} weight (${c.i}, ${c.j})`);
     }
   }
-  const bytes = await page.$$eval('#gqa-memory td[data-bytes]', (tds) => tds.map((td) => Number(td.dataset.bytes)));
+  const bytes = await page.$$eval('#gqa-memory td[data-bytes]', (tds) =>
+    tds.map((td) => Number(td.dataset.bytes)),
+  );
   const perToken = (kv) => kv * (t.dK + t.dV) * 4;
   assert.deepEqual(bytes, [perToken(t.H), perToken(t.H) * t.T, perToken(1), perToken(1) * t.T]);
-  assert.equal(Number(await page.getAttribute('#gqa-memory td[data-given]', 'data-given')), (k1.length + v1.length) * 4);
-  assert.match(await page.getAttribute('#view svg.gqa-sharing', 'aria-label'), /kv head 1 serves query heads 1–2/);
+  assert.equal(
+    Number(await page.getAttribute('#gqa-memory td[data-given]', 'data-given')),
+    (k1.length + v1.length) * 4,
+  );
+  assert.match(
+    await page.getAttribute('#view svg.gqa-sharing', 'aria-label'),
+    /kv head 1 serves query heads 1–2/,
+  );
   assert.deepEqual(problems, []);
   await page.close();
 });
@@ -164,9 +208,20 @@ test('window and sinks: the visible band is the engine’s mask; ALiBi slopes an
   await page.fill('#window-sinks', '2');
   await page.press('#window-sinks', 'Tab');
   await viewReady(page, 'window');
-  assert.match(await page.textContent('#view [data-grid="weights"] figcaption'), /\|i − j\| < 3 or j < 2/);
+  assert.match(
+    await page.textContent('#view [data-grid="weights"] figcaption'),
+    /\|i − j\| < 3 or j < 2/,
+  );
   const mask = { causal: true, window: 3, sinks: 2 };
-  const want = engine.attention({ q: t.q, k: t.k, v: t.v, shape: [t.H, t.T, t.dK], dv: t.dV, mask, trace: true });
+  const want = engine.attention({
+    q: t.q,
+    k: t.k,
+    v: t.v,
+    shape: [t.H, t.T, t.dK],
+    dv: t.dV,
+    mask,
+    trace: true,
+  });
   const cells = await gridValues(page, '#view [data-grid="weights"]');
   let visible = 0;
   for (const c of cells) {
@@ -176,18 +231,43 @@ test('window and sinks: the visible band is the engine’s mask; ALiBi slopes an
     assert.equal(c.hidden, !(c.j <= c.i && (c.i - c.j < 3 || c.j < 2)), `rule at (${c.i}, ${c.j})`);
     if (!c.hidden) {
       visible++;
-      assertClose(num(c.value), want.trace.weights.data[c.i * t.T + c.j], 1e-6, `weight (${c.i}, ${c.j})`);
+      assertClose(
+        num(c.value),
+        want.trace.weights.data[c.i * t.T + c.j],
+        1e-6,
+        `weight (${c.i}, ${c.j})`,
+      );
     }
   }
   assert.equal(Number(await page.getAttribute('#window-visible', 'data-count')), visible);
   // ALiBi: the bias beside the scores, one slope per head.
   await page.check('#window-alibi');
   await viewReady(page, 'window');
-  const alibi = engine.attention({ q: t.q, k: t.k, v: t.v, shape: [t.H, t.T, t.dK], dv: t.dV, mask, bias: 'alibi', trace: true });
-  const slopes = await page.$$eval('#alibi-slopes [data-slope]', (s) => s.map((x) => Number(x.dataset.slope)));
-  assert.deepEqual(slopes, Array.from({ length: t.H }, (_, h) => 2 ** ((-8 * (h + 1)) / t.H)));
+  const alibi = engine.attention({
+    q: t.q,
+    k: t.k,
+    v: t.v,
+    shape: [t.H, t.T, t.dK],
+    dv: t.dV,
+    mask,
+    bias: 'alibi',
+    trace: true,
+  });
+  const slopes = await page.$$eval('#alibi-slopes [data-slope]', (s) =>
+    s.map((x) => Number(x.dataset.slope)),
+  );
+  assert.deepEqual(
+    slopes,
+    Array.from({ length: t.H }, (_, h) => 2 ** ((-8 * (h + 1)) / t.H)),
+  );
   const bias = await gridValues(page, '#view [data-grid="bias"]');
-  for (const c of bias) assertClose(num(c.value), alibi.trace.bias.data[c.i * t.T + c.j], 1e-6, `bias (${c.i}, ${c.j})`);
+  for (const c of bias)
+    assertClose(
+      num(c.value),
+      alibi.trace.bias.data[c.i * t.T + c.j],
+      1e-6,
+      `bias (${c.i}, ${c.j})`,
+    );
   assert.equal(bias.length, t.T * t.T);
   assert.deepEqual(problems, []);
   await page.close();
@@ -197,14 +277,32 @@ test('RoPE: the engine’s score of two tokens stays when both move; it is the s
   const { page, problems } = await open();
   const t = await pageTensors(page);
   await showTab(page, 'rope');
-  const { at, text } = await page.$eval('#rope-scores', (p) => ({ at: Number(p.dataset.at), text: p.textContent }));
+  const { at, text } = await page.$eval('#rope-scores', (p) => ({
+    at: Number(p.dataset.at),
+    text: p.textContent,
+  }));
   const [, i, j] = text.match(/At positions \((\d+), (\d+)\)/).map(Number);
-  const rotated = engine.attention({ q: t.q, k: t.k, v: t.v, shape: [t.H, t.T, t.dK], dv: t.dV, rope: { base: 10000 }, trace: true });
-  assertClose(at, rotated.trace.scores.data[i * t.T + j], 1e-5, 'score at the tokens’ own positions');
+  const rotated = engine.attention({
+    q: t.q,
+    k: t.k,
+    v: t.v,
+    shape: [t.H, t.T, t.dK],
+    dv: t.dV,
+    rope: { base: 10000 },
+    trace: true,
+  });
+  assertClose(
+    at,
+    rotated.trace.scores.data[i * t.T + j],
+    1e-5,
+    'score at the tokens’ own positions',
+  );
   // Move both by 5 from the keyboard.
   await page.focus('#rope-shift');
   for (let n = 0; n < 5; n++) await page.keyboard.press('ArrowRight');
-  await page.waitForFunction(() => /Moved by 5/.test(document.getElementById('rope-scores').textContent));
+  await page.waitForFunction(() =>
+    /Moved by 5/.test(document.getElementById('rope-scores').textContent),
+  );
   const moved = await page.$eval('#rope-scores', (p) => ({ ...p.dataset }));
   assertClose(Number(moved.moved), at, 1e-5, 'moved by 5');
   assert.ok(Number(moved.spread) <= 1e-5 * Math.max(1, Math.abs(at)), `spread ${moved.spread}`);
@@ -219,17 +317,29 @@ test('flash tiles: skipped tiles, and the log-sum-exp recovers the engine’s we
   const { page, problems } = await open();
   const t = await pageTensors(page);
   await showTab(page, 'flash');
-  const want = engine.attention({ q: t.q, k: t.k, v: t.v, shape: [t.H, t.T, t.dK], dv: t.dV, mask: 'causal', trace: true });
+  const want = engine.attention({
+    q: t.q,
+    k: t.k,
+    v: t.v,
+    shape: [t.H, t.T, t.dK],
+    dv: t.dV,
+    mask: 'causal',
+    trace: true,
+  });
   const tiles = Math.ceil(t.T / 4);
   let skipped = 0;
   for (let a = 0; a < tiles; a++)
     for (let b = 0; b < tiles; b++) {
       let any = false;
       for (let i = a * 4; i < Math.min(t.T, a * 4 + 4); i++)
-        for (let j = b * 4; j < Math.min(t.T, b * 4 + 4); j++) any ||= want.trace.masked.data[i * t.T + j] > -Infinity;
+        for (let j = b * 4; j < Math.min(t.T, b * 4 + 4); j++)
+          any ||= want.trace.masked.data[i * t.T + j] > -Infinity;
       if (!any) skipped++;
     }
-  assert.match(await page.textContent('#view .legend-line'), new RegExp(`\\(${skipped} of ${tiles * tiles} tiles\\)`));
+  assert.match(
+    await page.textContent('#view .legend-line'),
+    new RegExp(`\\(${skipped} of ${tiles * tiles} tiles\\)`),
+  );
   // A step from the keyboard, then the last frame: the position slider's End key.
   await page.focus('#view [data-act="forward"]');
   await page.keyboard.press('Enter');
@@ -244,13 +354,22 @@ test('flash tiles: skipped tiles, and the log-sum-exp recovers the engine’s we
   const cells = await gridValues(page, '#view figure');
   assert.equal(cells.length, t.T * t.T);
   for (const c of cells)
-    if (!c.hidden) assertClose(num(c.value), want.trace.weights.data[c.i * t.T + c.j], 1e-6, `weight (${c.i}, ${c.j})`);
+    if (!c.hidden)
+      assertClose(
+        num(c.value),
+        want.trace.weights.data[c.i * t.T + c.j],
+        1e-6,
+        `weight (${c.i}, ${c.j})`,
+      );
   assert.deepEqual(problems, []);
   await page.close();
 });
 
 test('the modern tabs by keyboard; no axe-core violations; laptop and phone screenshots, nothing wider than the screen', async () => {
-  for (const [name, viewport] of [['laptop', kLaptop], ['phone', kPhone]]) {
+  for (const [name, viewport] of [
+    ['laptop', kLaptop],
+    ['phone', kPhone],
+  ]) {
     const { page, problems } = await open(viewport);
     // From the last classic tab, → reaches the first modern one and selects it.
     await page.click('#tab-batch');
@@ -265,8 +384,24 @@ test('the modern tabs by keyboard; no axe-core violations; laptop and phone scre
         await page.click(`#tab-${tab}`);
       }
       await viewReady(page, id);
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      const overflow = await page.evaluate(
+        () => document.documentElement.scrollWidth - window.innerWidth,
+      );
       assert.ok(overflow <= 0, `${tab} at ${name}: page ${overflow}px wider than the screen`);
+      // Nothing of the view cut at the right edge (scroll boxes hold what is wider).
+      const cut = await page.$$eval(
+        '#view [data-modern] > *, #view .modern-table, #view figure',
+        (els) =>
+          els
+            .filter(
+              (e) =>
+                !e.closest('.scroll') &&
+                e.getBoundingClientRect().right > window.innerWidth + 1 &&
+                e.scrollWidth > e.clientWidth + 1,
+            )
+            .map((e) => e.className || e.tagName),
+      );
+      assert.deepEqual(cut, [], `${tab} at ${name}: cut at the right edge`);
       await page.locator('#view').screenshot({ path: join(kShots, `${name}-${tab}.png`) });
       assert.deepEqual(await axeViolations(page), [], `axe in the ${tab} view (${name})`);
     }

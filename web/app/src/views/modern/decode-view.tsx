@@ -92,7 +92,7 @@ export function DecodeView({ r, b, head, width }: ViewProps) {
           {`Output row ${n} (all ${H} heads) from the cache step equals row ${n} of the full causal run: largest difference ${fmt(step.maxDiff, 3)}. Over all ${T} steps: ${fmt(worst, 3)}.`}
         </p>
       )}
-      <table class="num-table" id="decode-cost">
+      <div class="modern-table" tabIndex={0} role="region" aria-label="Multiply-adds with and without the cache"><table class="num-table" id="decode-cost">
         <caption>{`Multiply-adds of this layer (d_model = ${C}, ${H} heads)`}</caption>
         <thead><tr><td /><th scope="col">{`step ${n}`}</th><th scope="col">{`steps 1–${n}`}</th></tr></thead>
         <tbody>
@@ -100,7 +100,7 @@ export function DecodeView({ r, b, head, width }: ViewProps) {
           <tr><th scope="row">recomputing the prefix (q, k, v of all, causal attention)</th><td data-cost={cost.recomputed}>{cost.recomputed.toLocaleString('en')}</td><td>{totalRecomputed.toLocaleString('en')}</td></tr>
           <tr><th scope="row">saved</th><td>{`${fmt(cost.recomputed / cost.cached, 3)}×`}</td><td>{`${fmt(totalRecomputed / totalCached, 3)}×`}</td></tr>
         </tbody>
-      </table>
+      </table></div>
     </div>
   );
 }

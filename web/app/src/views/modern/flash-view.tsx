@@ -96,18 +96,18 @@ export function FlashView({ r, b, head, width }: ViewProps) {
         <div class="flash-rows">
           {step && step.skipped && <p>{`Tile (${step.ti + 1}, ${step.tj + 1}) is skipped: the mask hides every cell, so it is never loaded.`}</p>}
           {step && !step.skipped && (
-            <table class="num-table" id="flash-rows">
+            <div class="modern-table" tabIndex={0} role="region" aria-label="The running max and sum of this tile’s rows"><table class="num-table" id="flash-rows">
               <caption>{`Tile (${step.ti + 1}, ${step.tj + 1}): keys ${step.tj * tile + 1}–${Math.min(T, (step.tj + 1) * tile)}`}</caption>
               <thead><tr><th scope="col">query</th><th scope="col">m before</th><th scope="col">m after</th><th scope="col">rescale</th><th scope="col">l after</th></tr></thead>
               <tbody>
                 {step.rows.map((u) => (
                   <tr class={u.factor < 1 && u.mBefore > -Infinity ? 'jumped' : ''}>
                     <th scope="row">{labels[u.row]}</th><td>{fmt(u.mBefore, 3)}</td><td>{fmt(u.mAfter, 3)}</td>
-                    <td>{u.mBefore === -Infinity ? '(first)' : u.factor < 1 ? `× ${fmt(u.factor, 3)}` : '× 1'}</td><td>{fmt(u.lAfter, 3)}</td>
+                    <td>{u.mBefore === -Infinity ? 'first' : u.factor < 1 ? `× ${fmt(u.factor, 3)}` : '× 1'}</td><td>{fmt(u.lAfter, 3)}</td>
                   </tr>
                 ))}
               </tbody>
-            </table>
+            </table></div>
           )}
           {step && !step.skipped && <p class="note">Highlighted rows: the max jumped, so the old sum was rescaled.</p>}
           {done && (

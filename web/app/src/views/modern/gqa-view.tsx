@@ -104,7 +104,7 @@ export function GqaView({ r, b, head, width }: ViewProps) {
         <span>{`${H} query heads: ${name}`}</span>
       </div>
       <Sharing H={H} Hkv={Hkv} head={head} />
-      <table class="kv-memory" id="gqa-memory">
+      <div class="modern-table" tabIndex={0} role="region" aria-label="KV cache memory"><table class="kv-memory" id="gqa-memory">
         <caption>{`KV cache of this layer in float32 (K and V: 2 × Hkv × d × 4 bytes per token), T = ${T}`}</caption>
         <thead><tr><td /><th scope="col">per token</th><th scope="col">{`for ${T} tokens`}</th></tr></thead>
         <tbody>
@@ -112,7 +112,7 @@ export function GqaView({ r, b, head, width }: ViewProps) {
           <tr><th scope="row">{`this, ${Hkv} kv head${Hkv > 1 ? 's' : ''}`}</th><td data-bytes={bytes.perToken}>{`${bytes.perToken.toLocaleString('en')} B`}</td><td data-bytes={bytes.total} data-given={given}>{`${bytes.total.toLocaleString('en')} B`}</td></tr>
           <tr><th scope="row">saved</th><td data-saved={mha.perToken - bytes.perToken}>{`${(mha.perToken - bytes.perToken).toLocaleString('en')} B`}</td><td>{`${(mha.total - bytes.total).toLocaleString('en')} B (${fmt(100 * (1 - Hkv / H), 3)} %)`}</td></tr>
         </tbody>
-      </table>
+      </table></div>
       <p class="note">{`The k and v arrays handed to the engine hold ${given.toLocaleString('en')} bytes. At scale: Llama 2 70B (80 layers, 8 kv heads of 64, d = 128, 16-bit) keeps 327,680 bytes per token instead of 2,621,440 with one kv head per query head.`}</p>
       {answer.error && <p class="error-text">{`The engine rejected this: ${answer.error}`}</p>}
       {a && (
