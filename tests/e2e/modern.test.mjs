@@ -409,3 +409,55 @@ test('the modern tabs by keyboard; no axe-core violations; laptop and phone scre
     await page.close();
   }
 });
+
+async function recompute(page, action) {
+  const before = Number(await page.evaluate(() => document.body.dataset.ready));
+  await action();
+  await waitReady(page, before);
+}
+
+test('odd d_k, three heads, one token, a padded sentence: the views say what the engine refused and keep working', async () => {
+  const { page, problems } = await open();
+  // RoPE needs an even d_k: the engine's error is shown, the other views still compute.
+  await recompute(page, async () => {
+    await page.fill('#dK', '7');
+    await page.press('#dK', 'Tab');
+  });
+  await page.click('#tab-rope');
+  await page.waitForSelector('#view [data-modern="rope"][data-engine="error"]');
+  assert.match(
+    await page.textContent('#view .error-text'),
+    /The engine rejected RoPE here: .*\b(even|odd)\b/i,
+  );
+  await showTab(page, 'flash');
+  await recompute(page, async () => {
+    await page.fill('#dK', '8');
+    await page.press('#dK', 'Tab');
+  });
+  await showTab(page, 'rope');
+  // Three heads: kv heads 3 or 1.
+  await recompute(page, async () => {
+    await page.fill('#heads', '3');
+    await page.press('#heads', 'Tab');
+  });
+  await showTab(page, 'gqa');
+  assert.deepEqual(await page.$$eval('#gqa-kv option', (os) => os.map((o) => o.value)), ['3', '1']);
+  await page.selectOption('#gqa-kv', '3');
+  await viewReady(page, 'gqa');
+  assert.equal(await page.locator('#view figure[data-head]').count(), 3);
+  // Two sentences of different lengths: the second one's own tokens, no padding.
+  await recompute(page, () =>
+    page.fill('#text', 'a short one\nthe second sentence is longer than the first'),
+  );
+  await page.selectOption('#sel-seq', '0');
+  for (const tab of kModernTabs) await showTab(page, tab, tab === 'kv-cache' ? 'decode' : tab);
+  assert.match(await page.textContent('#view .player-status'), /of \d+/);
+  await page.click('#tab-kv-cache');
+  await viewReady(page, 'decode');
+  assert.match(await page.textContent('#view .player-status'), /^Step \d+ of 3:/);
+  // One token.
+  await recompute(page, () => page.fill('#text', 'alone'));
+  for (const tab of kModernTabs) await showTab(page, tab, tab === 'kv-cache' ? 'decode' : tab);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
