@@ -461,3 +461,25 @@ test('odd d_k, three heads, one token, a padded sentence: the views say what the
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('RoPE dials turn from the unrotated vectors to the engine’s, at once with prefers-reduced-motion', async () => {
+  const { page, problems } = await open();
+  const tip = () =>
+    page.$eval('#view svg.rope-dials g[data-pos="5"] line.vec.q:not(.before)', (l) =>
+      [l.getAttribute('x2'), l.getAttribute('y2')].join(','),
+    );
+  await showTab(page, 'rope');
+  await page.waitForTimeout(1800);
+  const end = await tip();
+  await page.click('#rope-turn');
+  await page.waitForTimeout(150);
+  assert.notEqual(await tip(), end, 'the vectors move while turning');
+  await page.waitForTimeout(1800);
+  assert.equal(await tip(), end, 'they end at the engine’s rotation');
+  await page.emulateMedia({ reducedMotion: 'reduce' });
+  await page.click('#rope-turn');
+  await page.waitForTimeout(50);
+  assert.equal(await tip(), end, 'reduced motion: no turning');
+  assert.deepEqual(problems, []);
+  await page.close();
+});

@@ -1,5 +1,7 @@
 // One dial per position: pair p of a query and a key as 2-D vectors, before (dashed)
-// and after (solid) the engine's rotation by pos·θ_p.
+// and after (solid) the engine's rotation by pos·θ_p. While `turn` < 1 (the animation)
+// the solid vectors are the dashed ones turned by turn·pos·θ_p; at 1 they are the
+// engine's rotated q and k.
 import { fmt } from '../../format';
 
 export interface DialsProps {
@@ -12,6 +14,7 @@ export interface DialsProps {
   qRot: Float32Array; // (T, d) after: the engine's trace.qRotated
   kRot: Float32Array;
   width: number;
+  turn: number; // 0…1
 }
 
 const kMaxDials = 32;
@@ -44,7 +47,14 @@ export function RopeDials(p: DialsProps) {
         const cx = (t % perRow) * size + size / 2;
         const cy = Math.floor(t / perRow) * (size + 22) + size / 2;
         const angle = t * p.theta;
-        const shown = angle % (2 * Math.PI);
+        const shown = (p.turn * angle) % (2 * Math.PI);
+        const turned = (m: Float32Array, rot: Float32Array): [number, number] => {
+          if (p.turn >= 1) return pair(rot, t);
+          const [a, b] = pair(m, t);
+          const c = Math.cos(p.turn * angle);
+          const s = Math.sin(p.turn * angle);
+          return [a * c - b * s, a * s + b * c];
+        };
         const r = size / 2 - 6;
         const large = shown > Math.PI ? 1 : 0;
         return (
@@ -55,8 +65,8 @@ export function RopeDials(p: DialsProps) {
             )}
             {arrow(cx, cy, pair(p.q, t), 'vec q before')}
             {arrow(cx, cy, pair(p.k, t), 'vec k before')}
-            {arrow(cx, cy, pair(p.qRot, t), 'vec q')}
-            {arrow(cx, cy, pair(p.kRot, t), 'vec k')}
+            {arrow(cx, cy, turned(p.q, p.qRot), 'vec q')}
+            {arrow(cx, cy, turned(p.k, p.kRot), 'vec k')}
             <text x={cx} y={cy + size / 2 + 6} text-anchor="middle" fill="currentColor">{`${t} ${p.tokens[t].slice(0, 8)}`}</text>
             <text x={cx} y={cy + size / 2 + 17} text-anchor="middle" fill="currentColor">{`${fmt(angle, 2)} rad`}</text>
           </g>

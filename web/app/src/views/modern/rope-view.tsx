@@ -3,7 +3,7 @@
 // and a key depends on how far apart they are, not on where: the engine scores one
 // token's query against another's key at every pair of positions, and every diagonal
 // of that matrix holds one number.
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { fmt, full } from '../../format';
 import { colorScale } from '../colors';
 import type { ViewProps } from '../types';
@@ -13,6 +13,26 @@ import { Pick, Slider } from './fields';
 import { RopeDials } from './rope-dials';
 
 const kBases = [10000, 500000, 100];
+const kTurnMs = 1600;
+
+/** 0 → 1 over kTurnMs each time `key` changes or `again` is called; 1 at once with reduced motion. */
+function useTurn(key: string): [number, () => void] {
+  const [turn, setTurn] = useState(1);
+  const [round, setRound] = useState(0);
+  useEffect(() => {
+    if (window.matchMedia('(prefers-reduced-motion: reduce)').matches) return setTurn(1);
+    const start = performance.now();
+    let frame = 0;
+    const tick = (now: number) => {
+      const t = Math.min(1, (now - start) / kTurnMs);
+      setTurn(t);
+      if (t < 1) frame = requestAnimationFrame(tick);
+    };
+    frame = requestAnimationFrame(tick);
+    return () => cancelAnimationFrame(frame);
+  }, [key, round]);
+  return [turn, () => setRound((n) => n + 1)];
+}
 const kExtra = 12; // positions beyond the sentence the pair may be moved to
 
 export function RopeView({ r, b, head, query, view, width }: ViewProps) {
@@ -28,6 +48,7 @@ export function RopeView({ r, b, head, query, view, width }: ViewProps) {
   const maxShift = L - 1 - Math.max(qi, kj);
   const s = Math.min(shift, maxShift);
   const rope = { base };
+  const [turn, turnAgain] = useTurn(`${base}:${p}:${head}`);
   const rotated = useEngine(JSON.stringify([runKey(r), b, base]), (engine) =>
     engine.attention({ q: t.q, k: t.k, v: t.v, shape: [H, T, dK], dv: dV, rope, scale: t.scale, trace: true }),
   );
@@ -74,6 +95,9 @@ export function RopeView({ r, b, head, query, view, width }: ViewProps) {
         <Pick id="rope-pair" label="pair" value={p} set={setPair}
           options={Array.from({ length: Math.max(1, dK / 2) }, (_, x) => ({ value: x, text: `p = ${x}: components ${x + 1} and ${x + 1 + dK / 2}` }))} />
         <span>{`θ_${p} = ${fmt(theta, 5)} rad per position`}</span>
+        <button type="button" class="small" id="rope-turn" onClick={turnAgain}>
+          turn again
+        </button>
       </div>
       {rotated.error && <p class="error-text">{`The engine rejected RoPE here: ${rotated.error}`}</p>}
       {a && (
@@ -83,7 +107,8 @@ export function RopeView({ r, b, head, query, view, width }: ViewProps) {
             {' · dashed: before, solid: after the engine’s rotation (trace.qRotated, trace.kRotated); orange query, purple key; the arc is the angle position × θ.'}
           </figcaption>
           <RopeDials tokens={tok} p={p} d={dK} theta={theta} q={headBlock(t.q, head, T, dK)} k={headBlock(t.k, head, T, dK)}
-            qRot={headBlock(a.trace!.qRotated!.data, head, T, dK)} kRot={headBlock(a.trace!.kRotated!.data, head, T, dK)} width={Math.min(width, 900)} />
+            qRot={headBlock(a.trace!.qRotated!.data, head, T, dK)} kRot={headBlock(a.trace!.kRotated!.data, head, T, dK)}
+            turn={turn} width={Math.min(width, 900)} />
         </figure>
       )}
       <h3 class="modern-h">Move both tokens: the score stays</h3>
