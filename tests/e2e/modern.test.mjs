@@ -351,6 +351,19 @@ test('flash tiles: skipped tiles, and the log-sum-exp recovers the engine’s we
   assert.ok(Number(check.maxDiff) <= 1e-6, check.text);
   assert.ok(Number(check.fastDiff) <= 1e-5, check.text);
   assert.match(check.text, /^✓ /);
+  // The log-sum-exp of each row: s − ln w for any key the row sees, in Node.
+  const lse = await page.$$eval('#flash-running td[data-lse]', (tds) =>
+    tds.map((td) => Number(td.dataset.lse)),
+  );
+  assert.equal(lse.length, t.T);
+  lse.forEach((v, i) =>
+    assertClose(
+      v,
+      want.trace.masked.data[i * t.T] - Math.log(want.trace.weights.data[i * t.T]),
+      1e-5,
+      `log-sum-exp of row ${i + 1}`,
+    ),
+  );
   const cells = await gridValues(page, '#view figure');
   assert.equal(cells.length, t.T * t.T);
   for (const c of cells)

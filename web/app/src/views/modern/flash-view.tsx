@@ -10,7 +10,35 @@ import type { ViewProps } from '../types';
 import { CellGrid, Swatch, type GridBox } from './cell-grid';
 import { fitting, headTensors, maxAbsDiff, readiness, runKey, useEngine } from './engine-call';
 import { NumberField, Pick, Toggle } from './fields';
-import { flashWalk, recoveredWeights } from './flash-walk';
+import { flashWalk, recoveredWeights, type FlashWalk } from './flash-walk';
+
+const kMaxRows = 64;
+
+/** m and l of every query row after step `at` (and, at the end, the log-sum-exp m + ln l). */
+function RunningRows(p: { walk: FlashWalk; at: number; labels: string[]; done: boolean; tileRows: number[] }) {
+  const m = p.walk.m[p.at];
+  const l = p.walk.l[p.at];
+  const rows = Math.min(m.length, kMaxRows);
+  return (
+    <div class="modern-table" tabIndex={0} role="region" aria-label="Running max and sum of every query row">
+      <table class="num-table" id="flash-running">
+        <caption>{p.done ? 'Every row at the end: m, l and the log-sum-exp' : 'Every row so far: running max m and sum l'}</caption>
+        <thead>
+          <tr><th scope="col">query</th><th scope="col">m</th><th scope="col">l</th>{p.done && <th scope="col">m + ln l</th>}</tr>
+        </thead>
+        <tbody>
+          {Array.from({ length: rows }, (_, i) => (
+            <tr class={p.tileRows.includes(i) ? 'in-tile' : ''}>
+              <th scope="row">{p.labels[i]}</th><td>{fmt(m[i], 3)}</td><td>{fmt(l[i], 3)}</td>
+              {p.done && <td data-lse={m[i] + Math.log(l[i])}>{fmt(m[i] + Math.log(l[i]), 4)}</td>}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {rows < m.length && <p class="note">{`The first ${rows} of ${m.length} rows.`}</p>}
+    </div>
+  );
+}
 
 export function FlashView({ r, b, head, width }: ViewProps) {
   const t = headTensors(r, b);
@@ -78,7 +106,7 @@ export function FlashView({ r, b, head, width }: ViewProps) {
       <p class="legend-line">
         <Swatch kind="now">this tile</Swatch>
         <Swatch kind="hidden">{`skipped: every cell masked (${skippedCount} of ${walk.steps.length} tiles)`}</Swatch>
-        <span>{`scores −${fmt(range, 2)} purple … ${fmt(range, 2)} orange`}</span>
+        <span>{done ? 'weights 0 (dark) … 1 (yellow)' : `scores −${fmt(range, 2)} purple … ${fmt(range, 2)} orange`}</span>
       </p>
       <div class="figures">
         <figure class="matrix">
@@ -110,6 +138,7 @@ export function FlashView({ r, b, head, width }: ViewProps) {
             </table></div>
           )}
           {step && !step.skipped && <p class="note">Highlighted rows: the max jumped, so the old sum was rescaled.</p>}
+          <RunningRows walk={walk} at={Math.min(k, walk.steps.length - 1)} labels={labels} done={done} tileRows={step && !step.skipped ? step.rows.map((u) => u.row) : []} />
           {done && (
             <p id="flash-check" data-max-diff={diff} data-fast-diff={a.fastDiff}>
               <span class={diff <= 1e-5 ? 'check-ok' : 'check-bad'}>{diff <= 1e-5 ? '✓ ' : '✗ '}</span>

@@ -39,8 +39,9 @@ export function WindowView({ r, b, head, width }: ViewProps) {
   const a = fitting(answer.value, (v) => (alibi ? v.trace?.bias : v.trace?.weights), [H, T, T]);
   const labels = indexLabels(t.tokens);
   const at = (data: Float32Array, i: number, j: number) => data[(head * T + i) * T + j];
-  const grids = alibi ? 3 : 1;
-  const gridWidth = Math.max(260, Math.min(width, Math.floor(width / grids) - 12));
+  // The weights get the row to themselves; the scores and the bias share one below.
+  const gridWidth = Math.min(width, 560);
+  const pairWidth = Math.max(260, Math.floor(width / 2) - 12);
   const prob = colorScale('prob', 1);
   let visible = 0;
   if (a) for (const x of a.trace!.masked.data.subarray(head * T * T, (head + 1) * T * T)) if (x > -Infinity) visible++;
@@ -60,7 +61,7 @@ export function WindowView({ r, b, head, width }: ViewProps) {
             cols={T}
             rowLabels={labels}
             colLabels={labels}
-            width={gridWidth}
+            width={pairWidth}
             cell={(i, j) => ({ fill: color(at(data, i, j)), text: `${labels[i]} → ${labels[j]}: ${full(at(data, i, j))}` })}
           />
         </div>
@@ -114,8 +115,12 @@ export function WindowView({ r, b, head, width }: ViewProps) {
               />
             </div>
           </figure>
-          {alibi && signedGrid('scaled', 'Scores before the bias (scaled)')}
-          {alibi && signedGrid('bias', 'ALiBi bias (trace.bias)')}
+        </div>
+      )}
+      {a && alibi && (
+        <div class="figures n2">
+          {signedGrid('scaled', 'Scores before the bias (scaled)')}
+          {signedGrid('bias', 'ALiBi bias (trace.bias)')}
         </div>
       )}
       {alibi && slopes.length > 0 && (
