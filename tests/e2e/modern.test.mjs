@@ -429,7 +429,7 @@ async function recompute(page, action) {
   await waitReady(page, before);
 }
 
-test('odd d_k, three heads, one token, a padded sentence: the views say what the engine refused and keep working', async () => {
+test('odd d_k, three heads, one token, a padded sentence, 70 tokens: the views say what the engine refused and keep working', async () => {
   const { page, problems } = await open();
   // RoPE needs an even d_k: the engine's error is shown, the other views still compute.
   await recompute(page, async () => {
@@ -468,6 +468,13 @@ test('odd d_k, three heads, one token, a padded sentence: the views say what the
   await page.click('#tab-kv-cache');
   await viewReady(page, 'decode');
   assert.match(await page.textContent('#view .player-status'), /^Step \d+ of 3:/);
+  // 70 tokens: the views compute on the first 64 and say so.
+  await recompute(page, () =>
+    page.fill('#text', Array.from({ length: 70 }, (_, i) => `w${i}`).join(' ')),
+  );
+  await showTab(page, 'window');
+  assert.match(await page.textContent('#view .clip-note'), /first 64 of the sentence’s 70 tokens/);
+  assert.equal(await page.locator('#view [data-grid="weights"] rect.cell').count(), 64 * 64);
   // One token.
   await recompute(page, () => page.fill('#text', 'alone'));
   for (const tab of kModernTabs) await showTab(page, tab, tab === 'kv-cache' ? 'decode' : tab);

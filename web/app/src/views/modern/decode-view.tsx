@@ -8,6 +8,7 @@ import { Player } from '../../player';
 import { colorScale } from '../colors';
 import { indexLabels } from '../matrix';
 import type { ViewProps } from '../types';
+import { ClipNote } from './clip-note';
 import { CellGrid, Swatch } from './cell-grid';
 import { decodeCost, decodeSteps } from './decode-steps';
 import { headBlock, headTensors, readiness, runKey, useEngine } from './engine-call';
@@ -53,6 +54,7 @@ export function DecodeView({ r, b, head, width }: ViewProps) {
   );
   return (
     <div class="modern" data-modern="decode" data-engine={readiness(answer)}>
+      <ClipNote t={t} />
       <p class="explain">
         A model writes one token at a time. Each new token needs its own query, key and value, but the keys and values
         of the earlier tokens do not change (a token never looks ahead), so they are kept: the KV cache. A step is one

@@ -16,7 +16,11 @@ export interface HeadTensors {
   v: Float32Array; // (H, T, dV)
   tokens: string[];
   scale: boolean | number; // the page's scaling, so these views score as the main one does
+  total: number; // tokens in the sentence; T is at most kModernTokens of them
 }
+
+/** The modern views draw every cell as SVG and make several engine calls: the first 64 tokens. */
+export const kModernTokens = 64;
 
 function trimmed(data: Float32Array, b: number, H: number, Tall: number, T: number, d: number) {
   const out = new Float32Array(H * T * d);
@@ -31,7 +35,8 @@ function trimmed(data: Float32Array, b: number, H: number, Tall: number, T: numb
 export function headTensors(r: RunResult, b: number): HeadTensors {
   const { H, dK, dV } = r.model;
   const Tall = r.model.T;
-  const T = Math.min(Tall, r.model.lengths[b] ?? Tall);
+  const total = Math.min(Tall, r.model.lengths[b] ?? Tall);
+  const T = Math.min(total, kModernTokens);
   const t = r.attention.trace!;
   return {
     H,
@@ -43,6 +48,7 @@ export function headTensors(r: RunResult, b: number): HeadTensors {
     v: trimmed(t.v.data, b, H, Tall, T, dV),
     tokens: r.model.tokens[b].slice(0, T),
     scale: r.model.scale,
+    total,
   };
 }
 

@@ -7,6 +7,7 @@ import { Player } from '../../player';
 import { colorScale } from '../colors';
 import { indexLabels } from '../matrix';
 import type { ViewProps } from '../types';
+import { ClipNote } from './clip-note';
 import { CellGrid, Swatch, type GridBox } from './cell-grid';
 import { fitting, headTensors, maxAbsDiff, readiness, runKey, useEngine } from './engine-call';
 import { NumberField, Pick, Toggle } from './fields';
@@ -60,6 +61,7 @@ export function FlashView({ r, b, head, width }: ViewProps) {
   if (!a)
     return (
       <div class="modern" data-modern="flash" data-engine={readiness(answer)}>
+      <ClipNote t={t} />
         {answer.error ? <p class="error-text">{`The engine rejected this: ${answer.error}`}</p> : <p>Computing…</p>}
       </div>
     );
@@ -89,6 +91,7 @@ export function FlashView({ r, b, head, width }: ViewProps) {
   const gridW = Math.min(width, 560);
   return (
     <div class="modern" data-modern="flash" data-engine={readiness(answer)}>
+      <ClipNote t={t} />
       <p class="explain">
         The fast path never holds the T × T weights. It walks the scores in tiles, keeping for each query row only a
         running max m and a running sum l of exp(s − m); when a tile brings a larger max, everything summed so far is

@@ -6,6 +6,7 @@ import { fmt, full } from '../../format';
 import { colorScale } from '../colors';
 import { indexLabels } from '../matrix';
 import type { ViewProps } from '../types';
+import { ClipNote } from './clip-note';
 import { CellGrid } from './cell-grid';
 import { fitting, headTensors, readiness, runKey, useEngine, type HeadTensors } from './engine-call';
 import { Pick } from './fields';
@@ -92,6 +93,7 @@ export function GqaView({ r, b, head, width }: ViewProps) {
   const name = Hkv === H ? 'multi-head (MHA)' : Hkv === 1 ? 'multi-query (MQA)' : `grouped-query (GQA), groups of ${H / Hkv}`;
   return (
     <div class="modern" data-modern="gqa" data-engine={readiness(answer)}>
+      <ClipNote t={t} />
       <p class="explain">
         Llama 2 70B, Llama 3, Mistral and Qwen keep fewer key/value heads than query heads: several query heads read
         the same keys and values, so the KV cache that generation keeps per token shrinks by that factor. Here the

@@ -7,6 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { fmt, full } from '../../format';
 import { colorScale } from '../colors';
 import type { ViewProps } from '../types';
+import { ClipNote } from './clip-note';
 import { CellGrid, Swatch, type GridBox } from './cell-grid';
 import { fitting, headBlock, headTensors, readiness, runKey, useEngine } from './engine-call';
 import { Pick, Slider } from './fields';
@@ -84,6 +85,7 @@ export function RopeView({ r, b, head, query, view, width }: ViewProps) {
   const posLabels = Array.from({ length: L }, (_, x) => `pos ${x}`);
   return (
     <div class="modern" data-modern="rope" data-engine={readiness(rotated, moved)}>
+      <ClipNote t={t} />
       <p class="explain">
         Llama, Mistral, Qwen and most models since 2023 add no position vector to the tokens. Instead RoPE turns each
         pair of components (p, p + d/2) of a query and a key by an angle proportional to the token’s position,

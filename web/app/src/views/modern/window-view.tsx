@@ -7,6 +7,7 @@ import { fmt, full } from '../../format';
 import { colorScale } from '../colors';
 import { indexLabels } from '../matrix';
 import type { ViewProps } from '../types';
+import { ClipNote } from './clip-note';
 import { CellGrid, Swatch } from './cell-grid';
 import { fitting, headTensors, readiness, runKey, useEngine } from './engine-call';
 import { NumberField, Toggle } from './fields';
@@ -72,6 +73,7 @@ export function WindowView({ r, b, head, width }: ViewProps) {
   const slopes = a?.trace?.bias && T > 1 ? Array.from({ length: H }, (_, h) => -a.trace!.bias!.data[(h * T + 1) * T]) : [];
   return (
     <div class="modern" data-modern="window" data-engine={readiness(answer)}>
+      <ClipNote t={t} />
       <p class="explain">
         Mistral-style models let each token see only the last <em>W</em> tokens (a sliding window), and keep the first
         few tokens visible to everyone (attention sinks, which hold attention that has nowhere better to go). ALiBi
