@@ -42,7 +42,7 @@ export function WindowView({ r, b, head, width }: ViewProps) {
   const at = (data: Float32Array, i: number, j: number) => data[(head * T + i) * T + j];
   // The weights get the row to themselves; the scores and the bias share one below.
   const gridWidth = Math.min(width, 560);
-  const pairWidth = Math.max(260, Math.floor(width / 2) - 12);
+  const pairWidth = width < 560 ? width : Math.floor(width / 2) - 12;
   const prob = colorScale('prob', 1);
   let visible = 0;
   if (a) for (const x of a.trace!.masked.data.subarray(head * T * T, (head + 1) * T * T)) if (x > -Infinity) visible++;
