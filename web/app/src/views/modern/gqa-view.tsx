@@ -107,7 +107,7 @@ export function GqaView({ r, b, head, width }: ViewProps) {
       </div>
       <Sharing H={H} Hkv={Hkv} head={head} />
       <div class="modern-table" tabIndex={0} role="region" aria-label="KV cache memory"><table class="kv-memory" id="gqa-memory">
-        <caption>{`KV cache of this layer in float32 (K and V: 2 × Hkv × d × 4 bytes per token), T = ${T}`}</caption>
+        <caption>{`KV cache of this layer in float32 (K and V: Hkv × (d_k + d_v) × 4 bytes per token), T = ${T}`}</caption>
         <thead><tr><td /><th scope="col">per token</th><th scope="col">{`for ${T} tokens`}</th></tr></thead>
         <tbody>
           <tr><th scope="row">{`MHA, ${H} kv heads`}</th><td data-bytes={mha.perToken}>{`${mha.perToken.toLocaleString('en')} B`}</td><td data-bytes={mha.total}>{`${mha.total.toLocaleString('en')} B`}</td></tr>
