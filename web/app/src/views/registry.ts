@@ -5,6 +5,7 @@ import { HeadView } from './head-view';
 import { HeatmapView } from './heatmap-view';
 import type { ViewDef } from './types';
 import { VectorsView } from './vectors-view';
+import { kModernViews } from './modern/modern-views';
 
 export const kViews: ViewDef[] = [
   { id: 'heatmap', label: 'Heatmap', Component: HeatmapView },
@@ -12,6 +13,7 @@ export const kViews: ViewDef[] = [
   { id: 'heads', label: 'All heads', Component: AllHeadsView },
   { id: 'bars', label: 'Vectors', Component: VectorsView },
   { id: 'batch', label: 'Batch', Component: BatchView },
+  ...kModernViews,
 ];
 
 /** The view of a tab id; an unknown id (an old or edited link) shows the first. */
