@@ -3,6 +3,7 @@
 #pragma once
 
 #include "attnscope/attention.hpp"
+#include "attnscope/backward.hpp"
 #include "attnscope/block.hpp"
 #include "attnscope/gpt2.hpp"
 #include "attnscope/llama_block.hpp"
