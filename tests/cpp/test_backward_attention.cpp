@@ -72,8 +72,8 @@ void check_case(const AttentionCase& c, std::uint32_t seed, std::size_t probes =
     const std::vector<double>* grad;
     const char* name;
   };
-  for (const Input& in : {Input{&q, &want.dq, "dq"}, Input{&k, &want.dk, "dk"},
-                          Input{&v, &want.dv, "dv"}}) {
+  for (const Input& in :
+       {Input{&q, &want.dq, "dq"}, Input{&k, &want.dk, "dk"}, Input{&v, &want.dv, "dv"}}) {
     std::uniform_int_distribution<std::size_t> pick(0, in.x->size() - 1);
     for (std::size_t p = 0; p < probes; ++p) {
       const std::size_t i = pick(rng);
@@ -110,7 +110,8 @@ TEST_CASE("attention_backward matches the double reference and finite difference
   }
 }
 
-TEST_CASE("attention_backward: grouped heads, a key/value cache, a window", "[backward][attention]") {
+TEST_CASE("attention_backward: grouped heads, a key/value cache, a window",
+          "[backward][attention]") {
   AttentionCase c;
   c.B = 2;
   c.H = 4;
@@ -148,12 +149,11 @@ TEST_CASE("attention_backward rejects bad input by name", "[backward][attention]
                     Catch::Contains("d_output has shape (1, 4, 2), expected (1, 4, 3)"));
   Tensor nan_grad = good;
   nan_grad.data[5] = NAN;
-  CHECK_THROWS_WITH(attnscope::attention_backward(q, k, v, nan_grad),
-                    Catch::Contains("d_output"));
+  CHECK_THROWS_WITH(attnscope::attention_backward(q, k, v, nan_grad), Catch::Contains("d_output"));
   const Tensor bad_k({1, 4, 3}, std::vector<float>(12, 0.5f));
-  CHECK_THROWS_WITH(attnscope::attention_backward(q, bad_k, v, good), Catch::Contains("attention_backward: k has shape"));
+  CHECK_THROWS_WITH(attnscope::attention_backward(q, bad_k, v, good),
+                    Catch::Contains("attention_backward: k has shape"));
   AttentionOptions rope;
   rope.rope.enabled = true;
-  CHECK_THROWS_WITH(attnscope::attention_backward(q, k, v, good, rope),
-                    Catch::Contains("rope"));
+  CHECK_THROWS_WITH(attnscope::attention_backward(q, k, v, good, rope), Catch::Contains("rope"));
 }

@@ -112,8 +112,9 @@ TEST_CASE("layer_norm_backward: dx, dgamma, dbeta", "[backward][layers]") {
   for (std::size_t n : kSizes) {
     const std::size_t rows = 3;
     INFO("n=" << n);
-    std::vector<double> x = random_doubles(rng, rows * n, -2, 2), g = random_doubles(rng, n, 0.5, 1.5),
-                        b = random_doubles(rng, n), dy = random_doubles(rng, rows * n);
+    std::vector<double> x = random_doubles(rng, rows * n, -2, 2),
+                        g = random_doubles(rng, n, 0.5, 1.5), b = random_doubles(rng, n),
+                        dy = random_doubles(rng, rows * n);
     auto loss = [&] { return dot(layer_norm_double(x, g, b, rows, n), dy); };
     // Analytic, from x̂ = (x − μ)/σ: dx = (g − mean g − x̂·mean(g·x̂))/σ with g = dy·γ.
     std::vector<double> dx(rows * n), dg(n, 0), dbeta(n, 0);
@@ -207,8 +208,8 @@ TEST_CASE("cross_entropy: loss and dlogits, stable for huge logits", "[backward]
       if (spread == 1.0) check_finite_differences(loss, z, dz, "dlogits");
       const std::vector<float> fz = floats(z);
       std::vector<float> gz(rows * vocab);
-      const double got = attnscope::detail::cross_entropy(fz.data(), targets.data(), rows, vocab,
-                                                          gz.data());
+      const double got =
+          attnscope::detail::cross_entropy(fz.data(), targets.data(), rows, vocab, gz.data());
       REQUIRE(std::isfinite(got));
       REQUIRE(std::fabs(got - loss()) <= 1e-9 * (1 + std::fabs(loss())));
       require_close_all(gz, dz, 1e-7, "dlogits");
@@ -230,8 +231,8 @@ TEST_CASE("embedding_backward scatters into token and position rows", "[backward
   }
   const std::vector<float> fdx = floats(dx);
   std::vector<float> gwte(V * C, 0.0f), gwpe(Tmax * C, 0.0f);
-  attnscope::detail::embedding_backward(tokens.data(), tokens.size(), 1, fdx.data(), C,
-                                        gwte.data(), gwpe.data());
+  attnscope::detail::embedding_backward(tokens.data(), tokens.size(), 1, fdx.data(), C, gwte.data(),
+                                        gwpe.data());
   require_close_all(gwte, dwte, 1e-7, "dwte");
   require_close_all(gwpe, dwpe, 1e-7, "dwpe");
 }

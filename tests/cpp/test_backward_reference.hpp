@@ -97,8 +97,7 @@ inline AttentionGradientsDouble attention_backward_double(const AttentionCase& c
                                                           const std::vector<double>& v,
                                                           const std::vector<double>& d_out) {
   const std::vector<double> w = attention_weights_double(c, q, k);
-  AttentionGradientsDouble g{std::vector<double>(q.size(), 0.0),
-                             std::vector<double>(k.size(), 0.0),
+  AttentionGradientsDouble g{std::vector<double>(q.size(), 0.0), std::vector<double>(k.size(), 0.0),
                              std::vector<double>(v.size(), 0.0)};
   std::vector<double> dp(c.Tk);
   for (std::size_t b = 0; b < c.B; ++b) {
