@@ -62,7 +62,7 @@ void run_gpt2_weight(Call& c) {
   const std::string name = c.text_or("name", "");
   const Shape& shape = e.model->weight_shape(name);
   const float* data =
-      c.number_or("write", 0) != 0 ? e.model->weight_data(name) : e.model->weight(name).data.data();
+      c.number_or("write", 0) != 0 ? e.model->weight_data(name) : e.model->weight(name).data;
   std::size_t size = 1;
   for (std::size_t d : shape) size *= d;
   c.put("address", address_of(data));

@@ -152,17 +152,21 @@ void gpt2_logits(const float* hidden, std::size_t rows, const float* wte, std::s
     }
     return;
   }
-  // Many rows: wteᵀ a block of tokens at a time, so the matmul kernel runs on
-  // it without a transposed copy of the whole embedding.
-  constexpr std::size_t kBlock = 256;
-  std::vector<float> block = allocate_zeros({C * kBlock}, "gpt2: logits block").data;
+  // Many rows: logitsᵀ = wte · hiddenᵀ, a block of tokens at a time, so the
+  // matmul kernel streams wte as it is stored (no transposed copy of it)
+  // and only the small hiddenᵀ and each block's result are transposed.
+  constexpr std::size_t kBlock = 2048;
+  std::vector<float> hidden_t = allocate_zeros({C * rows}, "gpt2: hidden transposed").data;
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t i = 0; i < C; ++i) hidden_t[i * rows + r] = hidden[r * C + i];
+  }
+  std::vector<float> block = allocate_zeros({kBlock * rows}, "gpt2: logits block").data;
   for (std::size_t v0 = 0; v0 < vocab; v0 += kBlock) {
     const std::size_t n = std::min(kBlock, vocab - v0);
+    kernels::matmul_best(wte + v0 * C, C, hidden_t.data(), rows, block.data(), rows, n, C, rows);
     for (std::size_t v = 0; v < n; ++v) {
-      const float* row = wte + (v0 + v) * C;
-      for (std::size_t i = 0; i < C; ++i) block[i * n + v] = row[i];
+      for (std::size_t r = 0; r < rows; ++r) logits[r * vocab + v0 + v] = block[v * rows + r];
     }
-    kernels::matmul_best(hidden, C, block.data(), n, logits + v0, vocab, rows, C, n);
   }
 }
 
