@@ -42,7 +42,7 @@ Gpt2Trainer::Gpt2Trainer(Gpt2Model& model, const AdamWOptions& options)
     throw Error(std::string(fn) + ": the model's weights are not all loaded and checked");
   }
   for (const std::string& name : names_) {
-    const std::size_t n = model.weight(name).size();
+    const std::size_t n = model.weight(name).size;
     const std::string what = std::string(fn) + ": state of " + name;
     gradients_.push_back(detail::allocate_zeros({n}, what.c_str()).data);
     first_moment_.push_back(detail::allocate_zeros({n}, what.c_str()).data);
@@ -58,7 +58,7 @@ double Gpt2Trainer::compute_gradients(const std::vector<std::int64_t>& tokens, s
     std::vector<const float*> weights;
     std::vector<float*> grads;
     for (std::size_t i = 0; i < names_.size(); ++i) {
-      weights.push_back(model_.weight(names_[i]).data.data());
+      weights.push_back(model_.weight(names_[i]).data);
       std::fill(gradients_[i].begin(), gradients_[i].end(), 0.0f);
       grads.push_back(gradients_[i].data());
     }

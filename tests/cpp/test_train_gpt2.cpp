@@ -50,6 +50,12 @@ double reference_loss(const Gpt2Model& model, const std::vector<std::int64_t>& t
   return total / double(batch * (T - 1));
 }
 
+/// A copy of weight `name`.
+std::vector<float> values(const Gpt2Model& model, const std::string& name) {
+  const attnscope::TensorView w = model.weight(name);
+  return std::vector<float>(w.data, w.data + w.size);
+}
+
 /// Copy task: `half` random tokens, then the same tokens again.
 std::vector<std::int64_t> copy_batch(std::mt19937& rng, std::size_t batch, std::size_t half,
                                      std::size_t vocab) {
@@ -119,11 +125,11 @@ TEST_CASE("initialize_gpt2: GPT-2's scheme, the same for a seed", "[train]") {
   attnscope::initialize_gpt2(b, 7);
   attnscope::initialize_gpt2(other, 8);
   REQUIRE(a.finished());
-  CHECK(a.weight("wte.weight").data == b.weight("wte.weight").data);
-  CHECK(a.weight("h.1.mlp.c_fc.weight").data == b.weight("h.1.mlp.c_fc.weight").data);
-  CHECK(a.weight("wte.weight").data != other.weight("wte.weight").data);
+  CHECK(values(a, "wte.weight") == values(b, "wte.weight"));
+  CHECK(values(a, "h.1.mlp.c_fc.weight") == values(b, "h.1.mlp.c_fc.weight"));
+  CHECK(values(a, "wte.weight") != values(other, "wte.weight"));
   auto spread = [&](const std::string& name) {
-    const auto& x = a.weight(name).data;
+    const std::vector<float> x = values(a, name);
     double s = 0, s2 = 0;
     for (float v : x) s += v, s2 += double(v) * v;
     const double mean = s / double(x.size());
@@ -133,9 +139,9 @@ TEST_CASE("initialize_gpt2: GPT-2's scheme, the same for a seed", "[train]") {
   CHECK(spread("wte.weight") == Approx(0.02).epsilon(0.03));
   CHECK(spread("h.0.attn.c_attn.weight") == Approx(0.02).epsilon(0.05));
   CHECK(spread("h.0.mlp.c_proj.weight") == Approx(0.01).epsilon(0.05));  // 0.02 / √(2·2)
-  for (float v : a.weight("h.0.ln_1.weight").data) CHECK(v == 1.0f);
-  for (float v : a.weight("h.1.attn.c_attn.bias").data) CHECK(v == 0.0f);
-  for (float v : a.weight("ln_f.bias").data) CHECK(v == 0.0f);
+  for (float v : values(a, "h.0.ln_1.weight")) CHECK(v == 1.0f);
+  for (float v : values(a, "h.1.attn.c_attn.bias")) CHECK(v == 0.0f);
+  for (float v : values(a, "ln_f.bias")) CHECK(v == 0.0f);
 }
 
 TEST_CASE("Gpt2Trainer: whole-model gradients match finite differences", "[train]") {
@@ -224,7 +230,7 @@ TEST_CASE("Gpt2Trainer: deterministic for a seed and the same batches", "[train]
   }
   for (const std::string& name : a.weight_names()) {
     INFO(name);
-    CHECK(a.weight(name).data == b.weight(name).data);
+    CHECK(values(a, name) == values(b, name));
   }
 }
 
@@ -241,13 +247,13 @@ TEST_CASE("Gpt2Trainer rejects bad input by name", "[train]") {
   bad.clip = -1.0f;
   CHECK_THROWS_WITH(Gpt2Trainer(model, bad), Catch::Contains("clip"));
   Gpt2Trainer trainer(model, AdamWOptions{});
-  const std::vector<float> before = model.weight("wte.weight").data;
+  const std::vector<float> before = values(model, "wte.weight");
   CHECK_THROWS_WITH(trainer.step({1, 2, 3}, 0), Catch::Contains("batch is 0"));
   CHECK_THROWS_WITH(trainer.step({1, 2, 3}, 2), Catch::Contains("expected batch=2 times T"));
   CHECK_THROWS_WITH(trainer.step({1, 2}, 2), Catch::Contains("T=1"));
   CHECK_THROWS_WITH(trainer.step(std::vector<std::int64_t>(10, 1), 1), Catch::Contains("T=10"));
   CHECK_THROWS_WITH(trainer.step({1, 11}, 1), Catch::Contains("tokens[1] is 11"));
-  CHECK(model.weight("wte.weight").data == before);
+  CHECK(values(model, "wte.weight") == before);
   CHECK(trainer.steps_taken() == 0);
   CHECK_NOTHROW(trainer.step({1, 2, 3}, 1));
   CHECK(trainer.steps_taken() == 1);
