@@ -19,6 +19,7 @@ using attnscope::testing::require_close_all;
 namespace {
 
 const std::size_t kSizes[] = {1, 3, 4, 7, 8, 9, 16, 17};
+constexpr double kPi = 3.14159265358979323846;
 
 std::vector<float> floats(const std::vector<double>& x) { return {x.begin(), x.end()}; }
 
@@ -54,7 +55,7 @@ std::vector<double> layer_norm_double(const std::vector<double>& x, const std::v
 }
 
 double gelu_double(double x) {
-  return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+  return 0.5 * x * (1 + std::tanh(std::sqrt(2 / kPi) * (x + 0.044715 * x * x * x)));
 }
 
 }  // namespace
@@ -159,7 +160,7 @@ TEST_CASE("gelu_tanh_backward", "[backward][layers]") {
       return s;
     };
     std::vector<double> dx(n);
-    const double k = std::sqrt(2 / M_PI);
+    const double k = std::sqrt(2 / kPi);
     for (std::size_t i = 0; i < n; ++i) {
       const double u = k * (x[i] + 0.044715 * x[i] * x[i] * x[i]);
       const double sech2 = 1 / std::pow(std::cosh(u), 2);

@@ -196,21 +196,24 @@ TEST_CASE("Gpt2Trainer: loss goes down on tiny tasks", "[train]") {
     CHECK(last < 0.1);
   }
   SECTION("copy: the second half repeats the first") {
+    c.d_model = 16;
+    c.heads = 2;
+    o.lr = 1e-2f;
     Gpt2Model model(c);
     attnscope::initialize_gpt2(model, 2);
     Gpt2Trainer trainer(model, o);
     std::mt19937 rng(5);
     double first = 0, last = 0;
     for (int s = 0; s < 300; ++s) {
-      const double loss = trainer.step(copy_batch(rng, 8, 6, c.vocab_size), 8).loss;
+      const double loss = trainer.step(copy_batch(rng, 8, 5, c.vocab_size), 8).loss;
       if (s < 10) first += loss / 10;
       if (s >= 290) last += loss / 10;
     }
     INFO("mean loss of the first 10 steps " << first << ", of the last 10 " << last);
-    // The first half is random (log 11 per token) and the second predictable:
-    // learning the copy brings the mean from ~2.4 towards 6·log(11)/11 ≈ 1.3.
-    CHECK(last < 0.75 * first);
-    CHECK(last < 1.5);
+    // 4 of the 9 predictions are random (log 11 each) and 5 are copies: a
+    // model that copies reaches 4·log(11)/9 ≈ 1.07, from ~2.4 at the start.
+    CHECK(last < 0.6 * first);
+    CHECK(last < 1.4);
   }
 }
 
