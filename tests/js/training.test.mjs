@@ -75,6 +75,76 @@ for (const T of [1, 7, 9, 17]) {
   }
 }
 
+test('attentionBackward with grouped keys and values sums the gradients of each group', () => {
+  const B = 2,
+    H = 4,
+    Hkv = 2,
+    T = 9,
+    d = 4,
+    group = H / Hkv,
+    rng = mulberry32(11);
+  const q = randoms(rng, B * H * T * d),
+    dOutput = randoms(rng, B * H * T * d);
+  const k = randoms(rng, B * Hkv * T * d),
+    v = randoms(rng, B * Hkv * T * d);
+  // The reference on keys and values repeated for every query head of their group.
+  const expand = (x) => {
+    const out = new Float32Array(B * H * T * d);
+    for (let b = 0; b < B; b++)
+      for (let h = 0; h < H; h++)
+        out.set(
+          x.subarray(
+            (b * Hkv + Math.floor(h / group)) * T * d,
+            (b * Hkv + Math.floor(h / group) + 1) * T * d,
+          ),
+          (b * H + h) * T * d,
+        );
+    return out;
+  };
+  const spec = { causal: true, lengths: [T, 5] };
+  const full = attentionBackwardReference(
+    q,
+    expand(k),
+    expand(v),
+    dOutput,
+    { B, H, T, dk: d, dv: d },
+    1 / Math.sqrt(d),
+    spec,
+  );
+  const fold = (x) => {
+    const out = new Float64Array(B * Hkv * T * d);
+    for (let b = 0; b < B; b++)
+      for (let h = 0; h < H; h++)
+        for (let i = 0; i < T * d; i++)
+          out[(b * Hkv + Math.floor(h / group)) * T * d + i] += x[(b * H + h) * T * d + i];
+    return out;
+  };
+  for (const trace of [true, false]) {
+    const got = engine.attentionBackward({
+      q,
+      k,
+      v,
+      dOutput,
+      shape: [B, H, T, d],
+      kvShape: [B, Hkv, T, d],
+      mask: spec,
+      trace,
+    });
+    assert.deepEqual(got.dk.shape, [B, Hkv, T, d]);
+    assertClose(got.dq.data, full.dq, { atol: 2e-5, rtol: 1e-4, what: `dq (trace ${trace})` });
+    assertClose(got.dk.data, fold(full.dk), {
+      atol: 2e-5,
+      rtol: 1e-4,
+      what: `dk (trace ${trace})`,
+    });
+    assertClose(got.dv.data, fold(full.dv), {
+      atol: 2e-5,
+      rtol: 1e-4,
+      what: `dv (trace ${trace})`,
+    });
+  }
+});
+
 test('the double reference of the backward agrees with central finite differences', () => {
   const B = 2,
     H = 1,
