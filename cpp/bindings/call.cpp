@@ -272,7 +272,6 @@ constexpr Runner kRunners[] = {
     {"gpt2_cache", run_gpt2_cache},
     {"gpt2_step", run_gpt2_step},
     {"gpt2_free", run_gpt2_free},
-    {"gpt2_count", run_gpt2_count},
     {"attention_backward", run_attention_backward},
     {"gpt2_init", run_gpt2_init},
     {"gpt2_trainer", run_gpt2_trainer},

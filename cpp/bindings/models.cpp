@@ -98,6 +98,4 @@ void run_gpt2_free(Call& c) {
   registry().erase(static_cast<std::uint32_t>(c.size_number("model")));
 }
 
-void run_gpt2_count(Call& c) { c.put("count", static_cast<double>(registry().size())); }
-
 }  // namespace attnscope::bindings

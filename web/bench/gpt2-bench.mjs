@@ -4,6 +4,8 @@
 // memory, forward passes without trace at T = 128 and 512, and generation
 // through the key/value cache from 128 to 256 tokens (tokens per second).
 // Figures only; peers (onnxruntime-web, TF.js) are not run here yet.
+// Each time is given as wall clock and as this process's CPU time (user +
+// system): on a shared machine the second is the one to compare.
 //
 //   node web/bench/gpt2-bench.mjs [--quick] [--layers=12] [--heads=12] [--dModel=768]
 //        [--vocab=50257] [--context=1024] [--sizes=128,512] [--prompt=128] [--new=128] [--reps=3]
@@ -26,7 +28,9 @@ const config = {
   vocabSize: num('vocab', 50257, 50257),
   contextLength: num('context', 1024, 1024),
 };
-const sizes = String(args.sizes ?? (quick ? '64' : '128,512')).split(',').map(Number);
+const sizes = String(args.sizes ?? (quick ? '64' : '128,512'))
+  .split(',')
+  .map(Number);
 const prompt = num('prompt', 128, 32);
 const newTokens = num('new', 128, 16);
 const reps = num('reps', 3, 1);
@@ -76,7 +80,7 @@ function randomGpt2File() {
   file.set(text, 8);
   const data = new Float32Array(file.buffer, 8 + text.length, offset / 4);
   let state = 12345;
-  const uniform = () => ((state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32) - 0.5;
+  const uniform = () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32 - 0.5;
   let at = 0;
   for (const [name, shape] of list) {
     const n = shape.reduce((a, b) => a * b, 1);
@@ -96,14 +100,23 @@ if (!engine) {
   console.error(`gpt2-bench: ${distDir}/node.js not found; run npm run build`);
   process.exit(1);
 }
-console.log(`gpt2-bench: ${JSON.stringify(config)}, simd ${engine.simdArch}, ${new Date().toISOString()}`);
+console.log(
+  `gpt2-bench: ${JSON.stringify(config)}, simd ${engine.simdArch}, ${new Date().toISOString()}`,
+);
+/** Wall-clock and CPU milliseconds since `start` (a `now()`). */
+const now = () => ({ wall: performance.now(), cpu: process.cpuUsage() });
+function since(start) {
+  const cpu = process.cpuUsage(start.cpu);
+  return { wall: performance.now() - start.wall, cpu: (cpu.user + cpu.system) / 1000 };
+}
+const show = (t) => `${t.wall.toFixed(0)} ms wall, ${t.cpu.toFixed(0)} ms CPU`;
+
 const file = randomGpt2File();
 const rssBefore = process.memoryUsage().rss;
-let t0 = performance.now();
+let start = now();
 const model = engine.loadModel(file);
-const loadMs = performance.now() - t0;
 console.log(
-  `load: ${mib(file.length)} MiB file in ${loadMs.toFixed(0)} ms; ` +
+  `load: ${mib(file.length)} MiB file in ${show(since(start))}; ` +
     `process RSS ${mib(rssBefore)} → ${mib(process.memoryUsage().rss)} MiB (file already in memory)`,
 );
 
@@ -111,26 +124,29 @@ const tokens = (n) => Array.from({ length: n }, (_, i) => (i * 7919) % config.vo
 for (const T of sizes) {
   const times = [];
   for (let r = 0; r < reps; r++) {
-    t0 = performance.now();
+    start = now();
     model.forward({ tokens: tokens(T), trace: false });
-    times.push(performance.now() - t0);
+    times.push(since(start));
   }
-  console.log(`forward T=${T} (no trace): median ${median(times).toFixed(0)} ms of ${reps}`);
+  const wall = median(times.map((t) => t.wall));
+  const cpu = median(times.map((t) => t.cpu));
+  console.log(`forward T=${T} (no trace): median of ${reps} ${show({ wall, cpu })}`);
 }
-t0 = performance.now();
-model.forward({ tokens: tokens(Math.min(64, config.contextLength)), trace: true });
-console.log(`forward T=${Math.min(64, config.contextLength)} (trace): ${(performance.now() - t0).toFixed(0)} ms`);
+const traced = Math.min(64, config.contextLength);
+start = now();
+model.forward({ tokens: tokens(traced), trace: true });
+console.log(`forward T=${traced} (trace): ${show(since(start))}`);
 
-const times = [];
+let first;
 const { tokens: generated } = model.generate({
   tokens: tokens(prompt),
   maxNewTokens: newTokens,
-  onToken: () => void times.push(performance.now()),
+  onToken: () => void (first ??= now()),
 });
-t0 = times[0];
-const decodeMs = times[times.length - 1] - t0;
+const decode = since(first);
+const perSecond = (ms) => ((generated.length - 1) / (ms / 1000)).toFixed(1);
 console.log(
-  `generate ${prompt} → ${prompt + generated.length}: ` +
-    `${((generated.length - 1) / (decodeMs / 1000)).toFixed(1)} tokens/s after the prompt`,
+  `generate ${prompt} → ${prompt + generated.length}: after the prompt ` +
+    `${perSecond(decode.wall)} tokens/s wall, ${perSecond(decode.cpu)} tokens/s CPU`,
 );
 model.dispose();

@@ -25,6 +25,7 @@ const kLayerTensors: [string, (c: number) => number[]][] = [
 /** Buffers of Hugging Face's GPT-2 (the causal mask), not weights. */
 const kIgnored = /^h\.\d+\.attn\.(bias|masked_bias)$/;
 const kLayerName = /^h\.(0|[1-9]\d*)\.(.+)$/;
+const kConfigFields = ['architecture', 'layers', 'heads', 'dModel', 'vocabSize', 'contextLength'];
 
 /** Every tensor of a GPT-2 model, in the core's order, with its shape. */
 export function gpt2TensorShapes(config: ModelConfig): [string, number[]][] {
@@ -74,7 +75,8 @@ function layerCount(fn: string, tensors: Map<string, SafetensorsEntry>): number 
     else if (!known.has(name))
       fail(fn, `tensor ${entry.name} is not part of a GPT-2 model (unknown name)`);
   }
-  if (layers === 0) fail(fn, 'the file has no tensor h.0.* (a GPT-2 model needs at least one block)');
+  if (layers === 0)
+    fail(fn, 'the file has no tensor h.0.* (a GPT-2 model needs at least one block)');
   return layers;
 }
 
@@ -89,7 +91,10 @@ function headCount(
   else if (metadata.n_head !== undefined) {
     heads = Number(metadata.n_head);
     if (!Number.isInteger(heads) || heads < 1)
-      fail(fn, `the file's __metadata__ n_head is "${metadata.n_head}", expected a positive integer`);
+      fail(
+        fn,
+        `the file's __metadata__ n_head is "${metadata.n_head}", expected a positive integer`,
+      );
   } else heads = Math.max(1, Math.floor(dModel / 64));
   if (dModel % heads !== 0)
     fail(fn, `heads=${heads} does not divide dModel=${dModel} (the width of wte.weight)`);
@@ -107,13 +112,24 @@ export function readGpt2(
 ): { config: ModelConfig; entries: [string, number[], SafetensorsEntry][] } {
   if (given !== undefined && (typeof given !== 'object' || given === null))
     fail(fn, `config must be an object, got ${String(given)}`);
+  // A misspelt field (say `head`) would otherwise be ignored, silently.
+  for (const key of Object.keys(given ?? {})) {
+    if (!kConfigFields.includes(key))
+      fail(fn, `config has an unknown field '${key}' (expected ${kConfigFields.join(', ')})`);
+  }
   const tensors = tensorsByName(fn, header);
   const wte = requireTensor(fn, tensors, 'wte.weight');
   const wpe = requireTensor(fn, tensors, 'wpe.weight');
   if (wte.shape.length !== 2)
-    fail(fn, `tensor ${wte.name} has shape ${formatShape(wte.shape)}, expected [vocabSize, dModel]`);
+    fail(
+      fn,
+      `tensor ${wte.name} has shape ${formatShape(wte.shape)}, expected [vocabSize, dModel]`,
+    );
   if (wpe.shape.length !== 2)
-    fail(fn, `tensor ${wpe.name} has shape ${formatShape(wpe.shape)}, expected [contextLength, dModel]`);
+    fail(
+      fn,
+      `tensor ${wpe.name} has shape ${formatShape(wpe.shape)}, expected [contextLength, dModel]`,
+    );
   const dModel = wte.shape[1]!;
   const config: ModelConfig = {
     architecture: 'gpt2',
@@ -123,6 +139,9 @@ export function readGpt2(
     vocabSize: wte.shape[0]!,
     contextLength: wpe.shape[0]!,
   };
+  const architecture = own(given, 'architecture');
+  if (architecture !== undefined && architecture !== 'gpt2')
+    fail(fn, `config.architecture is ${String(architecture)}, but only 'gpt2' is supported`);
   for (const key of ['layers', 'dModel', 'vocabSize', 'contextLength'] as const) {
     const value = own(given, key);
     if (value !== undefined && value !== config[key])
