@@ -5,6 +5,7 @@
 #include "call.hpp"
 
 #include "models.hpp"
+#include "training.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -148,6 +149,14 @@ void run_attention(Call& c) {
   put_attention(c, "", attention(c.view("q"), c.view("k"), c.view("v"), attention_options(c)));
 }
 
+void run_attention_backward(Call& c) {
+  AttentionGradients g = attention_backward(c.view("q"), c.view("k"), c.view("v"),
+                                            c.view("dOutput"), attention_options(c));
+  c.put("dq", std::move(g.dq));
+  c.put("dk", std::move(g.dk));
+  c.put("dv", std::move(g.dv));
+}
+
 void run_self_attention(Call& c) {
   put_attention(
       c, "",
@@ -263,6 +272,10 @@ constexpr Runner kRunners[] = {
     {"gpt2_cache", run_gpt2_cache},
     {"gpt2_step", run_gpt2_step},
     {"gpt2_free", run_gpt2_free},
+    {"attention_backward", run_attention_backward},
+    {"gpt2_init", run_gpt2_init},
+    {"gpt2_trainer", run_gpt2_trainer},
+    {"gpt2_train_step", run_gpt2_train_step},
 };
 
 }  // namespace

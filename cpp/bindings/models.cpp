@@ -11,25 +11,11 @@
 namespace attnscope::bindings {
 namespace {
 
-struct Entry {
-  std::unique_ptr<Gpt2Model> model;
-  std::unique_ptr<Gpt2Cache> cache;
-};
-
 // An empty std::map holds no memory, so once every model is freed the heap
 // is as it was before the first (tests check memoryUsage()).
-std::map<std::uint32_t, Entry>& registry() {
-  static std::map<std::uint32_t, Entry> models;
+std::map<std::uint32_t, ModelEntry>& registry() {
+  static std::map<std::uint32_t, ModelEntry> models;
   return models;
-}
-
-Entry& entry(const Call& c) {
-  const std::size_t handle = c.size_number("model");
-  const auto it = registry().find(static_cast<std::uint32_t>(handle));
-  if (handle > UINT32_MAX || it == registry().end()) {
-    throw Error("model " + std::to_string(handle) + " does not exist (it was disposed)");
-  }
-  return it->second;
 }
 
 std::vector<std::int64_t> tokens(const Call& c) {
@@ -43,6 +29,15 @@ double address_of(const float* data) {
 
 }  // namespace
 
+ModelEntry& model_entry(const Call& c) {
+  const std::size_t handle = c.size_number("model");
+  const auto it = registry().find(static_cast<std::uint32_t>(handle));
+  if (handle > UINT32_MAX || it == registry().end()) {
+    throw Error("model " + std::to_string(handle) + " does not exist (it was disposed)");
+  }
+  return it->second;
+}
+
 void run_gpt2_create(Call& c) {
   static std::uint32_t next_handle = 0;
   Gpt2Config config;
@@ -53,12 +48,12 @@ void run_gpt2_create(Call& c) {
   config.context_length = c.size_number("contextLength");
   auto model = std::make_unique<Gpt2Model>(config);
   const std::uint32_t handle = ++next_handle;
-  registry()[handle] = Entry{std::move(model), nullptr};
+  registry()[handle].model = std::move(model);
   c.put("model", static_cast<double>(handle));
 }
 
 void run_gpt2_weight(Call& c) {
-  Entry& e = entry(c);
+  ModelEntry& e = model_entry(c);
   const std::string name = c.text_or("name", "");
   const Shape& shape = e.model->weight_shape(name);
   const float* data =
@@ -69,10 +64,10 @@ void run_gpt2_weight(Call& c) {
   c.put("size", static_cast<double>(size));
 }
 
-void run_gpt2_finish(Call& c) { entry(c).model->finish(); }
+void run_gpt2_finish(Call& c) { model_entry(c).model->finish(); }
 
 void run_gpt2_forward(Call& c) {
-  Entry& e = entry(c);
+  ModelEntry& e = model_entry(c);
   Gpt2Output out = e.model->forward(tokens(c), c.number_or("trace", 1) != 0);
   c.put("logits", std::move(out.logits));
   if (!out.trace) return;
@@ -85,21 +80,21 @@ void run_gpt2_forward(Call& c) {
 }
 
 void run_gpt2_cache(Call& c) {
-  Entry& e = entry(c);
+  ModelEntry& e = model_entry(c);
   const std::size_t capacity = c.size_number("capacity");
   e.cache.reset();  // the old cache goes first, so that both never coexist
   if (capacity > 0) e.cache = std::make_unique<Gpt2Cache>(e.model->config(), capacity);
 }
 
 void run_gpt2_step(Call& c) {
-  Entry& e = entry(c);
+  ModelEntry& e = model_entry(c);
   if (!e.cache) throw Error("step: the model has no cache (start generating first)");
   c.put("logits", e.model->step(*e.cache, tokens(c)));
   c.put("cacheLength", static_cast<double>(e.cache->length()));
 }
 
 void run_gpt2_free(Call& c) {
-  entry(c);
+  model_entry(c);
   registry().erase(static_cast<std::uint32_t>(c.size_number("model")));
 }
 

@@ -11,9 +11,24 @@
 // while loading the TS layer frees the half-built model.
 #pragma once
 
+#include <cstdint>
+#include <memory>
+
 #include "call.hpp"
 
 namespace attnscope::bindings {
+
+/// A model of the registry and what lives beside it.
+struct ModelEntry {
+  std::unique_ptr<Gpt2Model> model;
+  std::unique_ptr<Gpt2Cache> cache;
+  /// Refers to `model`: declared after it, so destroyed before it.
+  std::unique_ptr<Gpt2Trainer> trainer;
+  std::uint32_t trainer_id = 0;  // counts the trainers made for this model
+};
+
+/// The entry of the call's number "model"; throws Error for a freed one.
+ModelEntry& model_entry(const Call& c);
 
 void run_gpt2_create(Call& c);
 /// write=1: the storage to fill (marks the tensor loaded); write=0: to read.

@@ -5,10 +5,16 @@
 // polluted Object.prototype changes nothing.
 import type { AttnModule, RawTensor } from './attnscope.mjs';
 import { callEngine, inputBytes, type CallInputs, type CallOutputs } from './call.js';
-import { toAttnScopeError } from './errors.js';
+import { AttnScopeError, toAttnScopeError } from './errors.js';
 import { keyShape, variantInputs, windowInputs, type VariantDims } from './attention-variants.js';
 import { loadModel } from './model.js';
+import { createModel } from './model-create.js';
 import type { LoadModelOptions, Model } from './model-types.js';
+import type {
+  AttentionBackwardArgs,
+  AttentionBackwardResult,
+  CreateModelArgs,
+} from './train-types.js';
 import { outputBuffer } from './output-buffer.js';
 import {
   boolMaskTensor,
@@ -322,6 +328,50 @@ function checkColumns(
 }
 
 /** Creates the engine over an instantiated module. */
+/** q, k and v of an attention-shaped call (attention, attentionBackward) with their dims. */
+function attentionTensors(
+  fn: string,
+  args: object,
+): { q: RawTensor; k: RawTensor; v: RawTensor; dims: AttentionDims; lead: number[] } {
+  const q = inputTensor(
+    fn,
+    'q',
+    own(args, 'q'),
+    own(args, 'shape'),
+    [2, 3, 4],
+    '[B, H, T, d], [H, T, d] or [T, d]',
+  );
+  const kShape = keyShape(fn, own(args, 'kvShape'), q.shape);
+  const k = shapedTensor(fn, 'k', own(args, 'k'), kShape);
+  const lead = q.shape.slice(0, -1);
+  const kvLead = kShape.slice(0, -1);
+  let v: RawTensor;
+  const dv = own(args, 'dv');
+  if (dv !== undefined) {
+    v = shapedTensor(fn, 'v', own(args, 'v'), [...kvLead, positiveInt(fn, 'dv', dv)]);
+  } else {
+    const rows = product(kvLead);
+    const m = matrix(
+      fn,
+      'v',
+      own(args, 'v'),
+      rows,
+      own(args, 'kvShape') === undefined ? 'B*H*T' : 'B*Hkv*Tk',
+    );
+    v = m.shape.length === q.shape.length ? m : { data: m.data, shape: [...kvLead, m.shape[1]!] };
+  }
+  const rank = q.shape.length;
+  const dims: AttentionDims = {
+    batch: rank === 4 ? q.shape[0]! : 1,
+    heads: rank >= 3 ? q.shape[rank - 3]! : 1,
+    kvHeads: rank >= 3 ? kShape[rank - 3]! : 1,
+    queryLength: q.shape[rank - 2]!,
+    keyLength: kShape[rank - 2]!,
+    headDim: q.shape[rank - 1]!,
+  };
+  return { q, k, v, dims, lead };
+}
+
 export function createEngine(raw: AttnModule): AttnScope {
   const version = raw._version();
   const simdArch = raw._simd_arch();
@@ -455,44 +505,9 @@ export function createEngine(raw: AttnModule): AttnScope {
   function attention(args: AttentionArgs): AttentionResult {
     const fn = 'attention';
     argsObject(fn, args);
-    const q = inputTensor(
-      fn,
-      'q',
-      own(args, 'q'),
-      own(args, 'shape'),
-      [2, 3, 4],
-      '[B, H, T, d], [H, T, d] or [T, d]',
-    );
-    const kShape = keyShape(fn, own(args, 'kvShape'), q.shape);
-    const k = shapedTensor(fn, 'k', own(args, 'k'), kShape);
-    const lead = q.shape.slice(0, -1);
-    const kvLead = kShape.slice(0, -1);
-    let v: RawTensor;
-    const dv = own(args, 'dv');
-    if (dv !== undefined) {
-      v = shapedTensor(fn, 'v', own(args, 'v'), [...kvLead, positiveInt(fn, 'dv', dv)]);
-    } else {
-      const rows = product(kvLead);
-      const m = matrix(
-        fn,
-        'v',
-        own(args, 'v'),
-        rows,
-        own(args, 'kvShape') === undefined ? 'B*H*T' : 'B*Hkv*Tk',
-      );
-      v = m.shape.length === q.shape.length ? m : { data: m.data, shape: [...kvLead, m.shape[1]!] };
-    }
-    const rank = q.shape.length;
-    const dims: AttentionDims = {
-      batch: rank === 4 ? q.shape[0]! : 1,
-      heads: rank >= 3 ? q.shape[rank - 3]! : 1,
-      kvHeads: rank >= 3 ? kShape[rank - 3]! : 1,
-      queryLength: q.shape[rank - 2]!,
-      keyLength: kShape[rank - 2]!,
-      headDim: q.shape[rank - 1]!,
-    };
+    const { q, k, v, dims, lead } = attentionTensors(fn, args);
     const options = attentionOptions(fn, args, dims);
-    const outputShape = [...lead, v.shape[rank - 1]!];
+    const outputShape = [...lead, v.shape[v.shape.length - 1]!];
     const out = outputBuffer(fn, own(args, 'out'), outputShape);
     const inputs = merge({ tensors: { q, k, v } }, options.inputs);
     // The output and the flags; the fast path's tiles are small.
@@ -503,6 +518,40 @@ export function createEngine(raw: AttnModule): AttnScope {
     );
     if (out) result.output.data = own(args, 'out') as Float32Array;
     return result;
+  }
+
+  function attentionBackward(args: AttentionBackwardArgs): AttentionBackwardResult {
+    const fn = 'attentionBackward';
+    argsObject(fn, args);
+    if (own(args, 'rope') !== undefined)
+      fail(fn, 'rope is not supported: the backward of the rotation is not implemented');
+    if (own(args, 'out') !== undefined) fail(fn, 'out is not an argument of attentionBackward');
+    const { q, k, v, dims, lead } = attentionTensors(fn, args);
+    const options = attentionOptions(fn, args, dims);
+    const dOutput = shapedTensor(fn, 'dOutput', own(args, 'dOutput'), [
+      ...lead,
+      v.shape[v.shape.length - 1]!,
+    ]);
+    const inputs = merge({ tensors: { q, k, v, dOutput } }, options.inputs);
+    // The forward's output and flags, then dq, dk and dv.
+    const gradients = (q.data.length + k.data.length + v.data.length) * 4;
+    requireAttentionMemory(fn, inputs, dims, options, dOutput.data.length * 4 + gradients);
+    try {
+      return callEngine(
+        fn,
+        raw,
+        'attention_backward',
+        inputs,
+      ) as unknown as AttentionBackwardResult;
+    } catch (e) {
+      // The core names its C++ function and argument (attention_backward, d_output).
+      if (e instanceof AttnScopeError && e.message.startsWith('attention_backward: '))
+        fail(
+          fn,
+          e.message.slice('attention_backward: '.length).replace(/\bd_output\b/g, 'dOutput'),
+        );
+      throw e;
+    }
   }
 
   /** A call with one output tensor of `outputFloats` floats; the core copies its inputs once. */
@@ -749,6 +798,7 @@ export function createEngine(raw: AttnModule): AttnScope {
     simdArch,
     selfAttention: guarded('selfAttention', selfAttention),
     attention: guarded('attention', attention),
+    attentionBackward: guarded('attentionBackward', attentionBackward),
     positionalEncoding: guarded('positionalEncoding', positionalEncoding),
     linear: guarded('linear', linear),
     layerNorm: guarded('layerNorm', layerNorm),
@@ -763,6 +813,13 @@ export function createEngine(raw: AttnModule): AttnScope {
         return loadModel(raw, requireMemory, bytes, options);
       } catch (e) {
         throw toAttnScopeError('loadModel', e);
+      }
+    },
+    createModel: (args: CreateModelArgs): Model => {
+      try {
+        return createModel(raw, requireMemory, args);
+      } catch (e) {
+        throw toAttnScopeError('createModel', e);
       }
     },
     memoryUsage,

@@ -13,6 +13,15 @@ export type {
   GenerateResult,
   Model,
 } from './model-types.js';
+export type {
+  CreateModelArgs,
+  TrainerOptions,
+  TrainStepArgs,
+  TrainStepResult,
+  Trainer,
+  AttentionBackwardArgs,
+  AttentionBackwardResult,
+} from './train-types.js';
 
 export { AttnScopeError } from './errors.js';
 export { hasRelaxedSimd } from './load.js';

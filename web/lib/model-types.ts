@@ -1,6 +1,7 @@
 // Public types of the models the engine loads (engine.loadModel): GPT-2's
 // architecture, its forward pass, generation and saving.
 import type { TensorOut } from './types.js';
+import type { Trainer, TrainerOptions } from './train-types.js';
 
 /** The architecture and sizes of a loaded model. */
 export interface ModelConfig {
@@ -73,6 +74,8 @@ export interface Model {
   generate(args: GenerateArgs): GenerateResult;
   /** A .safetensors file (float32, names without prefix, __metadata__ n_head) that loadModel reads back bit for bit. */
   save(): Uint8Array;
+  /** An AdamW trainer that updates this model's weights in place (a new one replaces the previous). */
+  trainer(options: TrainerOptions): Trainer;
   /** Frees the model's memory; any later use throws AttnScopeError. */
   dispose(): void;
   readonly disposed: boolean;

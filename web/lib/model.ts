@@ -5,6 +5,7 @@
 import type { AttnModule } from './attnscope.mjs';
 import { callEngine, type CallInputs, type CallOutputs, type CallTensor } from './call.js';
 import { generateTokens, modelTokens } from './model-generate.js';
+import { createTrainer } from './model-trainer.js';
 import { gpt2TensorShapes, readGpt2 } from './model-load.js';
 import type {
   LoadModelOptions,
@@ -28,7 +29,7 @@ export type RequireMemory = (
 ) => void;
 
 /** Runs one of the registry's runners on model `handle`. */
-function modelCall(
+export function modelCall(
   raw: AttnModule,
   fn: string,
   runner: string,
@@ -128,7 +129,8 @@ function guarded<A extends unknown[], R>(fn: string, body: (...args: A) => R): (
   };
 }
 
-function modelHandle(
+/** The Model object of the core's model `handle` (loaded, or made by createModel). */
+export function modelHandle(
   raw: AttnModule,
   requireMemory: RequireMemory,
   handle: number,
@@ -198,6 +200,14 @@ function modelHandle(
       return generateTokens(raw, requireMemory, handle, config, args);
     }),
     save: guarded('model.save', save),
+    trainer: guarded('model.trainer', (options) => {
+      live('model.trainer');
+      const run = (fn: string, runner: string, inputs?: CallInputs) => {
+        live(fn);
+        return modelCall(raw, fn, runner, handle, inputs);
+      };
+      return createTrainer(run, requireMemory, config, options);
+    }),
     dispose: guarded('model.dispose', dispose),
     get disposed() {
       return disposed;

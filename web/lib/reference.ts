@@ -305,3 +305,4 @@ export const relu = (v: number): number => Math.max(0, v);
 
 export * from './reference-variants.js';
 export * from './reference-gpt2.js';
+export * from './reference-backward.js';

@@ -2,6 +2,11 @@
 // the last index varies fastest.
 
 import type { LoadModelOptions, Model } from './model-types.js';
+import type {
+  AttentionBackwardArgs,
+  AttentionBackwardResult,
+  CreateModelArgs,
+} from './train-types.js';
 
 /** Numbers nested to any depth, e.g. `number[][]` for a matrix. */
 export type NestedNumbers = number | readonly NestedNumbers[];
@@ -509,6 +514,10 @@ export interface AttnScope {
    * living in wasm memory until model.dispose().
    */
   loadModel(bytes: Uint8Array, options?: LoadModelOptions): Model;
+  /** Gradients of attention() with respect to q, k and v, given dLoss/dOutput (traced or flash-style). */
+  attentionBackward(args: AttentionBackwardArgs): AttentionBackwardResult;
+  /** A new GPT-2 with GPT-2's initialisation from a seed, the same Model that loadModel returns. */
+  createModel(args: CreateModelArgs): Model;
   /** Current wasm memory use. */
   memoryUsage(): MemoryUsage;
 }

@@ -3,10 +3,12 @@
 #pragma once
 
 #include "attnscope/attention.hpp"
+#include "attnscope/backward.hpp"
 #include "attnscope/block.hpp"
 #include "attnscope/gpt2.hpp"
 #include "attnscope/llama_block.hpp"
 #include "attnscope/tensor.hpp"
+#include "attnscope/train.hpp"
 
 namespace attnscope {
 

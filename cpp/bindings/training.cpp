@@ -1,0 +1,49 @@
+// The training runners of training.hpp.
+#include "training.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models.hpp"
+
+namespace attnscope::bindings {
+
+void run_gpt2_init(Call& c) {
+  ModelEntry& e = model_entry(c);
+  const std::size_t seed = c.size_number("seed");
+  e.trainer.reset();  // its moments belong to the weights being replaced
+  initialize_gpt2(*e.model, static_cast<std::uint32_t>(seed));
+}
+
+void run_gpt2_trainer(Call& c) {
+  ModelEntry& e = model_entry(c);
+  AdamWOptions o;
+  o.lr = static_cast<float>(c.number_or("lr", o.lr));
+  o.beta1 = static_cast<float>(c.number_or("beta1", o.beta1));
+  o.beta2 = static_cast<float>(c.number_or("beta2", o.beta2));
+  o.eps = static_cast<float>(c.number_or("eps", o.eps));
+  o.weight_decay = static_cast<float>(c.number_or("weightDecay", o.weight_decay));
+  o.clip = static_cast<float>(c.number_or("clip", o.clip));
+  o.warmup = c.size_number("warmup");
+  o.total_steps = c.size_number("totalSteps");
+  e.trainer.reset();  // the old state goes first, so that both never coexist
+  e.trainer = std::make_unique<Gpt2Trainer>(*e.model, o);
+  c.put("trainer", static_cast<double>(++e.trainer_id));
+}
+
+void run_gpt2_train_step(Call& c) {
+  ModelEntry& e = model_entry(c);
+  if (!e.trainer || c.size_number("trainer") != e.trainer_id) {
+    throw Error("trainer.step: this trainer was replaced by a newer model.trainer() call");
+  }
+  const std::vector<std::size_t> ids = c.counts_or_empty("tokens");
+  const TrainStepResult r =
+      e.trainer->step(std::vector<std::int64_t>(ids.begin(), ids.end()), c.size_number("batch"));
+  c.put("loss", r.loss);
+  c.put("gradientNorm", r.gradient_norm);
+  c.put("learningRate", static_cast<double>(r.learning_rate));
+}
+
+}  // namespace attnscope::bindings

@@ -1,0 +1,39 @@
+// Gradients of scaled dot-product attention (see attention.hpp for the
+// shapes and options): given q, k, v and dL/d(output), the gradients of a
+// loss L with respect to q, k and v.
+//
+// Two paths, chosen like the forward's by options.trace:
+//   trace = true   the traced form: runs the traced forward and uses its
+//                  softmax weights (B, H, Tq, Tk).
+//   trace = false  the flash-style form: never holds a Tq×Tk tensor. It
+//                  recomputes each query's log-sum-exp of its masked scores
+//                  in a first tiled pass, then recomputes the weights of one
+//                  key tile at a time from q, k and that log-sum-exp.
+// With scores s = scale·q·kᵀ (+ bias + masks), weights P = softmax(s) and
+// output O = P·v, per query row i: dv += Pᵀ·dO, dP = dO·vᵀ,
+// dS = P ∘ (dP − rowsum(dO ∘ O)), dq = scale·dS·k, dk += scale·dSᵀ·q.
+// Grouped heads (GQA) sum the gradients of every query head that reads a
+// key/value head. Masked positions, and every position of a fully masked
+// query, get zero gradient (never NaN).
+#pragma once
+
+#include "attnscope/attention.hpp"
+#include "attnscope/tensor.hpp"
+
+namespace attnscope {
+
+struct AttentionGradients {
+  Tensor dq;  // shaped as q
+  Tensor dk;  // shaped as k
+  Tensor dv;  // shaped as v
+};
+
+/// d_output is shaped as attention()'s output, (B, H, Tq, d_v) at q's rank.
+/// Every check of attention() applies; also throws Error naming d_output
+/// for a wrong shape or a non-finite value, and for options.rope (its
+/// backward is not implemented). The scale, masks and biases are constants.
+AttentionGradients attention_backward(const TensorView& q, const TensorView& k, const TensorView& v,
+                                      const TensorView& d_output,
+                                      const AttentionOptions& options = {});
+
+}  // namespace attnscope

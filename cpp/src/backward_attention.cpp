@@ -1,0 +1,95 @@
+// attention_backward(): checks, the forward it needs (traced: the weights;
+// flash: the output), then the traced or the tiled backward.
+#include <new>
+#include <string>
+
+#include "attention_internal.hpp"
+#include "attnscope/backward.hpp"
+#include "backward_attention_internal.hpp"
+#include "checks.hpp"
+
+namespace attnscope {
+
+namespace {
+
+constexpr const char* kFn = "attention_backward";
+
+detail::AttentionDims dims_of(const TensorView& q, const TensorView& k, const TensorView& v) {
+  const std::size_t rank = q.rank();
+  detail::AttentionDims dims;
+  dims.batch = rank == 4 ? q.shape[0] : 1;
+  dims.heads = rank >= 3 ? q.shape[rank - 3] : 1;
+  dims.kv_heads = rank >= 3 ? k.shape[rank - 3] : 1;
+  dims.q_len = q.shape[rank - 2];
+  dims.k_len = k.shape[rank - 2];
+  dims.d_k = q.shape[rank - 1];
+  dims.d_v = v.shape[rank - 1];
+  return dims;
+}
+
+// The forward's own messages, under this function's name.
+AttentionResult forward_for_backward(const TensorView& q, const TensorView& k, const TensorView& v,
+                                     const AttentionOptions& options) {
+  const std::string forward_name = "attention:";
+  try {
+    return attention(q, k, v, options);
+  } catch (const ResourceError&) {
+    throw;
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    if (message.rfind(forward_name, 0) != 0) throw;
+    throw Error(std::string(kFn) + ":" + message.substr(forward_name.size()));
+  }
+}
+
+AttentionGradients backward_impl(const TensorView& q, const TensorView& k, const TensorView& v,
+                                 const TensorView& d_output, const AttentionOptions& options) {
+  if (options.rope.enabled) {
+    throw Error(std::string(kFn) + ": options.rope is set; the backward of rope is not supported");
+  }
+  // The forward checks q, k, v and every option, and gives what the
+  // backward needs: the weights (traced) or the output (flash).
+  const AttentionResult forward = forward_for_backward(q, k, v, options);
+  detail::check_tensor(d_output, kFn, "d_output");
+  if (d_output.shape != forward.output.shape) {
+    throw Error(std::string(kFn) + ": d_output has shape " + shape_to_string(d_output.shape) +
+                ", expected " + shape_to_string(forward.output.shape) + " (the output's shape)");
+  }
+  detail::check_finite(d_output, kFn, "d_output");
+
+  const detail::AttentionDims dims = dims_of(q, k, v);
+  const float scale = options.scale.factor_for(dims.d_k);
+  AttentionGradients g;
+  g.dq = detail::allocate_zeros(q.shape, "attention_backward: dq");
+  g.dk = detail::allocate_zeros(k.shape, "attention_backward: dk");
+  g.dv = detail::allocate_zeros(v.shape, "attention_backward: dv");
+  const detail::AttentionGradientBuffers out{g.dq.data.data(), g.dk.data.data(), g.dv.data.data()};
+  if (options.trace) {
+    detail::attention_backward_traced(q.data, k.data, v.data, d_output.data,
+                                      forward.trace->weights.data.data(), dims, scale, out);
+  } else {
+    detail::ScoreTerms terms;
+    terms.mask = &options.mask;
+    terms.bias = &options.bias.values;
+    if (options.bias.alibi) terms.alibi_slopes = detail::alibi_slopes(dims.heads);
+    detail::attention_backward_flash(q.data, k.data, v.data, forward.output.data.data(),
+                                     d_output.data, dims, scale, terms, out);
+  }
+  detail::check_result_finite(g.dq, kFn, "dq");
+  detail::check_result_finite(g.dk, kFn, "dk");
+  detail::check_result_finite(g.dv, kFn, "dv");
+  return g;
+}
+
+}  // namespace
+
+AttentionGradients attention_backward(const TensorView& q, const TensorView& k, const TensorView& v,
+                                      const TensorView& d_output, const AttentionOptions& options) {
+  try {
+    return backward_impl(q, k, v, d_output, options);
+  } catch (const std::bad_alloc&) {
+    throw ResourceError(std::string(kFn) + ": out of memory");
+  }
+}
+
+}  // namespace attnscope

@@ -1,0 +1,173 @@
+// The flash-style attention backward, per query head and in tiles of
+// kQueryTile queries × kKeyTile keys. A first pass finds each query's
+// log-sum-exp of its masked scores (online over key tiles); the second
+// recomputes each tile's weights as exp(score − lse) and adds the tile's
+// share to dq, dk and dv with the matmul kernel. Scratch is a few tiles and
+// two floats per query: no Tq×Tk buffer exists. Key tiles that every query
+// of a query tile has masked (causal, padding) are skipped.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <xsimd/xsimd.hpp>
+
+#include "backward_attention_internal.hpp"
+#include "kernels/dispatch.hpp"
+#include "kernels/dot.hpp"
+#include "kernels/mask_row.hpp"
+
+namespace attnscope::detail {
+
+namespace {
+
+using Arch = xsimd::default_arch;
+constexpr std::size_t kQueryTile = 32, kKeyTile = 64;
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+/// dst (cols, rows) = srcᵀ for src (rows, cols) with row stride `stride`.
+void transpose(const float* src, std::size_t rows, std::size_t cols, std::size_t stride,
+               float* dst) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t c = 0; c < cols; ++c) dst[c * rows + r] = src[r * stride + c];
+  }
+}
+
+/// One query head's inputs and gradients, and the tile scratch.
+struct HeadTiles {
+  const float *queries, *keys, *values, *d_out;
+  float *dq, *dk, *dv;
+  const kernels::HeadMask* mask;
+  std::size_t Tq, Tk, d_k, d_v;
+  float scale;
+  std::vector<float> scores, grads, transposed, keys_t, values_t;
+
+  HeadTiles(std::size_t d_k_, std::size_t d_v_)
+      : scores(allocate_zeros({kQueryTile * kKeyTile}, "attention_backward: score tile").data),
+        grads(allocate_zeros({kQueryTile * kKeyTile}, "attention_backward: gradient tile").data),
+        transposed(allocate_zeros({kQueryTile * kKeyTile}, "attention_backward: tile").data),
+        keys_t(allocate_zeros({d_k_ * kKeyTile}, "attention_backward: key tile").data),
+        values_t(allocate_zeros({d_v_ * kKeyTile}, "attention_backward: value tile").data) {}
+
+  /// Whether some query of [i0, i0 + m) may see a key at or after j0.
+  bool reaches(std::size_t i0, std::size_t m, std::size_t j0) const {
+    for (std::size_t r = 0; r < m; ++r) {
+      if (mask->key_end(i0 + r) > j0) return true;
+    }
+    return false;
+  }
+
+  /// scores (m, n) = the scaled, biased and masked scores of queries
+  /// [i0, i0 + m) against keys [j0, j0 + n) (keys_t holds that key tile).
+  void score_tile(std::size_t i0, std::size_t m, std::size_t j0, std::size_t n) {
+    kernels::matmul_best(queries + i0 * d_k, d_k, keys_t.data(), n, scores.data(), n, m, d_k, n);
+    for (std::size_t r = 0; r < m; ++r) {
+      float* row = scores.data() + r * n;
+      for (std::size_t j = 0; j < n; ++j) row[j] *= scale;
+      kernels::mask_row(row, i0 + r, j0, n, *mask);
+    }
+  }
+
+  void log_sum_exp(float* lse) {
+    std::vector<float> max(Tq, kNegInf);
+    std::vector<double> sum(Tq, 0.0);
+    for (std::size_t j0 = 0; j0 < Tk; j0 += kKeyTile) {
+      const std::size_t n = std::min(kKeyTile, Tk - j0);
+      transpose(keys + j0 * d_k, n, d_k, d_k, keys_t.data());
+      for (std::size_t i0 = 0; i0 < Tq; i0 += kQueryTile) {
+        const std::size_t m = std::min(kQueryTile, Tq - i0);
+        if (!reaches(i0, m, j0)) continue;
+        score_tile(i0, m, j0, n);
+        for (std::size_t r = 0; r < m; ++r) {
+          const float* row = scores.data() + r * n;
+          const float tile_max = *std::max_element(row, row + n);
+          if (tile_max == kNegInf) continue;
+          const std::size_t i = i0 + r;
+          if (tile_max > max[i]) {
+            sum[i] *= std::exp(double(max[i]) - tile_max);
+            max[i] = tile_max;
+          }
+          for (std::size_t j = 0; j < n; ++j) sum[i] += std::exp(double(row[j]) - max[i]);
+        }
+      }
+    }
+    for (std::size_t i = 0; i < Tq; ++i) {
+      lse[i] = max[i] == kNegInf ? kNegInf : static_cast<float>(max[i] + std::log(sum[i]));
+    }
+  }
+
+  void gradients(const float* lse, const float* centre) {
+    for (std::size_t j0 = 0; j0 < Tk; j0 += kKeyTile) {
+      const std::size_t n = std::min(kKeyTile, Tk - j0);
+      transpose(keys + j0 * d_k, n, d_k, d_k, keys_t.data());
+      transpose(values + j0 * d_v, n, d_v, d_v, values_t.data());
+      for (std::size_t i0 = 0; i0 < Tq; i0 += kQueryTile) {
+        const std::size_t m = std::min(kQueryTile, Tq - i0);
+        if (!reaches(i0, m, j0)) continue;
+        score_tile(i0, m, j0, n);
+        // P = exp(S − lse): 0 where masked and on fully masked queries.
+        for (std::size_t r = 0; r < m; ++r) {
+          float* row = scores.data() + r * n;
+          const float l = lse[i0 + r];
+          for (std::size_t j = 0; j < n; ++j) {
+            row[j] = (row[j] == kNegInf || l == kNegInf) ? 0.0f : std::exp(row[j] - l);
+          }
+        }
+        // dP = dO·vᵀ, then dS = scale·P ∘ (dP − dO·O).
+        kernels::matmul_best(d_out + i0 * d_v, d_v, values_t.data(), n, grads.data(), n, m, d_v, n);
+        for (std::size_t r = 0; r < m; ++r) {
+          for (std::size_t j = 0; j < n; ++j) {
+            const std::size_t at = r * n + j;
+            grads[at] = scale * scores[at] * (grads[at] - centre[i0 + r]);
+          }
+        }
+        transpose(scores.data(), m, n, n, transposed.data());  // Pᵀ (n, m)
+        kernels::matmul_best(transposed.data(), m, d_out + i0 * d_v, d_v, dv + j0 * d_v, d_v, n, m,
+                             d_v, /*accumulate=*/true);
+        kernels::matmul_best(grads.data(), n, keys + j0 * d_k, d_k, dq + i0 * d_k, d_k, m, n, d_k,
+                             /*accumulate=*/true);
+        transpose(grads.data(), m, n, n, transposed.data());  // dSᵀ (n, m)
+        kernels::matmul_best(transposed.data(), m, queries + i0 * d_k, d_k, dk + j0 * d_k, d_k, n,
+                             m, d_k, /*accumulate=*/true);
+      }
+    }
+  }
+};
+
+}  // namespace
+
+void attention_backward_flash(const float* q, const float* k, const float* v, const float* output,
+                              const float* d_output, const AttentionDims& dims, float scale,
+                              const ScoreTerms& terms, const AttentionGradientBuffers& out) {
+  const std::size_t Tq = dims.q_len, Tk = dims.k_len, d_k = dims.d_k, d_v = dims.d_v;
+  HeadTiles tiles(d_k, d_v);
+  tiles.Tq = Tq;
+  tiles.Tk = Tk;
+  tiles.d_k = d_k;
+  tiles.d_v = d_v;
+  tiles.scale = scale;
+  std::vector<float> lse = allocate_zeros({Tq}, "attention_backward: log-sum-exp").data;
+  std::vector<float> centre = allocate_zeros({Tq}, "attention_backward: dO·O").data;
+  for (std::size_t b = 0; b < dims.batch; ++b) {
+    for (std::size_t h = 0; h < dims.heads; ++h) {
+      const std::size_t head = b * dims.heads + h;
+      const std::size_t kv_head = b * dims.kv_heads + h / dims.group();
+      const kernels::HeadMask mask = head_mask(terms, dims, b, h);
+      tiles.mask = &mask;
+      tiles.queries = q + head * Tq * d_k;
+      tiles.keys = k + kv_head * Tk * d_k;
+      tiles.values = v + kv_head * Tk * d_v;
+      tiles.d_out = d_output + head * Tq * d_v;
+      tiles.dq = out.dq + head * Tq * d_k;
+      tiles.dk = out.dk + kv_head * Tk * d_k;
+      tiles.dv = out.dv + kv_head * Tk * d_v;
+      tiles.log_sum_exp(lse.data());
+      for (std::size_t i = 0; i < Tq; ++i) {
+        centre[i] = kernels::dot<Arch>(tiles.d_out + i * d_v, output + (head * Tq + i) * d_v, d_v);
+      }
+      tiles.gradients(lse.data(), centre.data());
+    }
+  }
+}
+
+}  // namespace attnscope::detail

@@ -1,0 +1,98 @@
+// Double-precision references of attention's gradients, written from the
+// chain rule on the softmax (independent of the engine): what
+// engine.attentionBackward must match, and what finite differences check.
+import { attendHead, maskFunction, type MaskDescription, type Values } from './reference.js';
+
+/** dq (T, dk), dk (T, dk), dv (T, dv) of one head, in doubles. */
+export interface HeadGradients {
+  dq: Float64Array;
+  dk: Float64Array;
+  dv: Float64Array;
+}
+
+/**
+ * Gradients of L = Σ dOutput ∘ output for one head of attendHead(q, k, v, T, dk, dv, factor, mask):
+ * dv = Pᵀ·dO, dS = P ∘ (dO·vᵀ − rowsum(P ∘ dO·vᵀ)), dq = factor·dS·k, dk = factor·dSᵀ·q.
+ */
+export function attendHeadBackward(
+  q: Values,
+  k: Values,
+  v: Values,
+  dOutput: Values,
+  T: number,
+  dk: number,
+  dv: number,
+  factor: number,
+  mask?: (i: number, j: number) => number,
+): HeadGradients {
+  const { weights } = attendHead(q, k, v, T, dk, dv, factor, mask);
+  const g: HeadGradients = {
+    dq: new Float64Array(T * dk),
+    dk: new Float64Array(T * dk),
+    dv: new Float64Array(T * dv),
+  };
+  const dp = new Float64Array(T);
+  for (let i = 0; i < T; i++) {
+    let centre = 0;
+    for (let j = 0; j < T; j++) {
+      let s = 0;
+      for (let c = 0; c < dv; c++) s += dOutput[i * dv + c]! * v[j * dv + c]!;
+      dp[j] = s;
+      centre += weights[i * T + j]! * s;
+    }
+    for (let j = 0; j < T; j++) {
+      const p = weights[i * T + j]!;
+      const ds = p * (dp[j]! - centre) * factor;
+      for (let c = 0; c < dv; c++) g.dv[j * dv + c]! += p * dOutput[i * dv + c]!;
+      for (let c = 0; c < dk; c++) {
+        g.dq[i * dk + c]! += ds * k[j * dk + c]!;
+        g.dk[j * dk + c]! += ds * q[i * dk + c]!;
+      }
+    }
+  }
+  return g;
+}
+
+/**
+ * The same for q, k (B, H, T, dk), v and dOutput (B, H, T, dv), head by head, with the masks of
+ * maskFunction (causal, padding lengths, additive, boolean).
+ */
+export function attentionBackwardReference(
+  q: Values,
+  k: Values,
+  v: Values,
+  dOutput: Values,
+  shape: { B: number; H: number; T: number; dk: number; dv: number },
+  factor: number,
+  mask: MaskDescription = {},
+): HeadGradients {
+  const { B, H, T, dk, dv } = shape;
+  const masks = maskFunction(mask, B, H, T);
+  const out: HeadGradients = {
+    dq: new Float64Array(B * H * T * dk),
+    dk: new Float64Array(B * H * T * dk),
+    dv: new Float64Array(B * H * T * dv),
+  };
+  const slice = (x: Values, head: number, width: number) =>
+    Array.prototype.slice.call(x, head * T * width, (head + 1) * T * width) as number[];
+  for (let b = 0; b < B; b++) {
+    for (let h = 0; h < H; h++) {
+      const head = b * H + h;
+      const g = attendHeadBackward(
+        slice(q, head, dk),
+        slice(k, head, dk),
+        slice(v, head, dv),
+        slice(dOutput, head, dv),
+        T,
+        dk,
+        dv,
+        factor,
+        masks(b, h),
+      );
+      out.dq.set(g.dq, head * T * dk);
+      out.dk.set(g.dk, head * T * dk);
+      out.dv.set(g.dv, head * T * dv);
+    }
+  }
+  return out;
+}
