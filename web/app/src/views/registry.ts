@@ -3,6 +3,7 @@ import { AllHeadsView } from './all-heads-view';
 import { BatchView } from './batch-view';
 import { HeadView } from './head-view';
 import { HeatmapView } from './heatmap-view';
+import { ModelView } from './model-view';
 import type { ViewDef } from './types';
 import { VectorsView } from './vectors-view';
 
@@ -12,6 +13,7 @@ export const kViews: ViewDef[] = [
   { id: 'heads', label: 'All heads', Component: AllHeadsView },
   { id: 'bars', label: 'Vectors', Component: VectorsView },
   { id: 'batch', label: 'Batch', Component: BatchView },
+  { id: 'model', label: 'Model', Component: ModelView },
 ];
 
 /** The view of a tab id; an unknown id (an old or edited link) shows the first. */
