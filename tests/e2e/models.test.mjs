@@ -39,8 +39,20 @@ async function axeViolations(page) {
   await page.evaluate(source);
   return page.evaluate(async () => {
     const r = await window.axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(' | ')}`);
+    return r.violations.map(
+      (v) =>
+        `${v.id}: ${v.nodes
+          .map((n) => n.target.join(' '))
+          .slice(0, 3)
+          .join(' | ')}`,
+    );
   });
+}
+
+/** What the visitor sees with `selector` scrolled to the top of the screen (the viewport only). */
+async function shot(page, selector, name) {
+  await page.$eval(selector, (el) => el.scrollIntoView({ block: 'start' }));
+  await page.screenshot({ path: join(kShots, name) });
 }
 
 const readyNow = (page) => page.evaluate(() => Number(document.body.dataset.ready));
@@ -75,7 +87,9 @@ async function weightsTable(page) {
   const open = await page.$('#view details.data-table[open]');
   if (!open) await page.click('#view details.data-table summary');
   await page.waitForSelector('#view details.data-table[open] table');
-  return page.$$eval('#view details.data-table td', (tds) => tds.map((td) => Number(td.title.replace('−', '-'))));
+  return page.$$eval('#view details.data-table td', (tds) =>
+    tds.map((td) => Number(td.title.replace('−', '-'))),
+  );
 }
 
 test('a tiny GPT-2 from the file chooser: its tokens, weights and next-token probabilities equal the package’s', async () => {
@@ -90,10 +104,16 @@ test('a tiny GPT-2 from the file chooser: its tokens, weights and next-token pro
   assert.equal(pieces.length, T);
   assert.deepEqual(pieces.slice(0, 6), ['The', '␣animal', '␣didn', '…', '’', 't']);
   assert.equal(pieces.map((p) => (p === '…' ? '' : p.replace(/␣/g, ' '))).join(''), kText);
-  assert.ok(pieces.every((p) => !/[\uFFFD\u0100-\u017F]/.test(p)), 'no replacement or byte symbols');
+  assert.ok(
+    pieces.every((p) => !/[\uFFFD\u0100-\u017F]/.test(p)),
+    'no replacement or byte symbols',
+  );
 
   // Layer 1, head 1 (the default), then layer 2, head 2: the weights of the forward pass.
-  for (const [layer, head] of [[0, 0], [1, 1]]) {
+  for (const [layer, head] of [
+    [0, 0],
+    [1, 1],
+  ]) {
     let before = await readyNow(page);
     if (layer !== Number(await page.inputValue('#sel-layer'))) {
       await page.selectOption('#sel-layer', String(layer));
@@ -103,10 +123,17 @@ test('a tiny GPT-2 from the file chooser: its tokens, weights and next-token pro
     const shown = await weightsTable(page);
     const expected = f.attentions[layer].data.subarray(head * T * T, (head + 1) * T * T);
     assert.equal(shown.length, T * T);
-    shown.forEach((v, k) => assert.ok(Math.abs(v - expected[k]) < 2e-6, `layer ${layer + 1} head ${head + 1} weight ${k}: ${v} vs ${expected[k]}`));
+    shown.forEach((v, k) =>
+      assert.ok(
+        Math.abs(v - expected[k]) < 2e-6,
+        `layer ${layer + 1} head ${head + 1} weight ${k}: ${v} vs ${expected[k]}`,
+      ),
+    );
   }
   // The verified panel checks the layer's attention against the double-precision reference.
   await page.waitForSelector('#verified-body [data-max-rel]');
+  const worst = Number(await page.getAttribute('#verified-body [data-max-rel]', 'data-max-rel'));
+  assert.ok(worst < 1e-4, `largest relative error against the reference: ${worst}`);
 
   // Next-token probabilities: softmax of the forward's last logits row.
   const V = kConfig.vocabSize;
@@ -124,7 +151,10 @@ test('a tiny GPT-2 from the file chooser: its tokens, weights and next-token pro
 
   // The model view: layers × heads maps; a click and the keyboard select a layer and head.
   await page.click('#tab-model');
-  assert.equal(await page.locator('.model-grid button.thumb').count(), kConfig.layers * kConfig.heads);
+  assert.equal(
+    await page.locator('.model-grid button.thumb').count(),
+    kConfig.layers * kConfig.heads,
+  );
   let before = await readyNow(page);
   await page.click('.model-grid button[aria-label="Layer 1, head 2"]');
   await waitReady(page, before);
@@ -136,10 +166,16 @@ test('a tiny GPT-2 from the file chooser: its tokens, weights and next-token pro
   await page.keyboard.press('Enter');
   await waitReady(page, before);
   assert.equal(await page.inputValue('#sel-layer'), '1');
-  assert.equal(await page.getAttribute('.model-grid button[aria-label="Layer 2, head 2"]', 'aria-pressed'), 'true');
-  assert.equal(await page.locator('.head-search li').count(), 2 * Math.min(5, kConfig.layers * kConfig.heads));
+  assert.equal(
+    await page.getAttribute('.model-grid button[aria-label="Layer 2, head 2"]', 'aria-pressed'),
+    'true',
+  );
+  assert.equal(
+    await page.locator('.head-search li').count(),
+    2 * Math.min(5, kConfig.layers * kConfig.heads),
+  );
   assert.deepEqual(await axeViolations(page), []);
-  await page.screenshot({ path: join(kShots, 'model-view-1366.png'), fullPage: true });
+  await shot(page, '#view', 'model-view-1366.png');
 
   // One generation step (greedy) adds the token the package's generate picks.
   const next = model.generate({ tokens, maxNewTokens: 1 }).tokens[0];
@@ -150,7 +186,8 @@ test('a tiny GPT-2 from the file chooser: its tokens, weights and next-token pro
 
   await page.click('#tab-heatmap');
   assert.deepEqual(await axeViolations(page), []);
-  await page.screenshot({ path: join(kShots, 'heatmap-1366.png'), fullPage: true });
+  await shot(page, 'body', 'heatmap-1366.png');
+  await shot(page, '#gpt2-box', 'next-token-1366.png');
   assert.deepEqual(problems, []);
   await page.close();
 });
@@ -177,9 +214,10 @@ test('a bad file is refused with the engine’s message; the text and the loaded
   assert.match(await page.textContent('#gpt2-loaded'), /tiny-gpt2\.safetensors/);
   assert.equal(await page.locator('.token-strip li').count(), encode(kText).length);
   assert.deepEqual(await axeViolations(page), []);
-  await page.screenshot({ path: join(kShots, 'bad-file-390.png'), fullPage: true });
+  await shot(page, '#model-box', 'bad-file-390.png');
+  await shot(page, '#gpt2-box', 'tokens-390.png');
   await page.click('#tab-model');
-  await page.screenshot({ path: join(kShots, 'model-view-390.png'), fullPage: true });
+  await shot(page, '#view', 'model-view-390.png');
 
   // Back to the toy: its honest note returns and the toy computes again.
   const before = await readyNow(page);

@@ -27,13 +27,13 @@ import { decodeLink } from './url-state';
 import { forgetTheme } from './views/heatmap';
 
 function mountComponents(): void {
+  render(<ModelPicker />, byId('model-box'));
   render(
     <>
-      <ModelPicker />
       <Gpt2Tokens />
       <NextToken />
     </>,
-    byId('model-box'),
+    byId('gpt2-box'),
   );
   render(<Chips />, byId('chips-box'));
   render(<FoldedEditor />, byId('editor'));

@@ -45,7 +45,8 @@ function mv(
 }
 
 const tokensOf = (r: RunResult, b: number) => indexLabels(r.model.tokens[b]);
-const headName = (r: RunResult, h: number) => (r.model.H > 1 ? ` (head ${h + 1})` : '');
+const headName = (r: RunResult, h: number) =>
+  r.gpt2 ? ` (layer ${r.gpt2.layer + 1}, head ${h + 1})` : r.model.H > 1 ? ` (head ${h + 1})` : '';
 
 export function stagesFor(r: RunResult): Stage[] {
   const m = r.model;

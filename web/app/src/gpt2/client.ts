@@ -7,7 +7,11 @@ let worker: Worker | null = null;
 let nextId = 0;
 const pending = new Map<
   number,
-  { resolve: (v: unknown) => void; reject: (e: Error) => void; progress?: (p: LoadProgress) => void }
+  {
+    resolve: (v: unknown) => void;
+    reject: (e: Error) => void;
+    progress?: (p: LoadProgress) => void;
+  }
 >();
 
 function call<T>(request: Gpt2Request, progress?: (p: LoadProgress) => void): Promise<T> {

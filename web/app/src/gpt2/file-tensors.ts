@@ -19,10 +19,9 @@ export class FileTensors {
   constructor(private readonly bytes: Uint8Array) {
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const headerLength = Number(view.getBigUint64(0, true));
-    const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + headerLength))) as Record<
-      string,
-      Entry
-    >;
+    const header = JSON.parse(
+      new TextDecoder().decode(bytes.subarray(8, 8 + headerLength)),
+    ) as Record<string, Entry>;
     this.dataStart = 8 + headerLength;
     for (const [name, entry] of Object.entries(header)) {
       if (name === '__metadata__') continue;

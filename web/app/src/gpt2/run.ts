@@ -36,7 +36,8 @@ export async function runGpt2(
   progress: Progress,
 ): Promise<RunResult> {
   const { tokens, cut } = gpt2Tokens(g, text);
-  if (tokens.length === 0) throw new Error('the text has no tokens: type something for the model to read');
+  if (tokens.length === 0)
+    throw new Error('the text has no tokens: type something for the model to read');
   const { heads: H, dModel: C } = g.config;
   const l = Math.min(layer, g.config.layers - 1);
   progress(0, 2, `GPT-2 forward pass over ${tokens.length} tokens`);
@@ -70,7 +71,9 @@ export async function runGpt2(
     scaleFactor: 1 / Math.sqrt(d),
     maskSpec: 'causal',
   };
-  const r = await runModel(model, false, false, (done, total, label) => progress(1 + done / total, 2, label));
+  const r = await runModel(model, false, false, (done, total, label) =>
+    progress(1 + done / total, 2, label),
+  );
   return {
     ...r,
     millis: r.millis + f.millis,
@@ -92,6 +95,7 @@ export async function runGpt2(
 export function gpt2Status(r: RunResult, startup: string): string {
   const g = r.gpt2!;
   const m = r.model;
-  const cut = g.cut > 0 ? ` The last ${g.cut} tokens are beyond the model’s context and left out.` : '';
+  const cut =
+    g.cut > 0 ? ` The last ${g.cut} tokens are beyond the model’s context and left out.` : '';
   return `Computed by the engine in ${r.millis.toFixed(1)} ms${startup}: ${g.fileName}, ${g.tokens.length} tokens through ${g.layers} layers of ${m.H} heads (d_model=${m.C - 1}, d_k=${m.dK}); the views show layer ${g.layer + 1}.${cut}`;
 }

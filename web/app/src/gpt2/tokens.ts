@@ -19,7 +19,9 @@ export const decodeGpt2 = (tokens: number[]): string => tokenizer().decode(token
 
 // The package's public API decodes whole strings only; its per-token byte generator is
 // what keeps a split character apart from its neighbours.
-type ByteSource = { decodeNativeGenerator(tokens: Iterable<number>): Generator<Uint8Array | string> };
+type ByteSource = {
+  decodeNativeGenerator(tokens: Iterable<number>): Generator<Uint8Array | string>;
+};
 
 /** Each token's text (empty when the token holds only part of a character). */
 export function tokenTexts(tokens: number[]): string[] {

@@ -9,10 +9,15 @@ let engine: Promise<AttnScope> | null = null;
 let model: Model | null = null;
 // Per layer: ln_1's gain and shift, c_attn's weight (C, 3C) and bias (3C).
 let layers: { gamma: Float32Array; beta: Float32Array; w: Float32Array; b: Float32Array }[] = [];
-let lastForward: { key: string; hidden: Float32Array[]; attentions: Float32Array[]; lastLogits: Float32Array } | null =
-  null;
+let lastForward: {
+  key: string;
+  hidden: Float32Array[];
+  attentions: Float32Array[];
+  lastLogits: Float32Array;
+} | null = null;
 
-const post = (reply: Gpt2Reply, transfer: Transferable[] = []) => self.postMessage(reply, { transfer });
+const post = (reply: Gpt2Reply, transfer: Transferable[] = []) =>
+  self.postMessage(reply, { transfer });
 
 async function readFile(id: number, file: File): Promise<Uint8Array> {
   const bytes = new Uint8Array(file.size);
@@ -45,7 +50,8 @@ async function load(id: number, file: File) {
     w: tensors.get(`h.${l}.attn.c_attn.weight`),
     b: tensors.get(`h.${l}.attn.c_attn.bias`),
   }));
-  if (read.some((p) => p.w.length !== C * 3 * C)) throw new Error('c_attn does not match the model');
+  if (read.some((p) => p.w.length !== C * 3 * C))
+    throw new Error('c_attn does not match the model');
   model?.dispose();
   model = next;
   layers = read;
@@ -80,13 +86,24 @@ async function forward(tokens: number[], layer: number): Promise<ForwardReply> {
   const C = model.config.dModel;
   const T = tokens.length;
   const { gamma, beta } = layers[layer];
-  const normed = e.layerNorm({ x: lastForward.hidden[layer], shape: [T, C], gamma, beta, eps: 1e-5 }).data;
+  const normed = e.layerNorm({
+    x: lastForward.hidden[layer],
+    shape: [T, C],
+    gamma,
+    beta,
+    eps: 1e-5,
+  }).data;
   const x = new Float32Array(T * (C + 1));
   for (let t = 0; t < T; t++) {
     x.set(normed.subarray(t * C, (t + 1) * C), t * (C + 1));
     x[t * (C + 1) + C] = 1;
   }
-  const input: LayerInput = { x, wq: projection(layer, 0, C), wk: projection(layer, C, C), wv: projection(layer, 2 * C, C) };
+  const input: LayerInput = {
+    x,
+    wq: projection(layer, 0, C),
+    wk: projection(layer, C, C),
+    wv: projection(layer, 2 * C, C),
+  };
   return {
     attentions: lastForward.attentions.map((a) => a.slice()),
     lastLogits: lastForward.lastLogits.slice(),
@@ -102,11 +119,24 @@ self.onmessage = async (e: MessageEvent<{ id: number; request: Gpt2Request }>) =
     else if (request.kind === 'forward') {
       const value = await forward(request.tokens, request.layer);
       const { x, wq, wk, wv } = value.layer;
-      post({ id, ok: true, value }, [...value.attentions.map((a) => a.buffer), value.lastLogits.buffer, x.buffer, wq.buffer, wk.buffer, wv.buffer]);
+      post({ id, ok: true, value }, [
+        ...value.attentions.map((a) => a.buffer),
+        value.lastLogits.buffer,
+        x.buffer,
+        wq.buffer,
+        wk.buffer,
+        wv.buffer,
+      ]);
     } else if (request.kind === 'generate') {
       if (!model) throw new Error('no model is loaded');
       const { tokens, temperature, topK, seed } = request;
-      const r = model.generate({ tokens, maxNewTokens: 1, temperature, topK: topK || undefined, seed });
+      const r = model.generate({
+        tokens,
+        maxNewTokens: 1,
+        temperature,
+        topK: topK || undefined,
+        seed,
+      });
       post({ id, ok: true, value: r.tokens[0] });
     } else {
       model?.dispose();

@@ -76,7 +76,7 @@ function FileChooser() {
         pick(e.dataTransfer?.files);
       }}
     >
-      <label class="file-button">
+      <label>
         Choose a .safetensors file
         <input
           id="gpt2-file"
@@ -140,7 +140,7 @@ export function ModelPicker() {
           {progress.value && <Progress p={progress.value} />}
           {failure.value && (
             <p class="error" role="alert" id="gpt2-error">
-              {`This file could not be loaded: ${failure.value}. Your text is kept; the page goes on with ${loaded ? loaded.fileName : 'the toy model'}.`}
+              {`This file could not be loaded: ${failure.value.replace(/\.$/, "")}. Your text is kept; the page goes on with ${loaded ? loaded.fileName : 'the toy model'}.`}
             </p>
           )}
           {loaded && (

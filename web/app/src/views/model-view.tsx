@@ -7,7 +7,7 @@ import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { gpt2Layer, selectLayer } from '../gpt2/state';
 import { selectHead } from '../store';
 import { sliceOf } from '../tensor';
-import { colorTable } from './colors';
+import { colorTable, kMaskedColor, parseColor } from './colors';
 import { Legend } from './common';
 import type { ViewProps } from './types';
 
@@ -19,7 +19,14 @@ function layersOf(r: ViewProps['r'], b: number): Float32Array[] {
   return [sliceOf({ data: w.data, shape: [w.shape[0], per] }, b).data];
 }
 
-function Thumb({ data, T, size }: { data: Float32Array; T: number; size: number }) {
+/** Whether key j is hidden from query i: GPT-2 is causal; the toy's masked scores are −∞. */
+function maskOf(r: ViewProps['r'], b: number, h: number): (i: number, j: number) => boolean {
+  if (r.gpt2) return (i, j) => j > i;
+  const masked = sliceOf(r.attention.trace!.masked, b, h);
+  return (i, j) => masked.get(i, j) === -Infinity;
+}
+
+function Thumb({ data, T, size, masked }: { data: Float32Array; T: number; size: number; masked: (i: number, j: number) => boolean }) {
   const ref = useRef<HTMLCanvasElement>(null);
   useLayoutEffect(() => {
     const canvas = ref.current!;
@@ -28,8 +35,9 @@ function Thumb({ data, T, size }: { data: Float32Array; T: number; size: number 
     const ctx = canvas.getContext('2d')!;
     const img = ctx.createImageData(T, T);
     const table = colorTable('prob', 1);
+    const grey = parseColor(kMaskedColor);
     for (let k = 0; k < T * T; k++) {
-      const [r, g, b] = table.at(data[k]);
+      const [r, g, b] = masked(Math.floor(k / T), k % T) ? grey : table.at(data[k]);
       img.data.set([r, g, b, 255], 4 * k);
     }
     ctx.putImageData(img, 0, 0);
@@ -102,7 +110,7 @@ export function ModelView({ r, b, head, width }: ViewProps) {
               <button type="button" class={`thumb${selected ? ' current' : ''}`} tabIndex={at === focus ? 0 : -1}
                 aria-label={`Layer ${l + 1}, head ${h + 1}`} aria-pressed={selected}
                 onClick={() => { setFocus(at); choose(l, h); }} onKeyDown={(e) => move(e, at)}>
-                <Thumb data={w.subarray(h * T * T, (h + 1) * T * T)} T={T} size={size} />
+                <Thumb data={w.subarray(h * T * T, (h + 1) * T * T)} T={T} size={size} masked={maskOf(r, b, h)} />
               </button>
             );
           }),
