@@ -145,7 +145,7 @@ export function ModelPicker() {
           )}
           {loaded && (
             <p class="model-loaded" id="gpt2-loaded">
-              {`${loaded.fileName} (${megabytes(loaded.fileBytes)}): ${loaded.config.layers} layers × ${loaded.config.heads} heads, d_model ${loaded.config.dModel}, vocabulary ${loaded.config.vocabSize.toLocaleString('en')}, up to ${loaded.config.contextLength.toLocaleString('en')} tokens. Real weights: the patterns are what this model learned.`}
+              {`${loaded.fileName} (${megabytes(loaded.fileBytes)}): ${loaded.config.layers} layers × ${loaded.config.heads} heads, d_model ${loaded.config.dModel}, vocabulary ${loaded.config.vocabSize.toLocaleString('en')}, up to ${loaded.config.contextLength.toLocaleString('en')} tokens. Its patterns come from the file’s weights: a trained GPT-2’s are learned, not chance.`}
             </p>
           )}
         </div>

@@ -64,7 +64,8 @@ export function ModelView({ r, b, head, width }: ViewProps) {
   const layer = r.gpt2 ? r.gpt2.layer : 0;
   const [focus, setFocus] = useState(layer * H + head);
   const grid = useRef<HTMLDivElement>(null);
-  const size = Math.max(20, Math.min(96, Math.floor((width - 48) / H) - 6));
+  // A map's pitch: its button's padding and border (8 px) and the grid's gap (4 px) around it.
+  const size = Math.max(12, Math.min(96, Math.floor((width - 36) / H) - 12));
   const choose = (l: number, h: number) => {
     if (r.gpt2 && l !== gpt2Layer.value) selectLayer(l);
     selectHead(h);
@@ -98,7 +99,7 @@ export function ModelView({ r, b, head, width }: ViewProps) {
         {`Every head of ${r.gpt2 ? `all ${layers.length} layers` : 'the page’s one attention layer'}: rows are layers, columns heads; each map is that head’s attention weights over the ${T} tokens (rows: queries, columns: keys). Select one to show it in the other views.${r.gpt2 ? '' : ' With the toy’s random weights the maps are chance; load a GPT-2 to see learned heads.'}`}
       </p>
       <Legend kind="prob" range={1} note="every map on the same 0–1 scale" />
-      <div class="model-grid" ref={grid} role="group" aria-label="Attention maps by layer and head" style={{ gridTemplateColumns: `auto repeat(${H}, ${size + 6}px)` }}>
+      <div class="model-grid" ref={grid} role="group" aria-label="Attention maps by layer and head" style={{ gridTemplateColumns: `2rem repeat(${H}, ${size + 8}px)` }}>
         <span />
         {Array.from({ length: H }, (_, h) => <span class="grid-head">{`h${h + 1}`}</span>)}
         {layers.map((w, l) => [
