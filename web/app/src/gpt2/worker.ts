@@ -42,16 +42,22 @@ async function load(id: number, file: File) {
   post({ id, progress: { phase: 'loading', loaded: 0, total: 1 } });
   const e = await (engine ??= createAttnScope());
   const next = e.loadModel(bytes); // throws the engine's message for a bad file
-  const tensors = new FileTensors(bytes);
-  const C = next.config.dModel;
-  const read = Array.from({ length: next.config.layers }, (_, l) => ({
-    gamma: tensors.get(`h.${l}.ln_1.weight`),
-    beta: tensors.get(`h.${l}.ln_1.bias`),
-    w: tensors.get(`h.${l}.attn.c_attn.weight`),
-    b: tensors.get(`h.${l}.attn.c_attn.bias`),
-  }));
-  if (read.some((p) => p.w.length !== C * 3 * C))
-    throw new Error('c_attn does not match the model');
+  let read: typeof layers;
+  try {
+    const tensors = new FileTensors(bytes);
+    const C = next.config.dModel;
+    read = Array.from({ length: next.config.layers }, (_, l) => ({
+      gamma: tensors.get(`h.${l}.ln_1.weight`),
+      beta: tensors.get(`h.${l}.ln_1.bias`),
+      w: tensors.get(`h.${l}.attn.c_attn.weight`),
+      b: tensors.get(`h.${l}.attn.c_attn.bias`),
+    }));
+    if (read.some((p) => p.w.length !== C * 3 * C))
+      throw new Error('c_attn does not match the model');
+  } catch (err) {
+    next.dispose(); // the model loaded before must stay the only one in memory
+    throw err;
+  }
   model?.dispose();
   model = next;
   layers = read;
