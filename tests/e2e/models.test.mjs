@@ -64,6 +64,11 @@ async function openWithModel(viewport) {
   await page.goto(site.server.url);
   await waitReady(page);
   assert.match(await page.textContent('#toy-note'), /random.*mean nothing/s);
+  // The toy's Model view: its one layer, one map per head.
+  await page.click('#tab-model');
+  const toyHeads = await page.$$eval('#sel-head option', (o) => o.length);
+  assert.equal(await page.locator('.model-grid button.thumb').count(), toyHeads);
+  await page.click('#tab-heatmap');
   await page.check('#model-gpt2');
   assert.match(await page.textContent('#model-box'), /never uploaded/);
   assert.match(await page.textContent('#model-box'), /openai-community\/gpt2.*548 MB/s);
@@ -218,6 +223,30 @@ test('a bad file is refused with the engine’s message; the text and the loaded
   await shot(page, '#gpt2-box', 'tokens-390.png');
   await page.click('#tab-model');
   await shot(page, '#view', 'model-view-390.png');
+
+  // A file dropped on the chooser's box is read the same way (here: not a .safetensors at all).
+  const garbage = 'this is not a safetensors file';
+  let dropMessage = '';
+  try {
+    engine.loadModel(new TextEncoder().encode(garbage));
+  } catch (e) {
+    dropMessage = e.message;
+  }
+  assert.ok(dropMessage, 'the engine refuses the garbage file');
+  await page.evaluate((text) => {
+    const data = new DataTransfer();
+    data.items.add(new File([text], 'dropped.safetensors'));
+    document
+      .querySelector('.drop-zone')
+      .dispatchEvent(
+        new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }),
+      );
+  }, garbage);
+  await page.waitForFunction(
+    (m) => document.getElementById('gpt2-error')?.textContent.includes(m),
+    dropMessage,
+  );
+  assert.equal(await page.inputValue('#text'), kText);
 
   // Back to the toy: its honest note returns and the toy computes again.
   const before = await readyNow(page);
