@@ -2,6 +2,7 @@
 // block, then the modern variants (GQA, decode, window, RoPE, ALiBi).
 // Usage: attnscope_bench [max_T]   (default 4096)
 //        attnscope_bench variants [max_T [window_T]]   (defaults 4096, 16384)
+//        attnscope_bench gpt2 [layers]   (GPT-2 small's shape, default 12 layers)
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -13,6 +14,7 @@ void bench_kernels();
 void bench_attention(std::size_t max_t);
 void bench_block();
 void bench_variants(std::size_t max_t, std::size_t window_t);
+void bench_gpt2(std::size_t layers);
 }  // namespace attnscope::bench
 
 int main(int argc, char** argv) {
@@ -22,6 +24,13 @@ int main(int argc, char** argv) {
     std::printf("attnscope %s, SIMD %s; times are thread CPU time, median of runs\n",
                 attnscope::version(), attnscope::simd_arch());
     attnscope::bench::bench_variants(max_t, window_t);
+    return 0;
+  }
+  if (argc > 1 && std::string(argv[1]) == "gpt2") {
+    const std::size_t layers = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 12;
+    std::printf("attnscope %s, SIMD %s; times are thread CPU time\n", attnscope::version(),
+                attnscope::simd_arch());
+    attnscope::bench::bench_gpt2(layers > 0 ? layers : 12);
     return 0;
   }
   std::size_t max_t = 4096;

@@ -263,7 +263,6 @@ constexpr Runner kRunners[] = {
     {"gpt2_cache", run_gpt2_cache},
     {"gpt2_step", run_gpt2_step},
     {"gpt2_free", run_gpt2_free},
-    {"gpt2_count", run_gpt2_count},
 };
 
 }  // namespace

@@ -62,7 +62,7 @@ void run_gpt2_weight(Call& c) {
   const std::string name = c.text_or("name", "");
   const Shape& shape = e.model->weight_shape(name);
   const float* data =
-      c.number_or("write", 0) != 0 ? e.model->weight_data(name) : e.model->weight(name).data.data();
+      c.number_or("write", 0) != 0 ? e.model->weight_data(name) : e.model->weight(name).data;
   std::size_t size = 1;
   for (std::size_t d : shape) size *= d;
   c.put("address", address_of(data));
@@ -102,7 +102,5 @@ void run_gpt2_free(Call& c) {
   entry(c);
   registry().erase(static_cast<std::uint32_t>(c.size_number("model")));
 }
-
-void run_gpt2_count(Call& c) { c.put("count", static_cast<double>(registry().size())); }
 
 }  // namespace attnscope::bindings

@@ -26,7 +26,5 @@ void run_gpt2_cache(Call& c);
 /// counts tokens → logits (V) of the last of them, number cacheLength.
 void run_gpt2_step(Call& c);
 void run_gpt2_free(Call& c);
-/// Number of live models (for tests of the registry).
-void run_gpt2_count(Call& c);
 
 }  // namespace attnscope::bindings

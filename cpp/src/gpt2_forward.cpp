@@ -39,7 +39,7 @@ Gpt2Output Gpt2Model::forward(const std::vector<std::int64_t>& tokens, bool trac
   const Tensor hidden = detail::gpt2_pass(config_, weights_view(), tokens.data(), T, 0, kv,
                                           trace ? &*out.trace : nullptr);
   out.logits = detail::allocate_zeros({T, config_.vocab_size}, "gpt2: logits");
-  detail::gpt2_logits(hidden.data.data(), T, slots_[0].tensor.data.data(), config_.vocab_size, C,
+  detail::gpt2_logits(hidden.data.data(), T, storage_.data(), config_.vocab_size, C,
                       out.logits.data.data());
   return out;
 }
@@ -67,8 +67,8 @@ Tensor Gpt2Model::step(Gpt2Cache& cache, const std::vector<std::int64_t>& tokens
       detail::gpt2_pass(config_, weights_view(), tokens.data(), T, first, kv, nullptr);
   cache.length_ = first + T;
   Tensor logits = detail::allocate_zeros({config_.vocab_size}, "gpt2: logits");
-  detail::gpt2_logits(hidden.data.data() + (T - 1) * C, 1, slots_[0].tensor.data.data(),
-                      config_.vocab_size, C, logits.data.data());
+  detail::gpt2_logits(hidden.data.data() + (T - 1) * C, 1, storage_.data(), config_.vocab_size, C,
+                      logits.data.data());
   return logits;
 }
 

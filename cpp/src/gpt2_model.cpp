@@ -1,6 +1,7 @@
 // The GPT-2 model's weight store: one tensor per Hugging Face name, handed
 // out for loading and checked once loaded; and the key/value cache.
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 #include "allocate.hpp"
@@ -34,9 +35,13 @@ Gpt2Model::Gpt2Model(const Gpt2Config& config) : config_(config) {
   const char* fn = "Gpt2Model";
   check_config(config, fn);
   const std::size_t C = config.d_model;
+  std::size_t total = 0;
   auto add = [&](std::string name, Shape shape) {
     const std::string what = std::string(fn) + ": weight " + name;
-    slots_.push_back({std::move(name), detail::allocate_zeros(shape, what.c_str()), false});
+    const std::size_t size = checked_element_count(shape, what.c_str());
+    slots_.push_back({std::move(name), std::move(shape), total, size, false});
+    if (size > SIZE_MAX - total) throw ResourceError(what + ": the weights cannot be counted");
+    total += size;
   };
   add("wte.weight", {config.vocab_size, C});
   add("wpe.weight", {config.context_length, C});
@@ -49,6 +54,7 @@ Gpt2Model::Gpt2Model(const Gpt2Config& config) : config_(config) {
   }
   add("ln_f.weight", {C});
   add("ln_f.bias", {C});
+  storage_ = detail::allocate_zeros({total}, "Gpt2Model: weights").data;
 }
 
 std::vector<std::string> Gpt2Model::weight_names() const {
@@ -67,25 +73,26 @@ std::size_t Gpt2Model::index_of(const std::string& name, const char* fn) const {
 }
 
 const Shape& Gpt2Model::weight_shape(const std::string& name) const {
-  return slots_[index_of(name, "Gpt2Model::weight_shape")].tensor.shape;
+  return slots_[index_of(name, "Gpt2Model::weight_shape")].shape;
 }
 
 float* Gpt2Model::weight_data(const std::string& name) {
   Slot& slot = slots_[index_of(name, "Gpt2Model::weight_data")];
   slot.filled = true;
   finished_ = false;  // the caller may write anything into it
-  return slot.tensor.data.data();
+  return storage_.data() + slot.offset;
 }
 
-const Tensor& Gpt2Model::weight(const std::string& name) const {
-  return slots_[index_of(name, "Gpt2Model::weight")].tensor;
+TensorView Gpt2Model::weight(const std::string& name) const {
+  const Slot& slot = slots_[index_of(name, "Gpt2Model::weight")];
+  return TensorView(slot.shape, storage_.data() + slot.offset, slot.size);
 }
 
 void Gpt2Model::finish() {
   for (const Slot& s : slots_) {
     if (!s.filled) throw Error("Gpt2Model::finish: tensor " + s.name + " was never loaded");
-    for (std::size_t i = 0; i < s.tensor.size(); ++i) {
-      if (!std::isfinite(s.tensor.data[i])) {
+    for (std::size_t i = 0; i < s.size; ++i) {
+      if (!std::isfinite(storage_[s.offset + i])) {
         throw Error("Gpt2Model::finish: tensor " + s.name + " has a non-finite value at index " +
                     std::to_string(i));
       }
@@ -103,7 +110,7 @@ void Gpt2Model::check_ready(const char* fn) const {
 
 detail::Gpt2Weights Gpt2Model::weights_view() const {
   detail::Gpt2Weights w;
-  auto at = [&](std::size_t i) { return slots_[i].tensor.data.data(); };
+  auto at = [&](std::size_t i) { return storage_.data() + slots_[i].offset; };
   w.wte = at(0);
   w.wpe = at(1);
   for (std::size_t l = 0; l < config_.layers; ++l) {

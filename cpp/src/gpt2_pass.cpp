@@ -16,6 +16,7 @@
 #include "kernels/dispatch.hpp"
 #include "kernels/dot.hpp"
 #include "kernels/layer_norm.hpp"
+#include "kernels/vector_matrix.hpp"
 
 namespace attnscope::detail {
 
@@ -25,10 +26,19 @@ using Arch = xsimd::default_arch;
 constexpr float kLayerNormEps = 1e-5f;
 constexpr const char* kFn = "gpt2";
 
+/// Up to this many rows (a decode step), products stream W row by row.
+constexpr std::size_t kVectorRows = 2;
+
 /// y (rows, out) = x (rows, in) · w (in, out) + b.
 void linear_rows(const float* x, std::size_t rows, std::size_t in, const float* w, const float* b,
                  std::size_t out, float* y) {
   for (std::size_t r = 0; r < rows; ++r) std::copy(b, b + out, y + r * out);
+  if (rows <= kVectorRows) {
+    for (std::size_t r = 0; r < rows; ++r) {
+      kernels::vector_matrix<Arch>(x + r * in, w, in, out, y + r * out);
+    }
+    return;
+  }
   kernels::matmul_best(x, in, w, out, y, out, rows, in, out, /*accumulate=*/true);
 }
 
@@ -128,9 +138,7 @@ Tensor gpt2_pass(const Gpt2Config& c, const Gpt2Weights& w, const std::int64_t* 
     layer_norm_rows(b.x.data(), T, C, lw.ln2_gamma, lw.ln2_beta, b.normed.data());
     linear_rows(b.normed.data(), T, C, lw.fc_w, lw.fc_b, 4 * C, b.mlp.data());
     kernels::gelu_tanh<Arch>(b.mlp.data(), T * 4 * C);
-    for (std::size_t r = 0; r < T; ++r) std::copy_n(lw.mlp_proj_b, C, b.normed.data() + r * C);
-    kernels::matmul_best(b.mlp.data(), 4 * C, lw.mlp_proj_w, C, b.normed.data(), C, T, 4 * C, C,
-                         /*accumulate=*/true);
+    linear_rows(b.mlp.data(), T, 4 * C, lw.mlp_proj_w, lw.mlp_proj_b, C, b.normed.data());
     for (std::size_t i = 0; i < T * C; ++i) b.x[i] += b.normed[i];
   }
   Tensor out = allocate_zeros({T, C}, "gpt2: final LayerNorm");
@@ -152,17 +160,21 @@ void gpt2_logits(const float* hidden, std::size_t rows, const float* wte, std::s
     }
     return;
   }
-  // Many rows: wteᵀ a block of tokens at a time, so the matmul kernel runs on
-  // it without a transposed copy of the whole embedding.
-  constexpr std::size_t kBlock = 256;
-  std::vector<float> block = allocate_zeros({C * kBlock}, "gpt2: logits block").data;
+  // Many rows: logitsᵀ = wte · hiddenᵀ, a block of tokens at a time, so the
+  // matmul kernel streams wte as it is stored (no transposed copy of it)
+  // and only the small hiddenᵀ and each block's result are transposed.
+  constexpr std::size_t kBlock = 2048;
+  std::vector<float> hidden_t = allocate_zeros({C * rows}, "gpt2: hidden transposed").data;
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t i = 0; i < C; ++i) hidden_t[i * rows + r] = hidden[r * C + i];
+  }
+  std::vector<float> block = allocate_zeros({kBlock * rows}, "gpt2: logits block").data;
   for (std::size_t v0 = 0; v0 < vocab; v0 += kBlock) {
     const std::size_t n = std::min(kBlock, vocab - v0);
+    kernels::matmul_best(wte + v0 * C, C, hidden_t.data(), rows, block.data(), rows, n, C, rows);
     for (std::size_t v = 0; v < n; ++v) {
-      const float* row = wte + (v0 + v) * C;
-      for (std::size_t i = 0; i < C; ++i) block[i * n + v] = row[i];
+      for (std::size_t r = 0; r < rows; ++r) logits[r * vocab + v0 + v] = block[v * rows + r];
     }
-    kernels::matmul_best(hidden, C, block.data(), n, logits + v0, vocab, rows, C, n);
   }
 }
 

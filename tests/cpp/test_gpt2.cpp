@@ -14,6 +14,7 @@
 
 #include "attnscope/gpt2.hpp"
 #include "kernels/activation.hpp"
+#include "kernels/vector_matrix.hpp"
 #include "test_gpt2_reference.hpp"
 
 using attnscope::Gpt2Cache;
@@ -65,6 +66,23 @@ TEST_CASE("gpt2: gelu_tanh matches its double reference at every length and for 
   }
 }
 
+TEST_CASE("gpt2: vector_matrix matches its double reference around the SIMD widths") {
+  std::mt19937 rng(8);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (std::size_t k : {1u, 3u, 4u, 5u, 9u, 64u}) {
+    for (std::size_t n : {1u, 3u, 4u, 7u, 8u, 9u, 16u, 17u, 33u}) {
+      std::vector<float> x(k), w(k * n), y(n);
+      for (float& v : x) v = dist(rng);
+      for (float& v : w) v = dist(rng);
+      for (float& v : y) v = dist(rng);
+      std::vector<double> want(n);
+      attnscope::kernels::vector_matrix_reference(x.data(), w.data(), k, n, y.data(), want.data());
+      attnscope::kernels::vector_matrix<xsimd::default_arch>(x.data(), w.data(), k, n, y.data());
+      require_close(y, want, 1e-5, "vector_matrix");
+    }
+  }
+}
+
 TEST_CASE("gpt2: forward matches the double reference layer by layer, traced and fast") {
   const Gpt2Model model = random_gpt2(kConfig, 11);
   for (std::size_t T : {1u, 7u, 8u, 9u, 16u, 17u, 33u, 64u}) {
@@ -90,8 +108,8 @@ TEST_CASE("gpt2: forward matches the double reference layer by layer, traced and
   }
 }
 
-TEST_CASE("gpt2: one head of width 16 and a larger vocabulary (the blocked logits path)") {
-  const Gpt2Config config{1, 1, 16, 600, 40};
+TEST_CASE("gpt2: one head of width 16 and a vocabulary of more than one logits block") {
+  const Gpt2Config config{1, 1, 16, 2100, 40};
   const Gpt2Model model = random_gpt2(config, 5);
   for (std::size_t T : {3u, 40u}) {
     const auto tokens = random_tokens(T, config.vocab_size, 9);

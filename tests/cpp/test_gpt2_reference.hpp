@@ -43,11 +43,9 @@ inline Gpt2Reference gpt2_reference(const Gpt2Model& model,
                                     const std::vector<std::int64_t>& tokens) {
   const Gpt2Config& c = model.config();
   const std::size_t T = tokens.size(), C = c.d_model, H = c.heads, d = C / H, V = c.vocab_size;
-  auto w = [&](const std::string& name) -> const std::vector<float>& {
-    return model.weight(name).data;
-  };
+  auto w = [&](const std::string& name) { return model.weight(name).data; };
   auto layer_norm = [&](const std::vector<double>& x, const std::string& prefix) {
-    const auto &g = w(prefix + ".weight"), &b = w(prefix + ".bias");
+    const float *g = w(prefix + ".weight"), *b = w(prefix + ".bias");
     std::vector<double> y(x.size());
     for (std::size_t t = 0; t < T; ++t) {
       double mean = 0, var = 0;
@@ -61,7 +59,7 @@ inline Gpt2Reference gpt2_reference(const Gpt2Model& model,
   };
   auto linear = [&](const std::vector<double>& x, const std::string& prefix, std::size_t in,
                     std::size_t out) {
-    const auto &W = w(prefix + ".weight"), &b = w(prefix + ".bias");
+    const float *W = w(prefix + ".weight"), *b = w(prefix + ".bias");
     std::vector<double> y(T * out);
     for (std::size_t t = 0; t < T; ++t) {
       for (std::size_t j = 0; j < out; ++j) {
@@ -119,7 +117,7 @@ inline Gpt2Reference gpt2_reference(const Gpt2Model& model,
   const std::vector<double> out = layer_norm(x, "ln_f");
   r.hidden.push_back(out);
   r.logits.assign(T * V, 0.0);
-  const auto& wte = w("wte.weight");
+  const float* wte = w("wte.weight");
   for (std::size_t t = 0; t < T; ++t) {
     for (std::size_t v = 0; v < V; ++v) {
       double s = 0;

@@ -16,6 +16,10 @@ const kPublicDeclarations = [
   'worker-node.d.ts',
   'worker-protocol.d.ts',
   'reference.d.ts',
+  'reference-gpt2.d.ts',
+  'gpt2-tokenizer.d.ts',
+  'safetensors.d.ts',
+  'sampling.d.ts',
 ];
 const dist = new URL('./', import.meta.resolve('attnscope/attnscope.wasm'));
 

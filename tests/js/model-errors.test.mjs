@@ -51,7 +51,11 @@ function rename(header, from, to) {
 
 const cases = [
   ['not a Uint8Array', () => engine.loadModel(new ArrayBuffer(8)), /bytes must be a Uint8Array/],
-  ['a truncated file', () => engine.loadModel(good.subarray(0, good.length - 10)), /beyond|outside|end of the file|bytes/],
+  [
+    'a truncated file',
+    () => engine.loadModel(good.subarray(0, good.length - 10)),
+    /beyond|outside|end of the file|bytes/,
+  ],
   ['a header beyond the end', () => engine.loadModel(good.subarray(0, 40)), /header/],
   [
     'a missing tensor',
@@ -70,8 +74,7 @@ const cases = [
   ],
   [
     'a wrong block shape',
-    () =>
-      engine.loadModel(withHeader(good, (h) => (h['h.0.attn.c_attn.weight'].shape = [24, 8]))),
+    () => engine.loadModel(withHeader(good, (h) => (h['h.0.attn.c_attn.weight'].shape = [24, 8]))),
     /tensor h\.0\.attn\.c_attn\.weight has shape \[24, 8\], expected \[8, 24\]/,
   ],
   [
@@ -150,7 +153,10 @@ test('model arguments are checked, naming the argument; the model stays usable',
   const model = engine.loadModel(good);
   const before = engine.memoryUsage().heapInUse;
   const bad = [
-    [() => model.forward({ tokens: [1, 11] }), /tokens\[1\] is 11, expected a token id in \[0, vocabSize=11\)/],
+    [
+      () => model.forward({ tokens: [1, 11] }),
+      /tokens\[1\] is 11, expected a token id in \[0, vocabSize=11\)/,
+    ],
     [() => model.forward({ tokens: [-1] }), /tokens\[0\]/],
     [() => model.forward({ tokens: [1.5] }), /tokens\[0\]/],
     [() => model.forward({ tokens: [] }), /tokens is empty/],

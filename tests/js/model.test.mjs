@@ -36,7 +36,10 @@ for (const dtype of ['F32', 'F16', 'BF16']) {
         assert.equal(got.hidden.length, layers + 1);
         for (let l = 0; l < layers; l++) {
           assert.deepEqual(got.attentions[l].shape, [heads, T, T]);
-          assertClose(got.attentions[l].data, want.attentions[l], { atol: 1e-6, what: `attentions[${l}]` });
+          assertClose(got.attentions[l].data, want.attentions[l], {
+            atol: 1e-6,
+            what: `attentions[${l}]`,
+          });
         }
         for (let l = 0; l <= layers; l++) {
           assert.deepEqual(got.hidden[l].shape, [T, dModel]);
@@ -50,7 +53,14 @@ for (const dtype of ['F32', 'F16', 'BF16']) {
 }
 
 test('forward without trace gives the traced logits, and nothing else', () => {
-  const tiny = tinyGpt2({ layers: 3, heads: 4, dModel: 16, vocabSize: 50, contextLength: 40, seed: 3 });
+  const tiny = tinyGpt2({
+    layers: 3,
+    heads: 4,
+    dModel: 16,
+    vocabSize: 50,
+    contextLength: 40,
+    seed: 3,
+  });
   const model = engine.loadModel(tiny.bytes);
   const many = Array.from({ length: 40 }, (_, i) => (i * 7) % 50);
   const traced = model.forward({ tokens: many, trace: true });
@@ -58,11 +68,11 @@ test('forward without trace gives the traced logits, and nothing else', () => {
   assert.equal(fast.attentions, undefined);
   assert.equal(fast.hidden, undefined);
   assertClose(fast.logits.data, traced.logits.data, { atol: 1e-5, rtol: 1e-5, what: 'logits' });
-  assertClose(
-    traced.logits.data,
-    gpt2ForwardReference(tiny.weights, tiny.config, many).logits,
-    { atol: 1e-4, rtol: 1e-4, what: 'logits at T = contextLength' },
-  );
+  assertClose(traced.logits.data, gpt2ForwardReference(tiny.weights, tiny.config, many).logits, {
+    atol: 1e-4,
+    rtol: 1e-4,
+    what: 'logits at T = contextLength',
+  });
   model.dispose();
 });
 
@@ -83,7 +93,14 @@ test('heads come from options.config, else the file metadata n_head, else dModel
 });
 
 test('greedy generation equals the argmax of repeated whole forward passes', () => {
-  const tiny = tinyGpt2({ layers: 2, heads: 2, dModel: 16, vocabSize: 23, contextLength: 24, seed: 5 });
+  const tiny = tinyGpt2({
+    layers: 2,
+    heads: 2,
+    dModel: 16,
+    vocabSize: 23,
+    contextLength: 24,
+    seed: 5,
+  });
   const model = engine.loadModel(tiny.bytes);
   const prompt = [4, 8, 15];
   const seen = [];
@@ -98,7 +115,10 @@ test('greedy generation equals the argmax of repeated whole forward passes', () 
     sequence.push(argmax(logits.data, (sequence.length - 1) * 23, 23));
   }
   assert.deepEqual(generated, sequence.slice(prompt.length));
-  assert.deepEqual(seen, generated.map((t, i) => [t, i]));
+  assert.deepEqual(
+    seen,
+    generated.map((t, i) => [t, i]),
+  );
   model.dispose();
 });
 
@@ -137,7 +157,10 @@ test('save writes a file that loads back to the same outputs bit for bit', () =>
 test('dispose frees every byte, and a disposed model says so', () => {
   const before = engine.memoryUsage().heapInUse;
   const model = engine.loadModel(tinyGpt2({ dModel: 64, vocabSize: 500, seed: 2 }).bytes);
-  assert.ok(engine.memoryUsage().heapInUse > before + 500 * 64 * 4, 'the weights are in wasm memory');
+  assert.ok(
+    engine.memoryUsage().heapInUse > before + 500 * 64 * 4,
+    'the weights are in wasm memory',
+  );
   model.forward({ tokens: [1, 2, 3] });
   model.generate({ tokens: [1], maxNewTokens: 3 });
   model.dispose();

@@ -282,11 +282,11 @@ test('safetensors: data_offsets that are malformed, reversed, beyond the end or 
 test('safetensors: tensors must tile the data area: no overlap, gap or trailing bytes', () => {
   rejects(
     rawFile({ a: f32([4], 0), b: f32([4], 8) }, new Uint8Array(24)),
-    /tensors 'a' \[0, 16\] and 'b' \[8, 24\] overlap/,
+    /tensor 'a' \[0, 16\] and tensor 'b' \[8, 24\] overlap/,
   );
   rejects(
     rawFile({ a: f32([2], 0), b: f32([2], 0) }, new Uint8Array(8)),
-    /tensors 'a' \[0, 8\] and 'b' \[0, 8\] overlap/,
+    /tensor 'a' \[0, 8\] and tensor 'b' \[0, 8\] overlap/,
   );
   rejects(
     rawFile({ a: f32([2], 0), b: f32([2], 12) }, new Uint8Array(20)),
@@ -369,7 +369,7 @@ test('safetensors: writeSafetensors refuses what it could not write faithfully',
   refuses(
     [t('a', [1], Float32Array.of(1)), t('a', [1], Float32Array.of(2))],
     undefined,
-    /two tensors are named 'a'/,
+    /tensor 'a' is named twice/,
   );
   refuses(
     [t('a', [2], Float32Array.of(1))],
@@ -390,4 +390,12 @@ test('safetensors: writeSafetensors refuses what it could not write faithfully',
   refuses([t(3, [1], Float32Array.of(1))], undefined, /tensors\[0\]\.name must be a string/);
   refuses([], { n_head: 2 }, /metadata must map strings to strings; "n_head" is a number/);
   refuses('a', undefined, /tensors must be an array/);
+});
+
+test('safetensors: a very long tensor name is shortened in messages', () => {
+  const name = 'x'.repeat(5000);
+  rejects(
+    rawFile({ [name]: { ...f32([1], 0), dtype: 'I8' } }, new Uint8Array(4)),
+    /^safetensors: tensor 'x{77}\.\.\.' has dtype I8/,
+  );
 });

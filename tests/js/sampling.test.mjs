@@ -24,7 +24,10 @@ function assertFollows(freq, probabilities, what) {
   probabilities.forEach((p, i) => {
     if (p === 0) return assert.equal(freq[i], 0, `${what}: token ${i} drawn with probability 0`);
     const sd = Math.sqrt((p * (1 - p)) / kDraws);
-    assert.ok(Math.abs(freq[i] - p) <= 4.5 * sd, `${what}: token ${i} drawn ${freq[i]}, expected ${p}`);
+    assert.ok(
+      Math.abs(freq[i] - p) <= 4.5 * sd,
+      `${what}: token ${i} drawn ${freq[i]}, expected ${p}`,
+    );
   });
 }
 
@@ -48,7 +51,11 @@ test('sampleToken: greedy (temperature 0 or absent) is the argmax, the lowest id
 
 test('sampleToken: draws follow softmax(logits / temperature)', () => {
   assertFollows(frequencies(logits, { temperature: 1 }), probs, 'T = 1');
-  assertFollows(frequencies(logits, { temperature: 2 }, 2), normalised(probs.map(Math.sqrt)), 'T = 2');
+  assertFollows(
+    frequencies(logits, { temperature: 2 }, 2),
+    normalised(probs.map(Math.sqrt)),
+    'T = 2',
+  );
   assertFollows(
     frequencies(logits, { temperature: 0.5 }, 3),
     normalised(probs.map((p) => p * p)),
@@ -64,7 +71,11 @@ test('sampleToken: draws follow softmax(logits / temperature)', () => {
 });
 
 test('sampleToken: topK keeps the k most likely tokens, renormalised', () => {
-  assertFollows(frequencies(logits, { temperature: 1, topK: 2 }, 5), [0, 0, 3 / 7, 4 / 7], 'topK 2');
+  assertFollows(
+    frequencies(logits, { temperature: 1, topK: 2 }, 5),
+    [0, 0, 3 / 7, 4 / 7],
+    'topK 2',
+  );
   assertFollows(frequencies(logits, { temperature: 1, topK: 10 }, 6), probs, 'topK above V');
   // Ties at the cut keep the lower ids.
   const flat = new Float32Array(4);
@@ -104,7 +115,9 @@ test('sampleToken: stable on huge logits and deterministic for a seed', () => {
   const l = rng(4).floats(50, -3, 3);
   const draw = (seed) => {
     const random = mulberry32(seed);
-    return Array.from({ length: 30 }, () => sampleToken(l, { temperature: 0.9, topP: 0.9 }, random));
+    return Array.from({ length: 30 }, () =>
+      sampleToken(l, { temperature: 0.9, topP: 0.9 }, random),
+    );
   };
   assert.deepEqual(draw(5), draw(5));
   assert.notDeepEqual(draw(5), draw(6));

@@ -46,9 +46,11 @@ try {
   assert.equal(result.relaxed, true, 'Chromium validates relaxed SIMD');
   assert.equal(result.simdArch, 'sse2+relaxed_madd');
   assert.equal(result.workerSimdArch, 'sse2+relaxed_madd');
+  // attnscope/tokenizer with gpt-tokenizer's vocabulary, resolved by the bundler or the import map.
+  assert.deepEqual(result.tokens, [15496, 995], 'GPT-2 tokens of "Hello world"');
   assert.deepEqual(errors, []);
   console.log(
-    `browser: seed 001 ok on the page, in the worker and in a pool at ${url} (${result.simdArch})`,
+    `browser: seed 001 and GPT-2 tokens ok on the page, in the worker and in a pool at ${url} (${result.simdArch})`,
   );
 } finally {
   await context.close();

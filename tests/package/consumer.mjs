@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 
 import { AttnScopeError, createAttnScope, version } from 'attnscope';
 import { selfAttentionReference } from 'attnscope/reference';
+import { gpt2Tokenizer } from 'attnscope/tokenizer';
 import { createAttnScopePool, createAttnScopeWorker } from 'attnscope/worker';
 
 const I2 = [
@@ -70,6 +71,17 @@ try {
 } finally {
   pool.terminate();
 }
+// GPT-2's tokenizer, with its vocabulary, from the installed package's dependency.
+assert.deepEqual(gpt2Tokenizer.encode('Hello world'), [15496, 995]);
+assert.equal(gpt2Tokenizer.decode([15496, 995]), 'Hello world');
+assert.equal(
+  gpt2Tokenizer
+    .pieces(' 🙂')
+    .map((p) => p.text)
+    .join(''),
+  ' 🙂',
+);
+
 console.log(
   `consumer: seed 001 ok (engine ${engine.version}, ${engine.simdArch}; cold load to first result ${coldMs.toFixed(1)} ms)`,
 );

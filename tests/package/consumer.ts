@@ -7,6 +7,7 @@ import {
   type TensorOut,
 } from 'attnscope';
 import { attendHead, type HeadSteps } from 'attnscope/reference';
+import { gpt2Tokenizer, type TokenPiece } from 'attnscope/tokenizer';
 import {
   createAttnScopePool,
   createAttnScopeWorker,
@@ -86,3 +87,12 @@ const steps: HeadSteps = attendHead(
 );
 const firstWeight: number | undefined = steps.weights[0];
 void firstWeight;
+
+// attnscope/tokenizer is typed too.
+const ids: number[] = gpt2Tokenizer.encode('Hello world');
+const pieces: TokenPiece[] = gpt2Tokenizer.pieces('Hello world');
+const text: string = gpt2Tokenizer.decode(Int32Array.from(ids));
+const vocabSize: 50257 = gpt2Tokenizer.vocabSize;
+// @ts-expect-error: encode takes text
+gpt2Tokenizer.encode([15496]);
+void [pieces, text, vocabSize];

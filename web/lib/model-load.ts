@@ -74,7 +74,8 @@ function layerCount(fn: string, tensors: Map<string, SafetensorsEntry>): number 
     else if (!known.has(name))
       fail(fn, `tensor ${entry.name} is not part of a GPT-2 model (unknown name)`);
   }
-  if (layers === 0) fail(fn, 'the file has no tensor h.0.* (a GPT-2 model needs at least one block)');
+  if (layers === 0)
+    fail(fn, 'the file has no tensor h.0.* (a GPT-2 model needs at least one block)');
   return layers;
 }
 
@@ -89,7 +90,10 @@ function headCount(
   else if (metadata.n_head !== undefined) {
     heads = Number(metadata.n_head);
     if (!Number.isInteger(heads) || heads < 1)
-      fail(fn, `the file's __metadata__ n_head is "${metadata.n_head}", expected a positive integer`);
+      fail(
+        fn,
+        `the file's __metadata__ n_head is "${metadata.n_head}", expected a positive integer`,
+      );
   } else heads = Math.max(1, Math.floor(dModel / 64));
   if (dModel % heads !== 0)
     fail(fn, `heads=${heads} does not divide dModel=${dModel} (the width of wte.weight)`);
@@ -111,9 +115,15 @@ export function readGpt2(
   const wte = requireTensor(fn, tensors, 'wte.weight');
   const wpe = requireTensor(fn, tensors, 'wpe.weight');
   if (wte.shape.length !== 2)
-    fail(fn, `tensor ${wte.name} has shape ${formatShape(wte.shape)}, expected [vocabSize, dModel]`);
+    fail(
+      fn,
+      `tensor ${wte.name} has shape ${formatShape(wte.shape)}, expected [vocabSize, dModel]`,
+    );
   if (wpe.shape.length !== 2)
-    fail(fn, `tensor ${wpe.name} has shape ${formatShape(wpe.shape)}, expected [contextLength, dModel]`);
+    fail(
+      fn,
+      `tensor ${wpe.name} has shape ${formatShape(wpe.shape)}, expected [contextLength, dModel]`,
+    );
   const dModel = wte.shape[1]!;
   const config: ModelConfig = {
     architecture: 'gpt2',

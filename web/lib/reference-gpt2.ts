@@ -5,17 +5,32 @@
 import { AttnScopeError } from './errors.js';
 import { layerNormReference, matmul, type Values } from './reference.js';
 
+/** The sizes of a GPT-2 (the names of ARCHITECTURE.md's model.config). */
 export interface Gpt2ReferenceConfig {
+  /** Transformer blocks. */
   layers: number;
+  /** Attention heads per block (dModel / heads each). */
   heads: number;
+  /** Width of the residual stream, C. */
   dModel: number;
+  /** Tokens in the vocabulary, V. */
   vocabSize: number;
+  /** Positions wpe holds: the longest sequence, Tmax. */
   contextLength: number;
 }
 
-/** GPT-2's parameters by their names without the "transformer." prefix (wte.weight, h.0.ln_1.bias, ...). */
-export type Gpt2ReferenceWeights = Map<string, { data: ArrayLike<number>; shape: number[] }>;
+/** One parameter: its values, row-major, and its shape. */
+export interface Gpt2ReferenceTensor {
+  /** The values, row-major. */
+  data: ArrayLike<number>;
+  /** The shape, as ARCHITECTURE.md's "Models" gives it (e.g. [C, 3C] for c_attn.weight). */
+  shape: number[];
+}
 
+/** GPT-2's parameters by their names without the "transformer." prefix (wte.weight, h.0.ln_1.bias, ...). */
+export type Gpt2ReferenceWeights = Map<string, Gpt2ReferenceTensor>;
+
+/** What gpt2ForwardReference keeps of one forward pass, in doubles. */
 export interface Gpt2ReferenceResult {
   /** (T, vocabSize): the last hidden state times wteᵀ. */
   logits: Float64Array;

@@ -8,12 +8,16 @@
 // offsets in the file, so a loader can stream each tensor straight from it.
 import { AttnScopeError } from './errors.js';
 
+/** The element types read: float32, float16 and bfloat16. */
 export type SafetensorsDtype = 'F32' | 'F16' | 'BF16';
 
 /** One tensor of a file: its bytes are file[begin, end). */
 export interface SafetensorsEntry {
+  /** The tensor's name in the header, e.g. "h.0.attn.c_attn.weight". */
   name: string;
+  /** Its element type. */
   dtype: SafetensorsDtype;
+  /** Its shape, row-major ([] for a scalar). */
   shape: number[];
   /** Absolute byte offset of the first byte in the file. */
   begin: number;
@@ -21,11 +25,22 @@ export interface SafetensorsEntry {
   end: number;
 }
 
+/** A file's header as parseSafetensors reads it. */
 export interface SafetensorsHeader {
   /** The header's "__metadata__" (empty when absent). */
   metadata: Record<string, string>;
   /** Every tensor, in the order of their bytes in the file. */
   tensors: SafetensorsEntry[];
+}
+
+/** A tensor to write: its name, shape and float32 values (row-major). */
+export interface SafetensorsTensor {
+  /** Its name in the header; unique, and not "__metadata__". */
+  name: string;
+  /** Its shape ([] for a scalar). */
+  shape: number[];
+  /** product(shape) values, row-major. */
+  data: Float32Array;
 }
 
 /** The largest JSON header read (the reference implementation's limit too): 16 MiB. */
@@ -56,6 +71,12 @@ const describe = (value: unknown): string => {
 const show = (value: unknown): string => {
   const text = JSON.stringify(value) ?? String(value);
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+};
+
+/** A tensor as messages name it (a long name shortened). */
+const tensorLabel = (name: unknown): string => {
+  const text = String(name);
+  return `tensor '${text.length > 80 ? `${text.slice(0, 77)}...` : text}'`;
 };
 
 /** product(shape), or fails when it is not a safe integer. */
@@ -129,7 +150,7 @@ export function parseSafetensors(bytes: Uint8Array): SafetensorsHeader {
       metadata = checkMetadata(value, '__metadata__');
       continue;
     }
-    const what = `tensor '${name}'`;
+    const what = tensorLabel(name);
     if (!isPlainObject(value)) fail(`${what} must be an object, got ${describe(value)}`);
     for (const key of Object.keys(value)) {
       if (key !== 'dtype' && key !== 'shape' && key !== 'data_offsets') {
@@ -177,7 +198,7 @@ export function parseSafetensors(bytes: Uint8Array): SafetensorsHeader {
   for (const t of tensors) {
     if (t.begin < covered && previous) {
       fail(
-        `tensors '${previous.name}' ${relative(previous)} and '${t.name}' ${relative(t)} overlap`,
+        `${tensorLabel(previous.name)} ${relative(previous)} and ${tensorLabel(t.name)} ${relative(t)} overlap`,
       );
     }
     if (t.begin > covered) {
@@ -229,7 +250,7 @@ export function decodeTensor(bytes: Uint8Array, entry: SafetensorsEntry, out: Fl
   if (!(bytes instanceof Uint8Array)) fail(`decodeTensor: bytes must be a Uint8Array`);
   if (!(out instanceof Float32Array)) fail(`decodeTensor: out must be a Float32Array`);
   if (!isPlainObject(entry)) fail(`decodeTensor: entry must be an object, got ${describe(entry)}`);
-  const what = `decodeTensor: tensor '${entry.name}'`;
+  const what = `decodeTensor: ${tensorLabel(entry.name)}`;
   const itemBytes = itemBytesOf(entry.dtype);
   if (!itemBytes) fail(`${what} has dtype ${show(entry.dtype)}; supported: F32, F16, BF16`);
   const count = elementCount(checkShape(entry.shape, what), what);
@@ -260,15 +281,16 @@ export function decodeTensor(bytes: Uint8Array, entry: SafetensorsEntry, out: Fl
     }
     return;
   }
-  const halves = aligned ? new Uint16Array(bytes.buffer, at, count) : undefined;
-  const view = aligned ? undefined : new DataView(bytes.buffer, at, count * 2);
-  const half = (i: number) => (halves ? halves[i]! : view!.getUint16(2 * i, true));
-  if (entry.dtype === 'BF16') {
-    // bfloat16 is the top half of a float32.
-    for (let i = 0; i < count; i++) bits[i] = half(i) << 16;
+  // bfloat16 is the top half of a float32; float16 goes through a table of all 65536.
+  const table = entry.dtype === 'F16' ? float16Table() : undefined;
+  if (aligned) {
+    const halves = new Uint16Array(bytes.buffer, at, count);
+    if (table) for (let i = 0; i < count; i++) bits[i] = table[halves[i]!]!;
+    else for (let i = 0; i < count; i++) bits[i] = halves[i]! << 16;
   } else {
-    const table = float16Table();
-    for (let i = 0; i < count; i++) bits[i] = table[half(i)]!;
+    const view = new DataView(bytes.buffer, at, count * 2);
+    if (table) for (let i = 0; i < count; i++) bits[i] = table[view.getUint16(2 * i, true)]!;
+    else for (let i = 0; i < count; i++) bits[i] = view.getUint16(2 * i, true) << 16;
   }
 }
 
@@ -279,7 +301,7 @@ export function decodeTensor(bytes: Uint8Array, entry: SafetensorsEntry, out: Fl
  * writer does), which keeps every tensor 4-byte aligned.
  */
 export function writeSafetensors(
-  tensors: { name: string; shape: number[]; data: Float32Array }[],
+  tensors: SafetensorsTensor[],
   metadata?: Record<string, string>,
 ): Uint8Array {
   if (!Array.isArray(tensors))
@@ -296,9 +318,9 @@ export function writeSafetensors(
     const name: unknown = tensor?.name;
     if (typeof name !== 'string') fail(`writeSafetensors: tensors[${i}].name must be a string`);
     if (name === '__metadata__') fail(`writeSafetensors: "__metadata__" cannot name a tensor`);
-    if (names.has(name)) fail(`writeSafetensors: two tensors are named '${name}'`);
+    if (names.has(name)) fail(`writeSafetensors: ${tensorLabel(name)} is named twice`);
     names.add(name);
-    const what = `writeSafetensors: tensor '${name}'`;
+    const what = `writeSafetensors: ${tensorLabel(name)}`;
     const shape = checkShape(tensor.shape, what);
     if (!(tensor.data instanceof Float32Array)) fail(`${what}: data must be a Float32Array`);
     const count = elementCount(shape, what);

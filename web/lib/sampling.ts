@@ -6,6 +6,7 @@
 // gives the same tokens.
 import { AttnScopeError } from './errors.js';
 
+/** How sampleToken picks a token. */
 export interface SamplingOptions {
   /** Divides the logits before the softmax; 0 or absent: greedy (the argmax). */
   temperature?: number;
@@ -86,7 +87,8 @@ export function sampleToken(
       for (const i of candidates) total += weight(i);
       let cumulative = 0;
       let kept = 0;
-      while (kept < candidates.length && cumulative < topP * total) cumulative += weight(candidates[kept++]!);
+      while (kept < candidates.length && cumulative < topP * total)
+        cumulative += weight(candidates[kept++]!);
       candidates = candidates.slice(0, kept);
     }
   }
@@ -94,7 +96,8 @@ export function sampleToken(
   const weights = candidates.map(weight);
   const total = weights.reduce((sum, w) => sum + w, 0);
   const u = random();
-  if (typeof u !== 'number' || !(u >= 0 && u < 1)) fail(`random() returned ${String(u)}, expected [0, 1)`);
+  if (typeof u !== 'number' || !(u >= 0 && u < 1))
+    fail(`random() returned ${String(u)}, expected [0, 1)`);
   const target = u * total;
   let cumulative = 0;
   let last = best;

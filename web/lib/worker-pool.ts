@@ -47,7 +47,10 @@ export interface PoolInfo extends WorkerInfo {
  * worker does; a split `attention` call only reads the caller's buffers (each
  * part gets fresh slices), so they stay intact.
  */
-export interface AttnScopePool extends Omit<AttnScopeWorker, 'ready' | 'memoryUsage'> {
+export interface AttnScopePool extends Omit<
+  AttnScopeWorker,
+  'ready' | 'memoryUsage' | 'loadModel'
+> {
   /** Resolves once every worker has loaded the wasm; rejects with AttnScopeError if one cannot. */
   readonly ready: Promise<PoolInfo>;
   /** Number of workers. */

@@ -2,7 +2,15 @@
 // the calling side. Environment-neutral: browser module workers and Node's
 // worker_threads both plug in through the small Port interfaces.
 import { AttnScopeError } from './errors.js';
+import type { LoadModelOptions } from './model-types.js';
 import { keepingAttentionOutput, keepingLinearOutput } from './output-buffer.js';
+import {
+  kModelMethods,
+  modelHost,
+  workerModel,
+  type ModelMethod,
+  type WorkerModel,
+} from './worker-models.js';
 import type {
   AttentionArgs,
   AttentionResult,
@@ -83,6 +91,15 @@ export interface AttnScopeWorker {
   swiglu(args: SwigluArgs, transfer?: ArrayBuffer[]): Promise<TensorOut>;
   /** See {@link AttnScope.llamaBlock}. */
   llamaBlock(args: LlamaBlockArgs, transfer?: ArrayBuffer[]): Promise<LlamaBlockResult>;
+  /**
+   * See {@link AttnScope.loadModel}: the model lives in the worker. List
+   * `bytes.buffer` in `transfer` to move the file instead of copying it.
+   */
+  loadModel(
+    bytes: Uint8Array,
+    options?: LoadModelOptions,
+    transfer?: ArrayBuffer[],
+  ): Promise<WorkerModel>;
   /** See {@link AttnScope.memoryUsage}. */
   memoryUsage(): Promise<MemoryUsage>;
   /** Stops the worker; pending calls reject with AttnScopeError. */
@@ -103,7 +120,8 @@ const kMethods = [
   'llamaBlock',
   'memoryUsage',
 ] as const;
-type Method = (typeof kMethods)[number];
+type Method = (typeof kMethods)[number] | ModelMethod;
+const kAllMethods: readonly string[] = [...kMethods, ...kModelMethods];
 
 type InitOptions = { wasmUrl?: string; wasmBinary?: ArrayBuffer | Uint8Array; simd?: SimdFlavour };
 type ToWorker =
@@ -151,6 +169,7 @@ export function serve(
   create: (options: CreateOptions) => Promise<AttnScope>,
 ): void {
   let engine: Promise<AttnScope> | undefined;
+  const models = modelHost();
   port.listen(async (data) => {
     const message = data as ToWorker;
     if (message.type === 'init') {
@@ -175,10 +194,12 @@ export function serve(
     const { id, method, args } = message;
     try {
       if (!engine) throw new AttnScopeError('worker: not initialised');
-      if (!kMethods.includes(method))
+      if (!kAllMethods.includes(method))
         throw new AttnScopeError(`worker: unknown method ${String(method)}`);
       const ready = await engine;
-      const value = (ready[method] as (a: unknown) => unknown)(args);
+      const value = (kModelMethods as readonly string[]).includes(method)
+        ? models(ready, method as ModelMethod, args)
+        : (ready[method as (typeof kMethods)[number]] as (a: unknown) => unknown)(args);
       port.post({ type: 'result', id, ok: true, value } satisfies FromWorker, [
         ...buffersOf(value, new Set()),
       ]);
@@ -288,6 +309,8 @@ export function createClient(port: ClientPort, options: WorkerCreateOptions): At
     rmsNorm: (args, transfer) => call('rmsNorm', args, transfer),
     swiglu: (args, transfer) => call('swiglu', args, transfer),
     llamaBlock: (args, transfer) => call('llamaBlock', args, transfer),
+    loadModel: async (bytes, options, transfer) =>
+      workerModel(call, await call('loadModel', { bytes, options }, transfer)),
     memoryUsage: () => call('memoryUsage'),
     terminate() {
       port.terminate();

@@ -86,8 +86,8 @@ class Gpt2Model {
   /// The weight's own storage, product(shape) floats, for a loader to write
   /// into directly; marks it as filled. Throws Error naming an unknown tensor.
   float* weight_data(const std::string& name);
-  /// The weight, read-only.
-  const Tensor& weight(const std::string& name) const;
+  /// The weight, read-only (valid as long as the model).
+  TensorView weight(const std::string& name) const;
 
   /// Checks that every weight was handed out by weight_data() and holds
   /// only finite values; throws Error naming the first that does not.
@@ -110,7 +110,8 @@ class Gpt2Model {
  private:
   struct Slot {
     std::string name;
-    Tensor tensor;
+    Shape shape;
+    std::size_t offset = 0, size = 0;  // in floats, within storage_
     bool filled = false;
   };
   std::size_t index_of(const std::string& name, const char* fn) const;
@@ -120,6 +121,9 @@ class Gpt2Model {
 
   Gpt2Config config_;
   std::vector<Slot> slots_;
+  // Every weight in one allocation: a model of hundreds of MB then grows
+  // wasm memory once instead of once per tensor.
+  std::vector<float> storage_;
   bool finished_ = false;
 };
 

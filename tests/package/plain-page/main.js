@@ -1,5 +1,6 @@
 // The package straight from node_modules in the page, its module worker and a pool of them.
 import { createAttnScope, hasRelaxedSimd } from 'attnscope';
+import { gpt2Tokenizer } from 'attnscope/tokenizer';
 import { createAttnScopePool, createAttnScopeWorker } from 'attnscope/worker';
 
 const I2 = [
@@ -57,6 +58,7 @@ try {
     page: Array.from(page.output.data),
     worker: Array.from(inWorker.output.data),
     pool: Array.from(pooled.output.data),
+    tokens: gpt2Tokenizer.encode('Hello world'),
   });
 } catch (e) {
   out.textContent = `error: ${e instanceof Error ? e.message : String(e)}`;

@@ -1,5 +1,6 @@
 // A minimal consumer: the package from node_modules, in the page and in its worker.
 import { createAttnScope, hasRelaxedSimd } from 'attnscope';
+import { gpt2Tokenizer } from 'attnscope/tokenizer';
 import { createAttnScopePool, createAttnScopeWorker } from 'attnscope/worker';
 
 const I2 = [
@@ -37,6 +38,7 @@ async function main(): Promise<void> {
     page: Array.from(page.output.data),
     worker: Array.from(inWorker.output.data),
     pool: Array.from(pooled.output.data),
+    tokens: gpt2Tokenizer.encode('Hello world'),
   });
   out.dataset.done = '1';
 }

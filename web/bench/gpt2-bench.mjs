@@ -1,0 +1,152 @@
+// GPT-2 in the package: a GPT-2-small-shaped model (12 layers, 12 heads,
+// C = 768, V = 50 257, 1 024 positions) with seeded random weights, written
+// here as a .safetensors file, then timed: loading the file into wasm
+// memory, forward passes without trace at T = 128 and 512, and generation
+// through the key/value cache from 128 to 256 tokens (tokens per second).
+// Figures only; peers (onnxruntime-web, TF.js) are not run here yet.
+// Each time is given as wall clock and as this process's CPU time (user +
+// system): on a shared machine the second is the one to compare.
+//
+//   node web/bench/gpt2-bench.mjs [--quick] [--layers=12] [--heads=12] [--dModel=768]
+//        [--vocab=50257] [--context=1024] [--sizes=128,512] [--prompt=128] [--new=128] [--reps=3]
+//
+// --quick: 2 layers, T = 64, 16 new tokens (a smoke test of a few seconds).
+import { distDir, loadAttnScope } from './attnscope-runner.mjs';
+
+const args = Object.fromEntries(
+  process.argv.slice(2).map((a) => {
+    const [k, v] = a.replace(/^--/, '').split('=');
+    return [k, v ?? true];
+  }),
+);
+const quick = Boolean(args.quick);
+const num = (name, full, small) => Number(args[name] ?? (quick ? small : full));
+const config = {
+  layers: num('layers', 12, 2),
+  heads: num('heads', 12, 12),
+  dModel: num('dModel', 768, 768),
+  vocabSize: num('vocab', 50257, 50257),
+  contextLength: num('context', 1024, 1024),
+};
+const sizes = String(args.sizes ?? (quick ? '64' : '128,512'))
+  .split(',')
+  .map(Number);
+const prompt = num('prompt', 128, 32);
+const newTokens = num('new', 128, 16);
+const reps = num('reps', 3, 1);
+
+/** GPT-2's tensors and shapes (Hugging Face names, no prefix). */
+function shapes({ layers, dModel: C, vocabSize: V, contextLength: Tmax }) {
+  const out = [
+    ['wte.weight', [V, C]],
+    ['wpe.weight', [Tmax, C]],
+  ];
+  for (let l = 0; l < layers; l++) {
+    for (const [s, shape] of [
+      ['ln_1.weight', [C]],
+      ['ln_1.bias', [C]],
+      ['attn.c_attn.weight', [C, 3 * C]],
+      ['attn.c_attn.bias', [3 * C]],
+      ['attn.c_proj.weight', [C, C]],
+      ['attn.c_proj.bias', [C]],
+      ['ln_2.weight', [C]],
+      ['ln_2.bias', [C]],
+      ['mlp.c_fc.weight', [C, 4 * C]],
+      ['mlp.c_fc.bias', [4 * C]],
+      ['mlp.c_proj.weight', [4 * C, C]],
+      ['mlp.c_proj.bias', [C]],
+    ])
+      out.push([`h.${l}.${s}`, shape]);
+  }
+  out.push(['ln_f.weight', [C]], ['ln_f.bias', [C]]);
+  return out;
+}
+
+/** The file, written in place: weights ~ N(0, 0.02) as GPT-2's initialisation, LayerNorm gains 1. */
+function randomGpt2File() {
+  const list = shapes(config);
+  const header = { __metadata__: { n_head: String(config.heads) } };
+  let offset = 0;
+  for (const [name, shape] of list) {
+    const bytes = 4 * shape.reduce((a, b) => a * b, 1);
+    header[name] = { dtype: 'F32', shape, data_offsets: [offset, offset + bytes] };
+    offset += bytes;
+  }
+  let json = JSON.stringify(header);
+  json += ' '.repeat((8 - (json.length % 8)) % 8);
+  const text = new TextEncoder().encode(json);
+  const file = new Uint8Array(8 + text.length + offset);
+  new DataView(file.buffer).setBigUint64(0, BigInt(text.length), true);
+  file.set(text, 8);
+  const data = new Float32Array(file.buffer, 8 + text.length, offset / 4);
+  let state = 12345;
+  const uniform = () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32 - 0.5;
+  let at = 0;
+  for (const [name, shape] of list) {
+    const n = shape.reduce((a, b) => a * b, 1);
+    const gain = /ln_.*\.weight$/.test(name);
+    // A uniform of the same spread as N(0, 0.02): 0.02·√12 ≈ 0.069.
+    for (let i = 0; i < n; i++) data[at + i] = gain ? 1 : 0.069 * uniform();
+    at += n;
+  }
+  return file;
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const mib = (bytes) => (bytes / 2 ** 20).toFixed(0);
+
+const engine = await loadAttnScope();
+if (!engine) {
+  console.error(`gpt2-bench: ${distDir}/node.js not found; run npm run build`);
+  process.exit(1);
+}
+console.log(
+  `gpt2-bench: ${JSON.stringify(config)}, simd ${engine.simdArch}, ${new Date().toISOString()}`,
+);
+/** Wall-clock and CPU milliseconds since `start` (a `now()`). */
+const now = () => ({ wall: performance.now(), cpu: process.cpuUsage() });
+function since(start) {
+  const cpu = process.cpuUsage(start.cpu);
+  return { wall: performance.now() - start.wall, cpu: (cpu.user + cpu.system) / 1000 };
+}
+const show = (t) => `${t.wall.toFixed(0)} ms wall, ${t.cpu.toFixed(0)} ms CPU`;
+
+const file = randomGpt2File();
+const rssBefore = process.memoryUsage().rss;
+let start = now();
+const model = engine.loadModel(file);
+console.log(
+  `load: ${mib(file.length)} MiB file in ${show(since(start))}; ` +
+    `process RSS ${mib(rssBefore)} → ${mib(process.memoryUsage().rss)} MiB (file already in memory)`,
+);
+
+const tokens = (n) => Array.from({ length: n }, (_, i) => (i * 7919) % config.vocabSize);
+for (const T of sizes) {
+  const times = [];
+  for (let r = 0; r < reps; r++) {
+    start = now();
+    model.forward({ tokens: tokens(T), trace: false });
+    times.push(since(start));
+  }
+  const wall = median(times.map((t) => t.wall));
+  const cpu = median(times.map((t) => t.cpu));
+  console.log(`forward T=${T} (no trace): median of ${reps} ${show({ wall, cpu })}`);
+}
+const traced = Math.min(64, config.contextLength);
+start = now();
+model.forward({ tokens: tokens(traced), trace: true });
+console.log(`forward T=${traced} (trace): ${show(since(start))}`);
+
+let first;
+const { tokens: generated } = model.generate({
+  tokens: tokens(prompt),
+  maxNewTokens: newTokens,
+  onToken: () => void (first ??= now()),
+});
+const decode = since(first);
+const perSecond = (ms) => ((generated.length - 1) / (ms / 1000)).toFixed(1);
+console.log(
+  `generate ${prompt} → ${prompt + generated.length}: after the prompt ` +
+    `${perSecond(decode.wall)} tokens/s wall, ${perSecond(decode.cpu)} tokens/s CPU`,
+);
+model.dispose();
