@@ -11,8 +11,10 @@ import { join } from 'node:path';
 import { before, test } from 'node:test';
 
 import { createAttnScope } from 'attnscope';
-import { decode, encode } from 'gpt-tokenizer/encoding/r50k_base';
+import { gpt2Tokenizer } from 'attnscope/tokenizer';
 import { tinyGpt2 } from '../js/support-gpt2.mjs';
+
+const { decode, encode } = gpt2Tokenizer;
 import { repo, useSite, waitReady, watch } from './harness.mjs';
 
 const site = useSite();

@@ -8,7 +8,7 @@ import { runModel } from '../compute';
 import type { Model } from '../model';
 import { forwardGpt2 } from './client';
 import type { LoadedGpt2 } from './state';
-import { encodeGpt2, tokenTexts, visiblePiece } from './tokens';
+import { encodeGpt2, gpt2Pieces, visiblePiece } from './tokens';
 
 export interface Gpt2Run {
   fileName: string;
@@ -35,7 +35,11 @@ export async function runGpt2(
   layer: number,
   progress: Progress,
 ): Promise<RunResult> {
-  const { tokens, cut } = gpt2Tokens(g, text);
+  const all = gpt2Pieces(text);
+  const n = Math.min(all.ids.length, g.config.contextLength);
+  const tokens = all.ids.slice(0, n);
+  const texts = all.texts.slice(0, n);
+  const cut = all.ids.length - n;
   if (tokens.length === 0)
     throw new Error('the text has no tokens: type something for the model to read');
   const { heads: H, dModel: C } = g.config;
@@ -45,7 +49,6 @@ export async function runGpt2(
   progress(1, 2, `layer ${l + 1}’s attention, every intermediate`);
   const T = tokens.length;
   const d = C / H;
-  const texts = tokenTexts(tokens);
   const none = { rows: 0, cols: 0, data: new Float32Array(0) };
   const model: Model = {
     B: 1,

@@ -1,37 +1,31 @@
-// GPT-2's byte-level BPE (gpt-tokenizer's r50k_base, GPT-2's own vocabulary), loaded
-// only once a model is. Tokens are shown as the visitor's own text: each token's bytes
-// go through one streaming UTF-8 decoder, so a character split over tokens appears on
-// the token that completes it, and spaces and line breaks are drawn visibly.
-type Encoding = typeof import('gpt-tokenizer/encoding/r50k_base');
-let encoding: Encoding | null = null;
+// GPT-2's byte-level BPE through the package (attnscope/tokenizer), loaded only once a
+// model is. Tokens are shown as the visitor's own text: a character split over tokens
+// appears on the token that completes it, and spaces and line breaks are drawn visibly.
+type Tokenizer = (typeof import('attnscope/tokenizer'))['gpt2Tokenizer'];
+let tokenizer: Tokenizer | null = null;
 
 export async function loadTokenizer(): Promise<void> {
-  encoding ??= await import('gpt-tokenizer/encoding/r50k_base');
+  tokenizer ??= (await import('attnscope/tokenizer')).gpt2Tokenizer;
 }
 
-function tokenizer(): Encoding {
-  if (!encoding) throw new Error('the GPT-2 tokenizer is not loaded');
-  return encoding;
+function loaded(): Tokenizer {
+  if (!tokenizer) throw new Error('the GPT-2 tokenizer is not loaded');
+  return tokenizer;
 }
 
-export const encodeGpt2 = (text: string): number[] => tokenizer().encode(text);
-export const decodeGpt2 = (tokens: number[]): string => tokenizer().decode(tokens);
+export const encodeGpt2 = (text: string): number[] => loaded().encode(text);
+export const decodeGpt2 = (tokens: number[]): string => loaded().decode(tokens);
 
-// The package's public API decodes whole strings only; its per-token byte generator is
-// what keeps a split character apart from its neighbours.
-type ByteSource = {
-  decodeNativeGenerator(tokens: Iterable<number>): Generator<Uint8Array | string>;
-};
+/** The text's tokens, each with its piece of the text (empty for part of a character). */
+export function gpt2Pieces(text: string): { ids: number[]; texts: string[] } {
+  const pieces = loaded().pieces(text);
+  return { ids: pieces.map((p) => p.id), texts: pieces.map((p) => p.text) };
+}
 
-/** Each token's text (empty when the token holds only part of a character). */
-export function tokenTexts(tokens: number[]): string[] {
-  const core = (tokenizer().default as unknown as { bytePairEncodingCoreProcessor?: ByteSource })
-    .bytePairEncodingCoreProcessor;
-  if (!core) return tokens.map((t) => decodeGpt2([t]));
-  const utf8 = new TextDecoder();
-  return [...core.decodeNativeGenerator(tokens)].map((part) =>
-    typeof part === 'string' ? utf8.decode() + part : utf8.decode(part, { stream: true }),
-  );
+/** One token's own text, or "" when it holds only part of a character. */
+export function tokenText(id: number): string {
+  const text = decodeGpt2([id]);
+  return text.includes('\uFFFD') ? '' : text;
 }
 
 /** A token's text with spaces, tabs and line breaks made visible; "…" for part of a character. */

@@ -4,7 +4,7 @@
 import { signal } from '@preact/signals';
 import { generateGpt2 } from '../gpt2/client';
 import { loadedGpt2 } from '../gpt2/state';
-import { decodeGpt2, tokenTexts, visiblePiece } from '../gpt2/tokens';
+import { decodeGpt2, tokenText, visiblePiece } from '../gpt2/tokens';
 import { runAtOnce } from '../run';
 import { run, setInputs } from '../store';
 
@@ -39,7 +39,7 @@ export function NextToken() {
   const g = run.value?.result.gpt2;
   if (!g) return null;
   const top = topTokens(g.lastLogits, kTop);
-  const texts = tokenTexts(top.map((t) => t.token));
+  const texts = top.map((t) => tokenText(t.token));
   const full = g.cut > 0 || g.tokens.length >= (loadedGpt2.value?.config.contextLength ?? 0); // no room left
   const last = visiblePiece(g.texts[g.texts.length - 1]);
   return (
