@@ -20,7 +20,8 @@ void bench_gpt2(std::size_t layers) {
   // A uniform of GPT-2's initial spread (N(0, 0.02)); LayerNorm gains 1.
   std::uniform_real_distribution<float> weight(-0.0346f, 0.0346f);
   for (const std::string& name : model.weight_names()) {
-    const bool gain = name.find("ln_") != std::string::npos && name.find(".weight") != std::string::npos;
+    const bool gain =
+        name.find("ln_") != std::string::npos && name.find(".weight") != std::string::npos;
     float* data = model.weight_data(name);
     std::size_t n = 1;
     for (std::size_t d : model.weight_shape(name)) n *= d;

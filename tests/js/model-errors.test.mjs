@@ -125,6 +125,16 @@ const cases = [
     /config\.layers is 3, but the file's tensors say 2/,
   ],
   [
+    'a misspelt config field',
+    () => engine.loadModel(good, { config: { head: 2 } }),
+    /config has an unknown field 'head'/,
+  ],
+  [
+    'another architecture',
+    () => engine.loadModel(good, { config: { architecture: 'llama' } }),
+    /config\.architecture is llama, but only 'gpt2' is supported/,
+  ],
+  [
     'a bad n_head in the metadata',
     () => engine.loadModel(tinyGpt2({ metadata: { n_head: 'two' } }).bytes),
     /n_head is "two"/,

@@ -25,6 +25,7 @@ const kLayerTensors: [string, (c: number) => number[]][] = [
 /** Buffers of Hugging Face's GPT-2 (the causal mask), not weights. */
 const kIgnored = /^h\.\d+\.attn\.(bias|masked_bias)$/;
 const kLayerName = /^h\.(0|[1-9]\d*)\.(.+)$/;
+const kConfigFields = ['architecture', 'layers', 'heads', 'dModel', 'vocabSize', 'contextLength'];
 
 /** Every tensor of a GPT-2 model, in the core's order, with its shape. */
 export function gpt2TensorShapes(config: ModelConfig): [string, number[]][] {
@@ -111,6 +112,11 @@ export function readGpt2(
 ): { config: ModelConfig; entries: [string, number[], SafetensorsEntry][] } {
   if (given !== undefined && (typeof given !== 'object' || given === null))
     fail(fn, `config must be an object, got ${String(given)}`);
+  // A misspelt field (say `head`) would otherwise be ignored, silently.
+  for (const key of Object.keys(given ?? {})) {
+    if (!kConfigFields.includes(key))
+      fail(fn, `config has an unknown field '${key}' (expected ${kConfigFields.join(', ')})`);
+  }
   const tensors = tensorsByName(fn, header);
   const wte = requireTensor(fn, tensors, 'wte.weight');
   const wpe = requireTensor(fn, tensors, 'wpe.weight');
@@ -133,6 +139,9 @@ export function readGpt2(
     vocabSize: wte.shape[0]!,
     contextLength: wpe.shape[0]!,
   };
+  const architecture = own(given, 'architecture');
+  if (architecture !== undefined && architecture !== 'gpt2')
+    fail(fn, `config.architecture is ${String(architecture)}, but only 'gpt2' is supported`);
   for (const key of ['layers', 'dModel', 'vocabSize', 'contextLength'] as const) {
     const value = own(given, key);
     if (value !== undefined && value !== config[key])

@@ -20,9 +20,10 @@ export interface LoadModelOptions {
    * What the file cannot say. `heads` is needed because no GPT-2 tensor's
    * shape gives it: without it the file's `__metadata__` "n_head" is used,
    * else dModel / 64 (every released GPT-2). The other fields, when given,
-   * must equal what the tensors' shapes say.
+   * must equal what the tensors' shapes say (architecture: 'gpt2'); an
+   * unknown field is an error.
    */
-  config?: Partial<Omit<ModelConfig, 'architecture'>>;
+  config?: Partial<ModelConfig>;
 }
 
 export interface ModelForwardArgs {
