@@ -2,6 +2,7 @@
 // never blocks. Every number shown by the views comes from the result built here.
 import type { SelfAttentionResult, TensorOut, TransformerBlockResult } from 'attnscope';
 import { createAttnScopeWorker } from 'attnscope/worker';
+import type { Gpt2Run } from './gpt2/run';
 import type { Model } from './model';
 import { sliceOf } from './tensor';
 
@@ -13,6 +14,7 @@ export interface RunResult {
   block: TransformerBlockResult | null;
   millis: number; // the engine's computation
   startupMillis: number; // the first run only: loading and compiling the engine, before computing
+  gpt2?: Gpt2Run; // with the visitor's GPT-2: the forward pass; `model` is then the selected layer's attention
 }
 
 /** Called as each engine call starts: `done` calls of `total` are finished, `label` is starting. */

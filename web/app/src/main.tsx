@@ -4,6 +4,7 @@
 import './styles/page.css';
 import './styles/controls.css';
 import './styles/figures.css';
+import './styles/models.css';
 import { effect } from '@preact/signals';
 import { render } from 'preact';
 import { bindControls, kNumberFields, showClamp } from './controls';
@@ -13,7 +14,10 @@ import { keepLinkUpToDate, writeLink } from './link';
 import { Chips } from './panels/chips';
 import { FoldedEditor } from './panels/editor';
 import { InspectPopover } from './panels/inspect-popover';
+import { Gpt2Tokens } from './panels/gpt2-tokens';
 import { Inspector } from './panels/inspector';
+import { ModelPicker } from './panels/model-picker';
+import { NextToken } from './panels/next-token';
 import { renderChecks, renderNotes } from './panels/notes';
 import { Pipeline } from './panels/pipeline';
 import { Walk } from './panels/walk';
@@ -23,6 +27,14 @@ import { decodeLink } from './url-state';
 import { forgetTheme } from './views/heatmap';
 
 function mountComponents(): void {
+  render(<ModelPicker />, byId('model-box'));
+  render(
+    <>
+      <Gpt2Tokens />
+      <NextToken />
+    </>,
+    byId('gpt2-box'),
+  );
   render(<Chips />, byId('chips-box'));
   render(<FoldedEditor />, byId('editor'));
   render(<Pipeline />, byId('pipeline-body'));

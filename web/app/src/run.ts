@@ -5,6 +5,8 @@
 import { batch, effect } from '@preact/signals';
 import { runModel, startupReported } from './compute';
 import { byId } from './dom';
+import { gpt2Layer, loadedGpt2 } from './gpt2/state';
+import { gpt2Status, gpt2Tokens, runGpt2 } from './gpt2/run';
 import { buildModel, type Model } from './model';
 import { renderVerified } from './panels/verified';
 import { startProgress, stopProgress } from './progress';
@@ -58,6 +60,8 @@ export function startRunning(painted: (id: number) => void): void {
   onPainted = painted;
   effect(() => {
     void inputs.value;
+    void loadedGpt2.value; // the visitor's GPT-2 instead of the toy, and its layer shown
+    void gpt2Layer.value;
     clearTimeout(runTimer);
     runPending = true;
     if (atOnce) {
@@ -72,8 +76,11 @@ async function runNow(): Promise<void> {
   const id = ++runId;
   const started = editStart ?? performance.now();
   editStart = null;
-  const model = currentModel();
   const s = inputs.value;
+  const gpt2 = loadedGpt2.value;
+  const model = gpt2
+    ? { B: 1, H: gpt2.config.heads, T: gpt2Tokens(gpt2, s.text).tokens.length }
+    : currentModel();
   const entries = model.B * model.H * model.T * model.T;
   const showInputs = () => (shownInputs.value = s);
   if (entries > kMaxScoreEntries) {
@@ -96,9 +103,12 @@ async function runNow(): Promise<void> {
   );
   performance.mark('attnscope:update:start', { startTime: started });
   try {
-    const r = await runModel(model, s.positional, s.block, (done, total, step) => {
+    const progress = (done: number, total: number, step: string) => {
       if (isCurrent() && done < total) steps.show(done, total + 1, step); // the last step, the check, follows
-    });
+    };
+    const r = gpt2
+      ? await runGpt2(gpt2, s.text, gpt2Layer.value, progress)
+      : await runModel(currentModel(), s.positional, s.block, progress);
     if (!isCurrent()) return; // a newer run has started
     byId('error').hidden = true;
     const fully = r.attention.fullyMaskedCount
@@ -107,7 +117,10 @@ async function runNow(): Promise<void> {
     const startup =
       r.startupMillis > 0 ? ` (plus ${r.startupMillis.toFixed(0)} ms to start the engine)` : '';
     startupReported();
-    status.textContent = `Computed by the engine in ${r.millis.toFixed(1)} ms${startup}: B=${model.B}, T=${model.T}, d_model=${model.C}, heads=${model.H}, d_k=${model.dK}, d_v=${model.dV}.${fully}`;
+    const m = r.model;
+    status.textContent = r.gpt2
+      ? gpt2Status(r, startup)
+      : `Computed by the engine in ${r.millis.toFixed(1)} ms${startup}: B=${m.B}, T=${m.T}, d_model=${m.C}, heads=${m.H}, d_k=${m.dK}, d_v=${m.dV}.${fully}`;
     steps.computed('checking against the double-precision reference');
     performance.mark('attnscope:compute:end');
     batch(() => {

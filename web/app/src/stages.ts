@@ -45,7 +45,8 @@ function mv(
 }
 
 const tokensOf = (r: RunResult, b: number) => indexLabels(r.model.tokens[b]);
-const headName = (r: RunResult, h: number) => (r.model.H > 1 ? ` (head ${h + 1})` : '');
+const headName = (r: RunResult, h: number) =>
+  r.gpt2 ? ` (layer ${r.gpt2.layer + 1}, head ${h + 1})` : r.model.H > 1 ? ` (head ${h + 1})` : '';
 
 export function stagesFor(r: RunResult): Stage[] {
   const m = r.model;
@@ -74,14 +75,16 @@ export function stagesFor(r: RunResult): Stage[] {
       id: 'x',
       label: 'X',
       explain: (rr) =>
-        rr.positional
-          ? 'Each token’s static word vector plus its sinusoidal positional encoding. Identical words now differ, because their positions differ.'
-          : 'Each token’s static word vector (the same word always has the same vector). Without positional encoding, identical words have identical rows.',
+        rr.gpt2
+          ? `Layer ${rr.gpt2.layer + 1}’s input: GPT-2’s residual stream entering the layer, after the layer’s first LayerNorm (ln_1). The last column is a constant 1: its row in W_Q, W_K and W_V holds the model’s biases.`
+          : rr.positional
+            ? 'Each token’s static word vector plus its sinusoidal positional encoding. Identical words now differ, because their positions differ.'
+            : 'Each token’s static word vector (the same word always has the same vector). Without positional encoding, identical words have identical rows.',
       matrices: (rr, b) => {
         const out = [
           mv(
             'x',
-            'X: input embeddings',
+            rr.gpt2 ? `X: layer ${rr.gpt2.layer + 1} input (after ln_1)` : 'X: input embeddings',
             rr.x,
             b,
             null,

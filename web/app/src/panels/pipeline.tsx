@@ -5,6 +5,7 @@ import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { playStage, scrubStage, stageTime } from '../anim/clock';
 import { kPad } from '../model';
 import { Player } from '../player';
+import { LayerChoice } from './layer-choice';
 import { run, selectHead, selectSequence, showStage, showTab, view } from '../store';
 import { kViews, viewOf } from '../views/registry';
 
@@ -81,6 +82,7 @@ export function Pipeline() {
       <div class="selectors">
         <Choice id="sel-seq" label="sequence" n={r.model.B} value={b} pick={selectSequence}
           text={(k) => `${k + 1}: ${r.model.tokens[k].filter((t) => t !== kPad).slice(0, 5).join(' ')}…`} />
+        <LayerChoice />
         <Choice id="sel-head" label="head" n={r.model.H} value={head} pick={selectHead} text={(k) => `head ${k + 1}`} />
       </div>
       </div>

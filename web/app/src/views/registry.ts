@@ -3,6 +3,7 @@ import { AllHeadsView } from './all-heads-view';
 import { BatchView } from './batch-view';
 import { HeadView } from './head-view';
 import { HeatmapView } from './heatmap-view';
+import { ModelView } from './model-view';
 import type { ViewDef } from './types';
 import { VectorsView } from './vectors-view';
 import { kModernViews } from './modern/modern-views';
@@ -13,6 +14,7 @@ export const kViews: ViewDef[] = [
   { id: 'heads', label: 'All heads', Component: AllHeadsView },
   { id: 'bars', label: 'Vectors', Component: VectorsView },
   { id: 'batch', label: 'Batch', Component: BatchView },
+  { id: 'model', label: 'Model', Component: ModelView },
   ...kModernViews,
 ];
 

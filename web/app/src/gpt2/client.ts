@@ -1,0 +1,43 @@
+// The page's side of the GPT-2 worker: one request at a time per call, answered by id.
+import type { ForwardReply, Gpt2Reply, Gpt2Request, ModelConfig } from './protocol';
+
+export type LoadProgress = { phase: 'reading' | 'loading'; loaded: number; total: number };
+
+let worker: Worker | null = null;
+let nextId = 0;
+const pending = new Map<
+  number,
+  {
+    resolve: (v: unknown) => void;
+    reject: (e: Error) => void;
+    progress?: (p: LoadProgress) => void;
+  }
+>();
+
+function call<T>(request: Gpt2Request, progress?: (p: LoadProgress) => void): Promise<T> {
+  if (!worker) {
+    worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module' });
+    worker.onmessage = (e: MessageEvent<Gpt2Reply>) => {
+      const reply = e.data;
+      const p = pending.get(reply.id);
+      if (!p) return;
+      if ('progress' in reply) return p.progress?.(reply.progress);
+      pending.delete(reply.id);
+      if (reply.ok) p.resolve(reply.value);
+      else p.reject(new Error(reply.error));
+    };
+  }
+  const id = ++nextId;
+  return new Promise<T>((resolve, reject) => {
+    pending.set(id, { resolve: resolve as (v: unknown) => void, reject, progress });
+    worker!.postMessage({ id, request });
+  });
+}
+
+export const loadGpt2 = (file: File, progress: (p: LoadProgress) => void) =>
+  call<ModelConfig>({ kind: 'load', file }, progress);
+export const forwardGpt2 = (tokens: number[], layer: number) =>
+  call<ForwardReply>({ kind: 'forward', tokens, layer });
+export const generateGpt2 = (tokens: number[], temperature: number, topK: number, seed: number) =>
+  call<number>({ kind: 'generate', tokens, temperature, topK, seed });
+export const unloadGpt2 = () => call<null>({ kind: 'unload' });

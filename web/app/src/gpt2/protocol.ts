@@ -1,0 +1,34 @@
+// Messages between the page and the GPT-2 worker (worker.ts).
+import type { ModelConfig } from 'attnscope';
+
+export type Gpt2Request =
+  | { kind: 'load'; file: File }
+  | { kind: 'forward'; tokens: number[]; layer: number }
+  | { kind: 'generate'; tokens: number[]; temperature: number; topK: number; seed: number }
+  | { kind: 'unload' };
+
+/** One layer's attention input, ready for engine.selfAttention. */
+export interface LayerInput {
+  /** (T, C + 1): ln_1 of the residual stream entering the layer, then a column of ones. */
+  x: Float32Array;
+  /** (C + 1, C) each: the columns of c_attn for Q, K and V, with their biases as the last row. */
+  wq: Float32Array;
+  wk: Float32Array;
+  wv: Float32Array;
+}
+
+export interface ForwardReply {
+  /** One per layer: the softmax weights (H, T, T). */
+  attentions: Float32Array[];
+  /** The logits after the last token (vocabSize). */
+  lastLogits: Float32Array;
+  layer: LayerInput;
+  millis: number;
+}
+
+export type Gpt2Reply =
+  | { id: number; progress: { phase: 'reading' | 'loading'; loaded: number; total: number } }
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; error: string };
+
+export type { ModelConfig };

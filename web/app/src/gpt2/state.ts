@@ -1,0 +1,19 @@
+// The model the page computes with: the seeded toy (null here) or the visitor's GPT-2,
+// and the layer shown. Written by the model picker and the model view; run.ts reads
+// them. Not part of a link: a link cannot carry the visitor's file.
+import { signal } from '@preact/signals';
+import type { ModelConfig } from './protocol';
+
+export interface LoadedGpt2 {
+  fileName: string;
+  fileBytes: number;
+  config: ModelConfig;
+}
+
+export const loadedGpt2 = signal<LoadedGpt2 | null>(null);
+/** The layer whose attention the pipeline's views show (0-based). */
+export const gpt2Layer = signal(0);
+
+export function selectLayer(layer: number): void {
+  gpt2Layer.value = layer;
+}

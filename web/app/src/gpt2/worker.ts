@@ -1,0 +1,157 @@
+// The visitor's GPT-2, off the main thread: reads the chosen file with progress, loads
+// it into its own engine (the package's worker entry does not host models yet), and
+// answers forward passes and generation steps. Nothing here touches the network.
+import { createAttnScope, type AttnScope, type Model } from 'attnscope';
+import { FileTensors } from './file-tensors';
+import type { ForwardReply, Gpt2Reply, Gpt2Request, LayerInput } from './protocol';
+
+let engine: Promise<AttnScope> | null = null;
+let model: Model | null = null;
+// Per layer: ln_1's gain and shift, c_attn's weight (C, 3C) and bias (3C).
+let layers: { gamma: Float32Array; beta: Float32Array; w: Float32Array; b: Float32Array }[] = [];
+let lastForward: {
+  key: string;
+  hidden: Float32Array[];
+  attentions: Float32Array[];
+  lastLogits: Float32Array;
+} | null = null;
+
+const post = (reply: Gpt2Reply, transfer: Transferable[] = []) =>
+  self.postMessage(reply, { transfer });
+
+async function readFile(id: number, file: File): Promise<Uint8Array> {
+  const bytes = new Uint8Array(file.size);
+  const reader = file.stream().getReader();
+  let loaded = 0;
+  let reported = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    bytes.set(value, loaded);
+    loaded += value.length;
+    if (loaded - reported > file.size / 100 || loaded === file.size) {
+      reported = loaded;
+      post({ id, progress: { phase: 'reading', loaded, total: file.size } });
+    }
+  }
+  return bytes;
+}
+
+async function load(id: number, file: File) {
+  const bytes = await readFile(id, file);
+  post({ id, progress: { phase: 'loading', loaded: 0, total: 1 } });
+  const e = await (engine ??= createAttnScope());
+  const next = e.loadModel(bytes); // throws the engine's message for a bad file
+  let read: typeof layers;
+  try {
+    const tensors = new FileTensors(bytes);
+    const C = next.config.dModel;
+    read = Array.from({ length: next.config.layers }, (_, l) => ({
+      gamma: tensors.get(`h.${l}.ln_1.weight`),
+      beta: tensors.get(`h.${l}.ln_1.bias`),
+      w: tensors.get(`h.${l}.attn.c_attn.weight`),
+      b: tensors.get(`h.${l}.attn.c_attn.bias`),
+    }));
+    if (read.some((p) => p.w.length !== C * 3 * C))
+      throw new Error('c_attn does not match the model');
+  } catch (err) {
+    next.dispose(); // the model loaded before must stay the only one in memory
+    throw err;
+  }
+  model?.dispose();
+  model = next;
+  layers = read;
+  lastForward = null;
+  return model.config;
+}
+
+/** Columns [from, from + C) of c_attn with their bias as one more row: (C + 1, C). */
+function projection(l: number, from: number, C: number): Float32Array {
+  const { w, b } = layers[l];
+  const out = new Float32Array((C + 1) * C);
+  for (let r = 0; r < C; r++) out.set(w.subarray(r * 3 * C + from, r * 3 * C + from + C), r * C);
+  out.set(b.subarray(from, from + C), C * C);
+  return out;
+}
+
+async function forward(tokens: number[], layer: number): Promise<ForwardReply> {
+  if (!model) throw new Error('no model is loaded');
+  const e = await engine!;
+  const start = performance.now();
+  const key = tokens.join(',');
+  if (lastForward?.key !== key) {
+    const f = model.forward({ tokens, trace: true });
+    const V = model.config.vocabSize;
+    lastForward = {
+      key,
+      hidden: f.hidden!.map((t) => t.data),
+      attentions: f.attentions!.map((t) => t.data),
+      lastLogits: f.logits.data.slice((tokens.length - 1) * V),
+    };
+  }
+  const C = model.config.dModel;
+  const T = tokens.length;
+  const { gamma, beta } = layers[layer];
+  const normed = e.layerNorm({
+    x: lastForward.hidden[layer],
+    shape: [T, C],
+    gamma,
+    beta,
+    eps: 1e-5,
+  }).data;
+  const x = new Float32Array(T * (C + 1));
+  for (let t = 0; t < T; t++) {
+    x.set(normed.subarray(t * C, (t + 1) * C), t * (C + 1));
+    x[t * (C + 1) + C] = 1;
+  }
+  const input: LayerInput = {
+    x,
+    wq: projection(layer, 0, C),
+    wk: projection(layer, C, C),
+    wv: projection(layer, 2 * C, C),
+  };
+  return {
+    attentions: lastForward.attentions.map((a) => a.slice()),
+    lastLogits: lastForward.lastLogits.slice(),
+    layer: input,
+    millis: performance.now() - start,
+  };
+}
+
+self.onmessage = async (e: MessageEvent<{ id: number; request: Gpt2Request }>) => {
+  const { id, request } = e.data;
+  try {
+    if (request.kind === 'load') post({ id, ok: true, value: await load(id, request.file) });
+    else if (request.kind === 'forward') {
+      const value = await forward(request.tokens, request.layer);
+      const { x, wq, wk, wv } = value.layer;
+      post({ id, ok: true, value }, [
+        ...value.attentions.map((a) => a.buffer),
+        value.lastLogits.buffer,
+        x.buffer,
+        wq.buffer,
+        wk.buffer,
+        wv.buffer,
+      ]);
+    } else if (request.kind === 'generate') {
+      if (!model) throw new Error('no model is loaded');
+      const { tokens, temperature, topK, seed } = request;
+      const r = model.generate({
+        tokens,
+        maxNewTokens: 1,
+        temperature,
+        topK: topK || undefined,
+        seed,
+      });
+      post({ id, ok: true, value: r.tokens[0] });
+    } else {
+      model?.dispose();
+      model = null;
+      layers = [];
+      lastForward = null;
+      post({ id, ok: true, value: null });
+    }
+  } catch (err) {
+    post({ id, ok: false, error: err instanceof Error ? err.message : String(err) });
+  }
+};

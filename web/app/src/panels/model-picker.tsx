@@ -1,0 +1,155 @@
+// The model picker: the seeded toy (random weights, said plainly) or the visitor's own
+// GPT-2 from a .safetensors file read in the browser, with progress while it reads and
+// loads, and the engine's message when the file is refused (the text is never touched).
+import { effect, signal } from '@preact/signals';
+import { loadGpt2, unloadGpt2, type LoadProgress } from '../gpt2/client';
+import { loadedGpt2, selectLayer } from '../gpt2/state';
+import { loadTokenizer } from '../gpt2/tokens';
+
+// The sources offered, in order. A model trained by the project itself joins this list
+// as a third entry once there is one to offer.
+type Source = 'toy' | 'gpt2';
+const chosen = signal<Source>('toy');
+const progress = signal<LoadProgress | null>(null);
+const failure = signal<string | null>(null);
+
+const kMB = 1e6;
+const megabytes = (n: number) => `${(n / kMB).toLocaleString('en', { maximumFractionDigits: n < 10 * kMB ? 1 : 0 })} MB`;
+
+effect(() => {
+  document.body.dataset.model = loadedGpt2.value ? 'gpt2' : 'toy';
+});
+
+async function openFile(file: File): Promise<void> {
+  failure.value = null;
+  progress.value = { phase: 'reading', loaded: 0, total: file.size };
+  try {
+    const [config] = await Promise.all([loadGpt2(file, (p) => (progress.value = p)), loadTokenizer()]);
+    selectLayer(0);
+    loadedGpt2.value = { fileName: file.name, fileBytes: file.size, config };
+  } catch (e) {
+    failure.value = e instanceof Error ? e.message : String(e);
+  } finally {
+    progress.value = null;
+  }
+}
+
+function useToy(): void {
+  chosen.value = 'toy';
+  failure.value = null;
+  if (loadedGpt2.value) {
+    loadedGpt2.value = null;
+    void unloadGpt2();
+  }
+}
+
+function Progress({ p }: { p: LoadProgress }) {
+  const reading = p.phase === 'reading';
+  const label = reading
+    ? `Reading the file: ${megabytes(p.loaded)} of ${megabytes(p.total)}`
+    : 'Loading the weights into the engine…';
+  return (
+    <p class="model-progress" role="status">
+      <progress id="gpt2-progress" aria-label={label} max={reading ? p.total : undefined} value={reading ? p.loaded : undefined} />{' '}
+      {label}
+    </p>
+  );
+}
+
+function FileChooser() {
+  const busy = progress.value !== null;
+  const pick = (files: FileList | null | undefined) => {
+    const file = files?.[0];
+    if (file && !busy) void openFile(file);
+  };
+  return (
+    <div
+      class="drop-zone"
+      onDragOver={(e) => {
+        e.preventDefault();
+        (e.currentTarget as HTMLElement).classList.add('over');
+      }}
+      onDragLeave={(e) => (e.currentTarget as HTMLElement).classList.remove('over')}
+      onDrop={(e) => {
+        e.preventDefault();
+        (e.currentTarget as HTMLElement).classList.remove('over');
+        pick(e.dataTransfer?.files);
+      }}
+    >
+      <label>
+        Choose a .safetensors file
+        <input
+          id="gpt2-file"
+          type="file"
+          accept=".safetensors"
+          disabled={busy}
+          onChange={(e) => {
+            const input = e.currentTarget as HTMLInputElement;
+            pick(input.files);
+            input.value = ''; // the same file can be chosen again
+          }}
+        />
+      </label>{' '}
+      or drop it here.
+    </div>
+  );
+}
+
+export function ModelPicker() {
+  const loaded = loadedGpt2.value;
+  const source = loaded ? 'gpt2' : chosen.value;
+  const radio = (value: Source, label: string) => (
+    <label class="check">
+      <input
+        type="radio"
+        name="model-source"
+        id={`model-${value}`}
+        value={value}
+        checked={source === value}
+        onChange={() => (value === 'toy' ? useToy() : (chosen.value = 'gpt2'))}
+      />{' '}
+      {label}
+    </label>
+  );
+  return (
+    <fieldset class="model-picker">
+      <legend>Model</legend>
+      {radio('toy', 'Toy: seeded random weights')}
+      {radio('gpt2', 'Your own GPT-2 (.safetensors)')}
+      {source === 'toy' ? (
+        <p class="honesty" id="toy-note">
+          <strong>The toy’s weights are random</strong>, so the patterns it draws mean nothing: they
+          show the arithmetic only. Choose “Your own GPT-2” to load a real model and see what a
+          trained network attends to.
+        </p>
+      ) : (
+        <div class="gpt2-source">
+          <FileChooser />
+          <p class="hint">
+            The file is read here, in your browser, and never uploaded. GPT-2’s official weights are
+            on Hugging Face:{' '}
+            <a href="https://huggingface.co/openai-community/gpt2/tree/main" rel="noreferrer">
+              openai-community/gpt2
+            </a>{' '}
+            (model.safetensors, 548 MB, 124 million parameters) and{' '}
+            <a href="https://huggingface.co/openai-community/gpt2-medium/tree/main" rel="noreferrer">
+              openai-community/gpt2-medium
+            </a>{' '}
+            (model.safetensors, 1.52 GB, 355 million parameters; it needs about 3 GB of memory).
+          </p>
+          {progress.value && <Progress p={progress.value} />}
+          {failure.value && (
+            <p class="error" role="alert" id="gpt2-error">
+              {`This file could not be loaded: ${failure.value.replace(/\.$/, "")}. Your text is kept; the page goes on with ${loaded ? loaded.fileName : 'the toy model'}.`}
+            </p>
+          )}
+          {loaded && (
+            <p class="model-loaded" id="gpt2-loaded">
+              {`${loaded.fileName} (${megabytes(loaded.fileBytes)}): ${loaded.config.layers} layers × ${loaded.config.heads} heads, d_model ${loaded.config.dModel}, vocabulary ${loaded.config.vocabSize.toLocaleString('en')}, up to ${loaded.config.contextLength.toLocaleString('en')} tokens. Its patterns come from the file’s weights: a trained GPT-2’s are learned, not chance.`}
+            </p>
+          )}
+        </div>
+      )}
+    </fieldset>
+  );
+}
