@@ -117,10 +117,10 @@ AttentionResult attention_impl(const TensorView& q, const TensorView& k, const T
   result.fully_masked.assign(dims.batch * dims.heads * dims.q_len, 0);
   std::optional<AttentionTrace> trace;
   if (options.trace) trace.emplace();
-  result.fully_masked_count = detail::run_attention(
-      q.data, k.data, v.data, dims, options, scale, square_shape, q.shape, k.shape,
-      result.output.data.data(), result.fully_masked.data(), trace ? &*trace : nullptr, kFn,
-      defer_checks ? &deferred : nullptr);
+  result.fully_masked_count =
+      detail::run_attention(q.data, k.data, v.data, dims, options, scale, square_shape, q.shape,
+                            k.shape, result.output.data.data(), result.fully_masked.data(),
+                            trace ? &*trace : nullptr, kFn, defer_checks ? &deferred : nullptr);
   result.trace = std::move(trace);
   detail::check_result_finite(result.output, kFn, "the output");
   return result;

@@ -49,22 +49,23 @@ TEST_CASE("decode step: a non-finite key or value is named wherever it sits",
     for (float bad : {kNaN, kInf, -kInf}) {
       Step k_case;
       k_case.k.data[(1 * Tk + row) * d + 3] = bad;
-      CHECK_THROWS_WITH(attention(k_case.q, k_case.k, k_case.v, fast_causal()),
-                        Contains("attention: k has a non-finite value") &&
-                            Contains(index_of(1, row, 3)));
+      CHECK_THROWS_WITH(
+          attention(k_case.q, k_case.k, k_case.v, fast_causal()),
+          Contains("attention: k has a non-finite value") && Contains(index_of(1, row, 3)));
       Step v_case;
       v_case.v.data[(0 * Tk + row) * d + 5] = bad;
-      CHECK_THROWS_WITH(attention(v_case.q, v_case.k, v_case.v, fast_causal()),
-                        Contains("attention: v has a non-finite value") &&
-                            Contains(index_of(0, row, 5)));
+      CHECK_THROWS_WITH(
+          attention(v_case.q, v_case.k, v_case.v, fast_causal()),
+          Contains("attention: v has a non-finite value") && Contains(index_of(0, row, 5)));
     }
   }
 }
 
-TEST_CASE("decode step: a -inf score is not taken for a masked key", "[attention][errors][decode]") {
+TEST_CASE("decode step: a -inf score is not taken for a masked key",
+          "[attention][errors][decode]") {
   Step s;
   for (std::size_t p = 0; p < d; ++p) s.q.data[p] = 1.0f;  // head 0 reads kv head 0
-  s.k.data[4 * d + 2] = -kInf;                              // q·k = -inf, weight 0 if unchecked
+  s.k.data[4 * d + 2] = -kInf;                             // q·k = -inf, weight 0 if unchecked
   CHECK_THROWS_WITH(attention(s.q, s.k, s.v, fast_causal()),
                     Contains("k has a non-finite value (-inf)") && Contains(index_of(0, 4, 2)));
 }

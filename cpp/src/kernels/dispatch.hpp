@@ -23,10 +23,10 @@ void flash_attention_best(const float* q, const float* packed_keys, const float*
 
 /// decode_attention (a few query rows against keys and values read in
 /// place); see decode_attention.hpp. Returns whether every score was finite.
-bool decode_attention_best(const float* q, const float* keys, const float* values,
-                           std::size_t rows, std::size_t Tk, std::size_t d_k, std::size_t d_v,
-                           float scale, const HeadMask& mask, float* out,
-                           std::uint8_t* fully_masked, float* scores, float* keys_t);
+bool decode_attention_best(const float* q, const float* keys, const float* values, std::size_t rows,
+                           std::size_t Tk, std::size_t d_k, std::size_t d_v, float scale,
+                           const HeadMask& mask, float* out, std::uint8_t* fully_masked,
+                           float* scores, float* keys_t);
 
 /// matmul (c = a·b, or c += a·b when accumulate); see matmul.hpp.
 void matmul_best(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,

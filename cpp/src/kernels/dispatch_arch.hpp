@@ -24,14 +24,13 @@ void FlashAttentionKernel::operator()(Arch, const float* q, const float* packed_
 }
 
 template <class Arch>
-bool DecodeAttentionKernel::operator()(Arch, const float* q, const float* keys,
-                                       const float* values, std::size_t rows, std::size_t Tk,
-                                       std::size_t d_k, std::size_t d_v, float scale,
-                                       const HeadMask& mask, float* out,
-                                       std::uint8_t* fully_masked, float* scores,
+bool DecodeAttentionKernel::operator()(Arch, const float* q, const float* keys, const float* values,
+                                       std::size_t rows, std::size_t Tk, std::size_t d_k,
+                                       std::size_t d_v, float scale, const HeadMask& mask,
+                                       float* out, std::uint8_t* fully_masked, float* scores,
                                        float* keys_t) const {
-  return decode_attention<Arch>(q, keys, values, rows, Tk, d_k, d_v, scale, mask, out,
-                                fully_masked, scores, keys_t);
+  return decode_attention<Arch>(q, keys, values, rows, Tk, d_k, d_v, scale, mask, out, fully_masked,
+                                scores, keys_t);
 }
 
 template <class Arch>
