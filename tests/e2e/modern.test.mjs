@@ -384,9 +384,9 @@ test('the modern tabs by keyboard; no axe-core violations; laptop and phone scre
     ['phone', kPhone],
   ]) {
     const { page, problems } = await open(viewport);
-    // From the last classic tab, → reaches the first modern one and selects it.
-    await page.click('#tab-batch');
-    await page.focus('#tab-batch');
+    // From the tab before them (the Model view), → reaches the first modern one and selects it.
+    await page.click('#tab-model');
+    await page.focus('#tab-model');
     await page.keyboard.press('ArrowRight');
     await page.waitForFunction(() => document.activeElement?.id === 'tab-rope');
     assert.equal(await page.getAttribute('#tab-rope', 'aria-selected'), 'true');
