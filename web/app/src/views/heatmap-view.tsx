@@ -183,6 +183,7 @@ export function HeatmapView({ r, stages, view, b, head, query, width }: ViewProp
           <MatrixFigure
             key={`${stage.id}:${k}`}
             m={windowOf(m, w)}
+            whole={m}
             frame={windowOf(frame.m, w)}
             range={ranges[k]}
             opts={{
