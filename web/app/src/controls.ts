@@ -52,6 +52,20 @@ function syncForm(s: ModelInputs): void {
     temperature.hidden = s.scaleMode !== 'temperature';
   setValue(byId<HTMLSelectElement>('preset'), s.preset ?? '');
   showPreset(s.preset);
+  showWeightsNote(Object.keys(s.edits).some((k) => /^w[qkv]:/.test(k)));
+}
+
+/** The honesty note says whether W_Q, W_K, W_V are seeded at random or partly set by hand. */
+function showWeightsNote(handSet: boolean): void {
+  const note = byId('weights-note');
+  if (note.dataset.handSet === String(handSet)) return;
+  note.dataset.handSet = String(handSet);
+  note.replaceChildren(
+    h('strong', {}, handSet ? 'Weights set by hand' : 'Random weights'),
+    handSet
+      ? ' (a tutorial’s or your edits; any others seeded at random), not trained: a trained model learns W_Q, W_K, W_V from data so that heads pick out relations such as “it” → “animal”.'
+      : ' (seeded, not trained): who attends to whom here is chance; a trained model learns W_Q, W_K, W_V so that heads pick out relations such as “it” → “animal”.',
+  );
 }
 
 /** The example's note and its tutorial comparison, right under the bar; unfolded for a new example. */
