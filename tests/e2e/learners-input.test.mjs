@@ -126,3 +126,79 @@ test('a tutorial preset: its comparison right under the menu, on screen, folded 
     await page.close();
   }
 });
+
+test('keyboard only with reduced motion, laptop and phone: every control reached, focus visible, the page driven by keys', async () => {
+  for (const viewport of [kLaptop, kPhone]) {
+    const { page, problems } = await openAt(site, '', viewport, { reducedMotion: true });
+    const stops = [];
+    for (let k = 0; k < 45; k++) {
+      await page.keyboard.press('Tab');
+      stops.push(
+        await page.evaluate(() => {
+          const a = document.activeElement;
+          const r = a.getBoundingClientRect();
+          const style = getComputedStyle(a);
+          return {
+            name: a.id || a.dataset.stage || a.dataset.tab || a.className || a.tagName,
+            seen: r.width > 0 && r.bottom > 0 && r.top < innerHeight,
+            ring: style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) > 0,
+            body: a === document.body,
+          };
+        }),
+      );
+    }
+    const names = stops.map((s) => s.name);
+    for (const want of [
+      'preset',
+      'text',
+      'heads',
+      'mask',
+      'more-settings',
+      'chip',
+      'x',
+      'softmax',
+      'stage-time',
+      'tab-heatmap',
+      'heatmap',
+      'copy-link',
+    ])
+      assert.ok(
+        names.some(
+          (n) =>
+            n === want || n.split(' ').includes(want) || (want === 'softmax' && n === 'weights'),
+        ),
+        `${want} reached by Tab (${viewport.width}px): ${names.join(', ')}`,
+      );
+    for (const s of stops.filter((s) => !s.body)) {
+      assert.ok(s.seen, `${s.name} is scrolled into view when focused (${viewport.width}px)`);
+      assert.ok(s.ring, `${s.name} shows a focus ring (${viewport.width}px)`);
+    }
+    // A stage by Enter: with reduced motion it is shown whole at once.
+    await page.focus('button[data-stage="scores"]');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.getAttribute('#stages [aria-current]', 'data-stage'), 'scores');
+    assert.equal(await page.inputValue('#stage-time'), '100');
+    await page.focus('button[data-stage="weights"]');
+    await page.keyboard.press('Enter');
+    // The selected cell moves with the arrow keys on the focused heatmap.
+    await page.focus('#view figure.matrix canvas');
+    await page.keyboard.press('ArrowUp');
+    await page.waitForFunction(() =>
+      /\[7, 2\]/.test(document.querySelector('#inspect-body h3')?.textContent ?? ''),
+    );
+    // The views by arrow keys on the tabs; the Head view's query by ↑ / ↓.
+    await page.focus('#tab-heatmap');
+    await page.keyboard.press('ArrowRight');
+    await page.waitForFunction(() => document.activeElement?.id === 'tab-lines');
+    assert.equal(await page.getAttribute('#tab-lines', 'aria-selected'), 'true');
+    await page.focus('#view svg.lines-view');
+    await page.keyboard.press('ArrowDown');
+    await page.waitForFunction(() =>
+      /^\S+ 8$/.test(document.querySelector('.query-label[font-weight="700"]')?.textContent ?? ''),
+    );
+    await page.screenshot({ path: join(screenshots, `keyboard-${viewport.width}.png`) });
+    assert.deepEqual(await axeViolations(page), []);
+    assert.deepEqual(problems, []);
+    await page.close();
+  }
+});

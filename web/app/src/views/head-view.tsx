@@ -64,7 +64,8 @@ export function HeadView({ r, stages, view, b, head, query }: ViewProps) {
         font-family="system-ui, sans-serif"
         font-size={Math.min(12, Math.max(8, row - 2))}
         role="img"
-        tabIndex={0}
+        // lower case: Preact sets attributes on SVG as written, and SVG attribute names are case-sensitive
+        tabindex={0}
         aria-label={`${title}. Left column: queries; right column: keys. Line thickness is the attention weight of the query on the key. Up and down arrows change the query.`}
         onKeyDown={(e) => {
           const d = e.key === 'ArrowDown' ? 1 : e.key === 'ArrowUp' ? -1 : 0;
