@@ -16,6 +16,7 @@ const kMinZoom = 4; // tokens: the closest zoom
 const kZoomStep = 1.5; // one press of + or −, one notch of a pinch
 const kBesideFrom = 700; // px of view from which the side column sits beside the figure
 const kSideWidth = 260; // px kept for the side column
+const kSideBars = 360; // px of the row bars drawn in it
 
 export function HeatmapView({ r, stages, view, b, head, query, width }: ViewProps) {
   const T = r.model.T;
@@ -143,7 +144,16 @@ export function HeatmapView({ r, stages, view, b, head, query, width }: ViewProp
         </figure>
       )}
       {stage.id === 'weights' && (
-        <RowBars r={r} b={b} head={head} query={query} t={t} from={col0} count={n} />
+        <RowBars
+          r={r}
+          b={b}
+          head={head}
+          query={query}
+          t={t}
+          from={col0}
+          count={n}
+          width={beside ? kSideBars : 600}
+        />
       )}
     </div>
   );
