@@ -121,6 +121,12 @@ export async function waitReady(page, after = 0) {
   return Number(await page.evaluate(() => document.body.dataset.ready));
 }
 
+/** Unfolds the input bar's "More settings" (scaling, shapes, block, weights, editor). */
+export async function showSettings(page) {
+  if ((await page.getAttribute('#more-settings', 'aria-expanded')) !== 'true')
+    await page.click('#more-settings');
+}
+
 /**
  * Starts the built site's server and a browser before a test file's tests and
  * stops both after them. The handles are filled in once `before` has run.

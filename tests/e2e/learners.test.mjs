@@ -3,35 +3,14 @@
 // complete and well-formed, one keyboard stop for the tokens, no axe-core
 // violations, the attention on screen at first sight on a laptop and a phone.
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { repo, screenshots, useSite, waitReady, watch } from './harness.mjs';
+import { screenshots, showSettings, useSite } from './harness.mjs';
+import { axeViolations, change, downloadOf, kLaptop, kPhone, openAt } from './learners-helpers.mjs';
 
 const site = useSite();
-const kLaptop = { width: 1366, height: 768 };
-const kPhone = { width: 390, height: 844 };
-
-async function open(hash = '', viewport = kLaptop) {
-  const page = await site.browser.context.newPage();
-  await page.setViewportSize(viewport);
-  const problems = watch(page);
-  await page.goto(site.server.url + hash);
-  await waitReady(page);
-  return { page, problems };
-}
-
-async function change(page, action) {
-  const before = Number(await page.evaluate(() => document.body.dataset.ready));
-  await action();
-  return waitReady(page, before);
-}
-
-async function downloadOf(page, click) {
-  const [dl] = await Promise.all([page.waitForEvent('download'), click()]);
-  return { name: dl.suggestedFilename(), bytes: await readFile(await dl.path()) };
-}
+const open = (hash = '', viewport = kLaptop) => openAt(site, hash, viewport);
 
 /** Sign of a colour on the diverging scale: +1 orange (positive), −1 purple (negative), 0 near white. */
 const hue = ([r, , b]) => (Math.abs(r - b) < 12 ? 0 : r > b ? 1 : -1);
@@ -121,6 +100,7 @@ test('the “Q/K table for it” preset and a shared link keep the inspected cel
 
 test('the scale stage says what the temperature does; tiny temperatures are clamped with a note', async () => {
   const { page, problems } = await open();
+  await showSettings(page);
   await change(page, () => page.selectOption('#scaleMode', 'temperature'));
   const setTemperature = (t) =>
     change(page, async () => {
@@ -239,7 +219,8 @@ test('token chips are one keyboard stop: arrow keys move between them', async ()
     (bs) => bs.filter((b) => b.tabIndex === 0).length,
   );
   assert.equal(stops, 1);
-  await page.focus('#text');
+  // The chips follow the bar's fields: Tab from its last one reaches the row.
+  await page.focus('#more-settings');
   await page.keyboard.press('Tab');
   assert.equal(await page.evaluate(() => document.activeElement.textContent), 'The');
   await page.keyboard.press('ArrowRight');
@@ -252,6 +233,7 @@ test('token chips are one keyboard stop: arrow keys move between them', async ()
 
 test('importing weights with an invalid d_model keeps the current value and says why', async () => {
   const { page, problems } = await open();
+  await showSettings(page);
   await change(page, async () => {
     await page.fill('#dModel', '8');
     await page.press('#dModel', 'Tab');
@@ -274,26 +256,17 @@ test('importing weights with an invalid d_model keeps the current value and says
   await page.close();
 });
 
-async function axeViolations(page) {
-  const source = await readFile(join(repo, 'node_modules/axe-core/axe.min.js'), 'utf8');
-  await page.evaluate(source); // evaluated through DevTools, not subject to the page's CSP
-  return page.evaluate(async () => {
-    const r = await window.axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map(
-      (v) =>
-        `${v.id}: ${v.nodes
-          .map((n) => n.target.join(' '))
-          .slice(0, 3)
-          .join(' | ')}`,
-    );
-  });
-}
-
 test('laptop 1366×768: the attention is on screen at first sight; no axe-core violations', async () => {
   const { page, problems } = await open();
   assert.equal(await page.getAttribute('#stages [aria-current]', 'data-stage'), 'weights');
+  // The whole first heatmap is on screen under the compact input bar, without scrolling.
   const canvas = await page.locator('#view canvas.heatmap').boundingBox();
-  assert.ok(canvas.y + 160 < kLaptop.height, `the weights start at y = ${canvas.y}`);
+  assert.ok(
+    canvas.y + canvas.height <= kLaptop.height,
+    `the weights span y = ${canvas.y}…${canvas.y + canvas.height}`,
+  );
+  const bar = await page.locator('#input').boundingBox();
+  assert.ok(bar.height <= 100, `the input bar is ${bar.height}px tall`);
   assert.match(await page.textContent('#view figure.matrix figcaption'), /Attention weights/);
   assert.match(await page.textContent('#weights-note'), /Random weights.*trained model/s);
   const q = await page.locator('#view canvas.heatmap').boundingBox();
@@ -321,19 +294,21 @@ test('laptop 1366×768: the attention is on screen at first sight; no axe-core v
   await page.close();
 });
 
-test('phone 390×844: one column, the figure first, nothing clipped; no axe-core violations', async () => {
+test('phone 390×844: one column, the figure on the first screen, nothing clipped; no axe-core violations', async () => {
   const { page, problems } = await open('', kPhone);
   const overflow = await page.evaluate(
     () => document.documentElement.scrollWidth - window.innerWidth,
   );
   assert.ok(overflow <= 0, `page is ${overflow}px wider than the screen`);
+  // A compact input bar above; the heatmap's labels and first rows on the first screen.
   const [figure, input] = await page.evaluate(() =>
-    ['#view canvas.heatmap', '#input'].map(
-      (s) => document.querySelector(s).getBoundingClientRect().top,
+    ['#view canvas.heatmap', '#input'].map((s) =>
+      document.querySelector(s).getBoundingClientRect(),
     ),
   );
-  assert.ok(figure < input, `figure at ${figure}, input at ${input}`);
-  assert.ok(figure < kPhone.height, `the figure starts at ${figure}`);
+  assert.ok(input.bottom <= figure.top, `input ends at ${input.bottom}, figure at ${figure.top}`);
+  assert.ok(input.height <= 200, `the input bar is ${input.height}px tall`);
+  assert.ok(figure.top + 120 < kPhone.height, `the figure starts at ${figure.top}`);
   // The figure is not cut by its box: the canvas fits the screen width.
   const canvas = await page.locator('#view canvas.heatmap').boundingBox();
   assert.ok(
@@ -501,6 +476,7 @@ test('concat, W_O, All heads, Batch and Vectors build up within their stage; red
   );
   // W_O (transformer block): the product builds row by row.
   await page.click('#tab-heatmap');
+  await showSettings(page);
   await change(page, () => page.check('#block'));
   const wo = await framesAfter(page, () => page.click('button[data-stage="wo"]'));
   assert.ok(wo >= 6, `${wo} distinct pictures while ·W_O builds up`);

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 
 import { loadAppModules } from '../fuzz/js/compile-app.mjs';
-import { waitReady, watch } from './harness.mjs';
+import { showSettings, waitReady, watch } from './harness.mjs';
 
 let app;
 /** The site's own parsing modules (web/app/src), compiled for Node. */
@@ -13,7 +13,7 @@ export async function appModules() {
   return app;
 }
 
-/** Opens the site; `ready: false` does not wait for a first result. */
+/** Opens the site with its settings unfolded; `ready: false` does not wait for a first result. */
 export async function openPage(browser, server, hash = '', { ready = true } = {}) {
   const page = await browser.context.newPage();
   const problems = watch(page);
@@ -25,6 +25,7 @@ export async function openPage(browser, server, hash = '', { ready = true } = {}
   });
   await page.goto(server.url + hash);
   if (ready) await waitReady(page);
+  await showSettings(page);
   return { page, problems };
 }
 

@@ -6,7 +6,14 @@ import { before, test } from 'node:test';
 import { join } from 'node:path';
 
 import { createAttnScope } from 'attnscope';
-import { fullPageScreenshot, screenshots, useSite, waitReady, watch } from './harness.mjs';
+import {
+  fullPageScreenshot,
+  screenshots,
+  showSettings,
+  useSite,
+  waitReady,
+  watch,
+} from './harness.mjs';
 
 const site = useSite();
 let engine;
@@ -14,11 +21,13 @@ before(async () => {
   engine = await createAttnScope();
 });
 
+/** Opens the site with the input bar's settings unfolded. */
 async function open(hash = '') {
   const page = await site.browser.context.newPage();
   const problems = watch(page);
   await page.goto(site.server.url + hash);
   const ready = await waitReady(page);
+  await showSettings(page);
   return { page, problems, ready };
 }
 

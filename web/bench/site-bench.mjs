@@ -175,6 +175,9 @@ try {
   } else {
     for (const c of cases) {
       if (c.full) {
+        // The two boxes are among the input bar's folded settings.
+        if ((await page.getAttribute('#more-settings', 'aria-expanded')) !== 'true')
+          await page.click('#more-settings');
         for (const box of ['#positional', '#block']) {
           const settled = page.evaluate(
             () =>

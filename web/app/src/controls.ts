@@ -9,6 +9,7 @@ import { currentModel, runAtOnce } from './run';
 import { appState, inputs, loadState, run, setInputs, type ModelInputs } from './store';
 import { clampNote } from './state';
 import { linkState } from './url-state';
+import { bindSettingsFold, revealSetting } from './panels/settings-fold';
 import { kMaxWeightsChars, parseWeightsJson } from './weights-import';
 
 export const kNumberFields = [
@@ -35,6 +36,7 @@ export function showClamp(f: NumberField, asked: unknown): void {
   const text = clampNote(f, asked, inputs.value[f]);
   setText(note, text);
   note.hidden = !text;
+  if (text) revealSetting(note);
 }
 
 function syncForm(s: ModelInputs): void {
@@ -49,7 +51,33 @@ function syncForm(s: ModelInputs): void {
   if (temperature.hidden !== (s.scaleMode !== 'temperature'))
     temperature.hidden = s.scaleMode !== 'temperature';
   setValue(byId<HTMLSelectElement>('preset'), s.preset ?? '');
-  setText(byId('preset-about'), kPresets.find((p) => p.id === s.preset)?.about ?? '');
+  showPreset(s.preset);
+  showWeightsNote(Object.keys(s.edits).some((k) => /^w[qkv]:/.test(k)));
+}
+
+/** The honesty note says whether W_Q, W_K, W_V are seeded at random or partly set by hand. */
+function showWeightsNote(handSet: boolean): void {
+  const note = byId('weights-note');
+  if (note.dataset.handSet === String(handSet)) return;
+  note.dataset.handSet = String(handSet);
+  note.replaceChildren(
+    h('strong', {}, handSet ? 'Weights set by hand' : 'Random weights'),
+    handSet
+      ? ' (a tutorial’s or your edits; any others seeded at random), not trained: a trained model learns W_Q, W_K, W_V from data so that heads pick out relations such as “it” → “animal”.'
+      : ' (seeded, not trained): who attends to whom here is chance; a trained model learns W_Q, W_K, W_V so that heads pick out relations such as “it” → “animal”.',
+  );
+}
+
+/** The example's note and its tutorial comparison, right under the bar; unfolded for a new example. */
+function showPreset(id: string | null): void {
+  const box = byId<HTMLDetailsElement>('preset-box');
+  const preset = kPresets.find((p) => p.id === id);
+  box.hidden = !preset;
+  if (!preset) delete box.dataset.preset;
+  if (!preset || box.dataset.preset === preset.id) return;
+  box.dataset.preset = preset.id;
+  box.open = true;
+  setText(byId('preset-about'), preset.about);
 }
 
 function exportWeights(): void {
@@ -90,6 +118,7 @@ async function importWeights(input: HTMLInputElement): Promise<void> {
 }
 
 export function bindControls(): void {
+  bindSettingsFold();
   effect(() => syncForm(inputs.value));
   const preset = byId<HTMLSelectElement>('preset');
   for (const p of kPresets) preset.append(h('option', { value: p.id }, p.title));

@@ -9,7 +9,7 @@ export function showEngineInfo(): void {
   engineVersion()
     .then((v) => {
       engineInfo.value = v;
-      byId('engine-info').textContent = `Engine: attnscope ${v}, running in a Web Worker.`;
+      byId('engine-info').textContent = `Engine: attnscope ${v} in a Web Worker.`;
     })
     .catch(() => undefined);
 }

@@ -3,6 +3,7 @@
 // views/registry.ts; the panels: panels/.
 import './styles/page.css';
 import './styles/controls.css';
+import './styles/input-bar.css';
 import './styles/figures.css';
 import './styles/models.css';
 import { effect } from '@preact/signals';

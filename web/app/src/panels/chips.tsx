@@ -42,7 +42,11 @@ export function Chips() {
   let flat = 0;
   return (
     <>
-      <p class="hint" id="token-count">{`${count} tokens${lines.length > 1 ? ` in ${lines.length} sentences (padded to the longest)` : ''}. Edit a token below (Tab reaches the row, arrow keys move, Enter edits); empty it to remove it.${textLimitNote(part)}`}</p>
+      <div class="chips-strip">
+      {/* The instructions are read with the count; on screen a short form stands for them. */}
+      <p class="hint token-count" id="token-count">{`${count} tokens${lines.length > 1 ? ` in ${lines.length} sentences (padded to the longest)` : ''}.`}
+        <span class="sr-only">{' Edit a token: Tab reaches the row, arrow keys move, Enter edits; empty it to remove it.'}</span>
+        <span aria-hidden="true">{' Click one to edit it.'}</span>{textLimitNote(part)}</p>
       <div id="chips" class="chips" role="group" aria-label="Tokens: press one to edit it" ref={box}
         onKeyDown={(e) => {
           const keys: Record<string, number> = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1, Home: -1e9, End: 1e9 };
@@ -52,7 +56,7 @@ export function Chips() {
         }}>
         {lines.map((tokens, line) => (
           <>
-            {lines.length > 1 && <span class="chip-line">{`sentence ${line + 1}`}</span>}
+            {lines.length > 1 && <span class="chip-line">{`sentence ${line + 1}:`}</span>}
             {tokens.map((tok, index) => {
               const k = flat++;
               const at = { line, index };
@@ -63,6 +67,7 @@ export function Chips() {
             })}
           </>
         ))}
+      </div>
       </div>
     </>
   );

@@ -61,10 +61,12 @@ export function Pipeline() {
         <Player name="pipeline" frames={stages.length} index={stage} go={go} describe={(i) => `Stage ${i + 1} of ${stages.length}: ${stages[i].label}`} />
       </div>
       </div>
+      <div class="explain-row">
+      <p id="stage-explain" class="explain">{stages[stage].explain(r)}</p>
       <label class="scrub">this stage, step by step <input type="range" id="stage-time" min="0" max="100" value={String(Math.round(t * 100))}
         aria-label={`Build-up of stage ${stages[stage].label}`} onInput={(e) => scrubStage(Number((e.currentTarget as HTMLInputElement).value) / 100)} />
         <button type="button" class="small" id="replay-stage" onClick={() => playStage()}>replay</button></label>
-      <p id="stage-explain" class="explain">{stages[stage].explain(r)}</p>
+      </div>
       <div class="tab-row">
       <div class="tabs" role="tablist" aria-label="Views">
         {kViews.map((d, k) => (

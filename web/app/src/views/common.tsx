@@ -1,5 +1,6 @@
 // Pieces every view uses: the heatmap canvas, its data table, the colour legend and
 // the export buttons (whose failures are reported on the page).
+import { render, type VNode } from 'preact';
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { download, matrixCsv, svgText, svgToPng } from '../export';
 import { fmt, full } from '../format';
@@ -106,6 +107,18 @@ export function fileName(title: string): string {
   );
 }
 
+/**
+ * The <svg> a component draws, drawn off the page: an export can hold the engine's
+ * final values while the page shows a moment of an animation.
+ */
+export function svgOf(picture: VNode): SVGSVGElement {
+  const box = document.createElement('div');
+  render(picture, box);
+  const svg = box.querySelector('svg');
+  if (!svg) throw new Error('the figure drew no SVG');
+  return svg;
+}
+
 export interface Exports {
   svg: () => SVGSVGElement;
   png?: () => Promise<Blob>; // default: the SVG rendered to PNG
@@ -143,16 +156,19 @@ export function ExportBar({ name, exports }: { name: string; exports: Exports })
 /**
  * A heatmap figure: caption, canvas, legend, exports (titled, without selection
  * marks), data table. The canvas may show `frame` (a moment of an animation); the
- * table and the exports always hold the engine's values, `m`.
+ * table and the exports always hold the engine's values, `m`. When `m` is a zoomed
+ * window, `whole` is the matrix it is part of: the CSV holds all of it.
  */
 export function MatrixFigure({
   m,
   frame = m,
+  whole = m,
   opts,
   range,
 }: {
   m: MatrixView;
   frame?: MatrixView;
+  whole?: MatrixView;
   opts: HeatmapOptions;
   range: number;
 }) {
@@ -169,7 +185,7 @@ export function MatrixFigure({
       </div>
       <ExportBar
         name={m.title}
-        exports={{ svg: () => heatmapSvg(m, range), csv: () => matrixCsv(m) }}
+        exports={{ svg: () => heatmapSvg(m, range), csv: () => matrixCsv(whole) }}
       />
       <DataTable m={m} />
     </figure>

@@ -14,6 +14,9 @@ import { clampStart, kZoomFrom, windowOf, type Window } from './zoom';
 const kZooms = [16, 32, 64];
 const kMinZoom = 4; // tokens: the closest zoom
 const kZoomStep = 1.5; // one press of + or −, one notch of a pinch
+const kBesideFrom = 700; // px of view from which the side column sits beside the figure
+const kSideWidth = 260; // px kept for the side column
+const kSideBars = 360; // px of the row bars drawn in it
 
 export function HeatmapView({ r, stages, view, b, head, query, width }: ViewProps) {
   const T = r.model.T;
@@ -41,12 +44,21 @@ export function HeatmapView({ r, stages, view, b, head, query, width }: ViewProp
     rows: rows === T ? n : rows,
     cols: cols === T ? n : cols,
   });
+  // One matrix on a wide view leaves room beside it: its tools, overview and row bars
+  // go there (figures.css), so the figure starts higher on the screen.
+  const beside = mats.length === 1 && width >= kBesideFrom;
   const per =
-    mats.length > 1 ? Math.max(180, Math.floor(width / Math.min(3, mats.length)) - 12) : width;
+    mats.length > 1
+      ? Math.max(180, Math.floor(width / Math.min(3, mats.length)) - 12)
+      : beside
+        ? width - kSideWidth
+        : width;
   const ranges = mats.map((m) => colourRange(r, stage.id, m, b, head, view.perMatrixScale, mats));
   const square = mats.find((m) => m.rows === T && m.cols === T);
-  return (
-    <div>
+  // The tools, overview and row bars: before the figures when several share them,
+  // after (or beside) a single figure, so that it comes first on a phone.
+  const side = (
+    <div class="figure-side" key="side">
       <div class="view-tools">
         {/* One legend per group of matrices sharing a colour range. */}
         {mats.map(
@@ -132,57 +144,75 @@ export function HeatmapView({ r, stages, view, b, head, query, width }: ViewProp
         </figure>
       )}
       {stage.id === 'weights' && (
-        <RowBars r={r} b={b} head={head} query={query} t={t} from={col0} count={n} />
+        <RowBars
+          r={r}
+          b={b}
+          head={head}
+          query={query}
+          t={t}
+          from={col0}
+          count={n}
+          width={beside ? kSideBars : 600}
+        />
       )}
-      {/* Ctrl + wheel (a trackpad's pinch) and a two-finger pinch zoom; the page scrolls as usual otherwise. */}
-      <div
-        class={`figures n${Math.min(3, mats.length)}${T > 16 ? ' zoomable' : ''}`}
-        onWheel={(e) => {
-          if (T <= 16 || !(e.ctrlKey || e.metaKey)) return;
-          e.preventDefault();
-          zoomBy(e.deltaY > 0 ? kZoomStep : 1 / kZoomStep);
-        }}
-        onTouchStart={(e) => {
-          pinch.current = e.touches.length === 2 ? distance(e) : null;
-        }}
-        onTouchMove={(e) => {
-          if (T <= 16 || e.touches.length !== 2 || pinch.current === null) return;
-          e.preventDefault();
-          const ratio = distance(e) / pinch.current;
-          if (ratio > kZoomStep || ratio < 1 / kZoomStep) {
-            zoomBy(1 / ratio);
-            pinch.current = distance(e);
-          }
-        }}
-      >
-        {mats.map((m, k) => {
-          const frame = frameOf(r, stage.id, m, b, head, query, t);
-          const w = win(m.rows, m.cols);
-          const local = (i: number | null, start: number, size: number) =>
-            i != null && i >= start && i < start + size ? i - start : null;
-          const sel =
-            view.inspect === m.id
-              ? [local(view.sel.query, w.row0, w.rows), local(view.sel.key, w.col0, w.cols)]
-              : [null, null];
-          return (
-            <MatrixFigure
-              key={`${stage.id}:${k}`}
-              m={windowOf(m, w)}
-              frame={windowOf(frame.m, w)}
-              range={ranges[k]}
-              opts={{
-                maxWidth: per,
-                // A few rows of text fit above the figure on a laptop screen; the cells take the rest.
-                maxHeight: Math.max(240, window.innerHeight - 400),
-                selected: sel[0] != null && sel[1] != null ? [sel[0], sel[1]] : null,
-                highlightRow: m.rows === T ? local(query, w.row0, w.rows) : null,
-                highlightCol: local(frame.column, w.col0, w.cols),
-                onSelect: (i, j) => inspectCell(m.id, i + w.row0, j + w.col0),
-              }}
-            />
-          );
-        })}
-      </div>
+    </div>
+  );
+  // Ctrl + wheel (a trackpad's pinch) and a two-finger pinch zoom; the page scrolls as usual otherwise.
+  const figures = (
+    <div
+      key="figures"
+      class={`figures n${Math.min(3, mats.length)}${T > 16 ? ' zoomable' : ''}`}
+      onWheel={(e) => {
+        if (T <= 16 || !(e.ctrlKey || e.metaKey)) return;
+        e.preventDefault();
+        zoomBy(e.deltaY > 0 ? kZoomStep : 1 / kZoomStep);
+      }}
+      onTouchStart={(e) => {
+        pinch.current = e.touches.length === 2 ? distance(e) : null;
+      }}
+      onTouchMove={(e) => {
+        if (T <= 16 || e.touches.length !== 2 || pinch.current === null) return;
+        e.preventDefault();
+        const ratio = distance(e) / pinch.current;
+        if (ratio > kZoomStep || ratio < 1 / kZoomStep) {
+          zoomBy(1 / ratio);
+          pinch.current = distance(e);
+        }
+      }}
+    >
+      {mats.map((m, k) => {
+        const frame = frameOf(r, stage.id, m, b, head, query, t);
+        const w = win(m.rows, m.cols);
+        const local = (i: number | null, start: number, size: number) =>
+          i != null && i >= start && i < start + size ? i - start : null;
+        const sel =
+          view.inspect === m.id
+            ? [local(view.sel.query, w.row0, w.rows), local(view.sel.key, w.col0, w.cols)]
+            : [null, null];
+        return (
+          <MatrixFigure
+            key={`${stage.id}:${k}`}
+            m={windowOf(m, w)}
+            whole={m}
+            frame={windowOf(frame.m, w)}
+            range={ranges[k]}
+            opts={{
+              maxWidth: per,
+              // A few rows of text fit above the figure on a laptop screen; the cells take the rest.
+              maxHeight: Math.max(240, window.innerHeight - 400),
+              selected: sel[0] != null && sel[1] != null ? [sel[0], sel[1]] : null,
+              highlightRow: m.rows === T ? local(query, w.row0, w.rows) : null,
+              highlightCol: local(frame.column, w.col0, w.cols),
+              onSelect: (i, j) => inspectCell(m.id, i + w.row0, j + w.col0),
+            }}
+          />
+        );
+      })}
+    </div>
+  );
+  return (
+    <div class={`heatmap-view${beside ? ' beside' : ''}`}>
+      {mats.length === 1 ? [figures, side] : [side, figures]}
     </div>
   );
 }

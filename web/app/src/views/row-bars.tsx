@@ -14,6 +14,7 @@ export function RowBars({
   t,
   from = 0,
   count = kMaxBars,
+  width = 600,
 }: {
   r: RunResult;
   b: number;
@@ -22,11 +23,11 @@ export function RowBars({
   t: number;
   from?: number;
   count?: number;
+  width?: number; // px of the drawing
 }) {
   const { values, sum } = softmaxRowAt(r, b, head, query, t);
   const shown = values.slice(from, from + Math.min(count, kMaxBars));
   const tokens = r.model.tokens[b];
-  const width = 600;
   const bw = Math.max(3, Math.min(40, Math.floor((width - 60) / shown.length)));
   const height = 70;
   // Long rows have small weights: their bars are drawn against the row's largest.

@@ -7,7 +7,7 @@ import { matrixCsv } from '../export';
 import { fmt, full } from '../format';
 import { largestAbs, sliceOf, type Slice } from '../tensor';
 import { colorScale } from './colors';
-import { DataTable, ExportBar, Legend } from './common';
+import { DataTable, ExportBar, Legend, svgOf } from './common';
 import type { MatrixView } from './matrix';
 import type { ViewProps } from './types';
 
@@ -48,14 +48,64 @@ export function VectorsView({ r, stages, view, b, head, query }: ViewProps) {
         data: s.values,
       })),
     ) || 1;
-  const color = colorScale('signed', range);
   const tok = r.model.tokens[b][query];
   const title = `Vectors of token ${query + 1} “${tok}” (head ${head + 1})`;
+  const bars = (final: boolean) => (
+    <BarsSvg
+      title={title}
+      range={range}
+      series={series.map((ser) => ({ name: ser.name, values: final ? ser.values : ser.shown }))}
+    />
+  );
+  // The CSV in long form: one row per component, whatever each vector's length.
+  const flat = series.flatMap((s) => Array.from(s.values));
+  const long: MatrixView = {
+    id: 'vectors',
+    title,
+    rows: series.reduce((n, s) => n + s.values.length, 0),
+    cols: 1,
+    kind: 'signed',
+    rowAxis: 'vector component',
+    colAxis: 'value',
+    colLabels: ['value'],
+    rowLabels: series.flatMap((s) => Array.from(s.values, (_, i) => `${s.name} ${i + 1}`)),
+    get: (i) => flat[i],
+  };
+  return (
+    <figure class="matrix">
+      <figcaption>
+        <strong>{title}</strong>
+        {
+          ' · the focused query (change it in the heatmap, the Head view or section 3); vectors appear as the pipeline reaches them'
+        }
+      </figcaption>
+      <Legend
+        kind="signed"
+        range={range}
+        note="bar height and colour on one scale for all vectors"
+      />
+      {bars(false)}
+      {/* The files hold the engine's values, whatever moment of the build-up is on screen. */}
+      <ExportBar
+        name={title}
+        exports={{
+          svg: () => svgOf(bars(true)),
+          csv: () => matrixCsv(long),
+        }}
+      />
+      <DataTable m={long} />
+    </figure>
+  );
+}
+
+/** The bars of `series` on one scale: the page's picture, or an export's. */
+function BarsSvg({ title, series, range }: { title: string; series: Series[]; range: number }) {
+  const color = colorScale('signed', range);
   const width = 640;
   const rowH = 86;
   const height = 36 + series.length * rowH;
   const left = 110;
-  const svg = (
+  return (
     <svg
       xmlns="http://www.w3.org/2000/svg"
       width={width}
@@ -89,7 +139,7 @@ export function VectorsView({ r, stages, view, b, head, query }: ViewProps) {
               stroke="currentColor"
               stroke-opacity={0.4}
             />
-            {Array.from(ser.shown, (v, i) => {
+            {Array.from(ser.values, (v, i) => {
               const hgt = (Math.abs(v) / range) * 30;
               return (
                 <g>
@@ -124,43 +174,5 @@ export function VectorsView({ r, stages, view, b, head, query }: ViewProps) {
         );
       })}
     </svg>
-  );
-  // The CSV in long form: one row per component, whatever each vector's length.
-  const flat = series.flatMap((s) => Array.from(s.values));
-  const long: MatrixView = {
-    id: 'vectors',
-    title,
-    rows: series.reduce((n, s) => n + s.values.length, 0),
-    cols: 1,
-    kind: 'signed',
-    rowAxis: 'vector component',
-    colAxis: 'value',
-    colLabels: ['value'],
-    rowLabels: series.flatMap((s) => Array.from(s.values, (_, i) => `${s.name} ${i + 1}`)),
-    get: (i) => flat[i],
-  };
-  return (
-    <figure class="matrix">
-      <figcaption>
-        <strong>{title}</strong>
-        {
-          ' · the focused query (change it in the heatmap, the Head view or section 3); vectors appear as the pipeline reaches them'
-        }
-      </figcaption>
-      <Legend
-        kind="signed"
-        range={range}
-        note="bar height and colour on one scale for all vectors"
-      />
-      {svg}
-      <ExportBar
-        name={title}
-        exports={{
-          svg: () => document.querySelector<SVGSVGElement>('#view svg.bars-view')!,
-          csv: () => matrixCsv(long),
-        }}
-      />
-      <DataTable m={long} />
-    </figure>
   );
 }

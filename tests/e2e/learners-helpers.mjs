@@ -1,0 +1,48 @@
+// Helpers of the learner-facing e2e files (learners*.test.mjs): open the site at a
+// screen size, wait for a recomputation, catch a download, run axe-core.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+import { repo, waitReady, watch } from './harness.mjs';
+
+export const kLaptop = { width: 1366, height: 768 };
+export const kPhone = { width: 390, height: 844 };
+
+/** Opens the built site of `site` (harness.mjs useSite) at `viewport`. */
+export async function openAt(site, hash = '', viewport = kLaptop, options = {}) {
+  const page = await site.browser.context.newPage();
+  await page.setViewportSize(viewport);
+  if (options.reducedMotion) await page.emulateMedia({ reducedMotion: 'reduce' });
+  const problems = watch(page);
+  await page.goto(site.server.url + hash);
+  await waitReady(page);
+  return { page, problems };
+}
+
+/** Runs `action` and waits for the computation it starts. */
+export async function change(page, action) {
+  const before = Number(await page.evaluate(() => document.body.dataset.ready));
+  await action();
+  return waitReady(page, before);
+}
+
+export async function downloadOf(page, click) {
+  const [dl] = await Promise.all([page.waitForEvent('download'), click()]);
+  return { name: dl.suggestedFilename(), bytes: await readFile(await dl.path()) };
+}
+
+/** axe-core's violations on the whole page, one line each. */
+export async function axeViolations(page) {
+  const source = await readFile(join(repo, 'node_modules/axe-core/axe.min.js'), 'utf8');
+  await page.evaluate(source); // evaluated through DevTools, not subject to the page's CSP
+  return page.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map(
+      (v) =>
+        `${v.id}: ${v.nodes
+          .map((n) => n.target.join(' '))
+          .slice(0, 3)
+          .join(' | ')}`,
+    );
+  });
+}
