@@ -39,6 +39,8 @@ test('the bar: key controls in it, the rest folded under More settings, all by k
   assert.equal(await page.getAttribute('#more-settings', 'aria-expanded'), 'true');
   assert.equal(await page.isVisible('#dModel'), true);
   await page.keyboard.press('Tab'); // the tokens
+  await page.keyboard.press('Tab'); // the model, at the tokens' row end
+  assert.equal(await focused(page), 'model-source');
   await page.keyboard.press('Tab');
   assert.equal(await focused(page), 'scaleMode');
   for (const id of [

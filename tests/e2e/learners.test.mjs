@@ -268,7 +268,10 @@ test('laptop 1366×768: the attention is on screen at first sight; no axe-core v
   const bar = await page.locator('#input').boundingBox();
   assert.ok(bar.height <= 100, `the input bar is ${bar.height}px tall`);
   assert.match(await page.textContent('#view figure.matrix figcaption'), /Attention weights/);
-  assert.match(await page.textContent('#weights-note'), /Random weights.*trained model/s);
+  assert.match(
+    await page.textContent('#weights-note'),
+    /Random weights.*mean nothing.*trained model/s,
+  );
   const q = await page.locator('#view canvas.heatmap').boundingBox();
   const kv = await page.evaluate(() => Boolean(document.querySelector('.intro[open]')));
   assert.equal(kv, false, 'the glossary starts folded');

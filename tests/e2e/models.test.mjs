@@ -65,15 +65,15 @@ async function openWithModel(viewport) {
   const problems = watch(page);
   await page.goto(site.server.url);
   await waitReady(page);
-  assert.match(await page.textContent('#toy-note'), /random.*mean nothing/s);
+  assert.match(await page.textContent('#weights-note'), /random.*mean nothing.*GPT-2 file/is);
   // The toy's Model view: its one layer, one map per head.
   await page.click('#tab-model');
   const toyHeads = await page.$$eval('#sel-head option', (o) => o.length);
   assert.equal(await page.locator('.model-grid button.thumb').count(), toyHeads);
   await page.click('#tab-heatmap');
-  await page.check('#model-gpt2');
-  assert.match(await page.textContent('#model-box'), /never uploaded/);
-  assert.match(await page.textContent('#model-box'), /openai-community\/gpt2.*548 MB/s);
+  await page.selectOption('#model-source', 'gpt2');
+  assert.match(await page.textContent('#gpt2-box'), /never uploaded/);
+  assert.match(await page.textContent('#gpt2-box'), /openai-community\/gpt2.*548 MB/s);
   let before = await readyNow(page);
   await page.setInputFiles('#gpt2-file', modelFile);
   await page.waitForSelector('#gpt2-loaded');
@@ -221,7 +221,7 @@ test('a bad file is refused with the engine’s message; the text and the loaded
   assert.match(await page.textContent('#gpt2-loaded'), /tiny-gpt2\.safetensors/);
   assert.equal(await page.locator('.token-strip li').count(), encode(kText).length);
   assert.deepEqual(await axeViolations(page), []);
-  await shot(page, '#model-box', 'bad-file-390.png');
+  await shot(page, '#gpt2-box', 'bad-file-390.png');
   await shot(page, '#gpt2-box', 'tokens-390.png');
   await page.click('#tab-model');
   await shot(page, '#view', 'model-view-390.png');
@@ -252,9 +252,9 @@ test('a bad file is refused with the engine’s message; the text and the loaded
 
   // Back to the toy: its honest note returns and the toy computes again.
   const before = await readyNow(page);
-  await page.check('#model-toy');
+  await page.selectOption('#model-source', 'toy');
   await waitReady(page, before);
-  assert.match(await page.textContent('#toy-note'), /random/);
+  assert.match(await page.textContent('#weights-note'), /random/i);
   assert.equal(await page.$('.token-strip'), null);
   assert.deepEqual(problems, []);
   await page.close();

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { before, test } from 'node:test';
 
 import { createAttnScope } from 'attnscope';
-import { repo, useSite, waitReady, watch } from './harness.mjs';
+import { repo, showSettings, useSite, waitReady, watch } from './harness.mjs';
 
 const site = useSite();
 const kLaptop = { width: 1366, height: 768 };
@@ -432,6 +432,7 @@ async function recompute(page, action) {
 test('odd d_k, three heads, one token, a padded sentence, 70 tokens: the views say what the engine refused and keep working', async () => {
   const { page, problems } = await open();
   // RoPE needs an even d_k: the engine's error is shown, the other views still compute.
+  await showSettings(page);
   await recompute(page, async () => {
     await page.fill('#dK', '7');
     await page.press('#dK', 'Tab');

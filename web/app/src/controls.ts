@@ -64,7 +64,7 @@ function showWeightsNote(handSet: boolean): void {
     h('strong', {}, handSet ? 'Weights set by hand' : 'Random weights'),
     handSet
       ? ' (a tutorial’s or your edits; any others seeded at random), not trained: a trained model learns W_Q, W_K, W_V from data so that heads pick out relations such as “it” → “animal”.'
-      : ' (seeded, not trained): who attends to whom here is chance; a trained model learns W_Q, W_K, W_V so that heads pick out relations such as “it” → “animal”.',
+      : ' (seeded, not trained): these patterns mean nothing. Model → GPT-2 file shows a trained model’s.',
   );
 }
 

@@ -17,7 +17,7 @@ import { FoldedEditor } from './panels/editor';
 import { InspectPopover } from './panels/inspect-popover';
 import { Gpt2Tokens } from './panels/gpt2-tokens';
 import { Inspector } from './panels/inspector';
-import { ModelPicker } from './panels/model-picker';
+import { ModelPicker, ModelSource } from './panels/model-picker';
 import { NextToken } from './panels/next-token';
 import { renderChecks, renderNotes } from './panels/notes';
 import { Pipeline } from './panels/pipeline';
@@ -31,6 +31,7 @@ function mountComponents(): void {
   render(<ModelPicker />, byId('model-box'));
   render(
     <>
+      <ModelSource />
       <Gpt2Tokens />
       <NextToken />
     </>,

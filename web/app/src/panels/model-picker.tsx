@@ -95,35 +95,32 @@ function FileChooser() {
   );
 }
 
+/** The model choice, one field of the input bar. */
 export function ModelPicker() {
-  const loaded = loadedGpt2.value;
-  const source = loaded ? 'gpt2' : chosen.value;
-  const radio = (value: Source, label: string) => (
-    <label class="check">
-      <input
-        type="radio"
-        name="model-source"
-        id={`model-${value}`}
-        value={value}
-        checked={source === value}
-        onChange={() => (value === 'toy' ? useToy() : (chosen.value = 'gpt2'))}
-      />{' '}
-      {label}
+  const source = loadedGpt2.value ? 'gpt2' : chosen.value;
+  return (
+    <label class="bar-field">
+      Model
+      <select
+        id="model-source"
+        value={source}
+        onChange={(e) => ((e.currentTarget as HTMLSelectElement).value === 'toy' ? useToy() : (chosen.value = 'gpt2'))}
+      >
+        <option value="toy">Toy (random)</option>
+        <option value="gpt2">GPT-2 file…</option>
+      </select>
     </label>
   );
+}
+
+/** Under the bar once GPT-2 is chosen: the file, where to get one, progress and the outcome. */
+export function ModelSource() {
+  const loaded = loadedGpt2.value;
+  const source = loaded ? 'gpt2' : chosen.value;
+  if (source === 'toy') return null;
   return (
-    <fieldset class="model-picker">
-      <legend>Model</legend>
-      {radio('toy', 'Toy: seeded random weights')}
-      {radio('gpt2', 'Your own GPT-2 (.safetensors)')}
-      {source === 'toy' ? (
-        <p class="honesty" id="toy-note">
-          <strong>The toy’s weights are random</strong>, so the patterns it draws mean nothing: they
-          show the arithmetic only. Choose “Your own GPT-2” to load a real model and see what a
-          trained network attends to.
-        </p>
-      ) : (
-        <div class="gpt2-source">
+    <section class="model-picker" aria-label="Your own GPT-2">
+      <div class="gpt2-source">
           <FileChooser />
           <p class="hint">
             The file is read here, in your browser, and never uploaded. GPT-2’s official weights are
@@ -149,7 +146,6 @@ export function ModelPicker() {
             </p>
           )}
         </div>
-      )}
-    </fieldset>
+    </section>
   );
 }

@@ -10,8 +10,8 @@ import { WindowView } from './window-view';
 
 export const kModernViews: ViewDef[] = [
   { id: 'rope', label: 'RoPE', Component: RopeView },
-  { id: 'gqa', label: 'GQA / MQA', Component: GqaView },
+  { id: 'gqa', label: 'GQA/MQA', Component: GqaView },
   { id: 'window', label: 'Window · ALiBi', Component: WindowView },
   { id: 'kv-cache', label: 'KV cache', Component: DecodeView },
-  { id: 'flash', label: 'Flash tiles', Component: FlashView },
+  { id: 'flash', label: 'Flash', Component: FlashView },
 ];
