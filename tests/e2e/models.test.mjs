@@ -16,6 +16,7 @@ import { tinyGpt2 } from '../js/support-gpt2.mjs';
 
 const { decode, encode } = gpt2Tokenizer;
 import { repo, useSite, waitReady, watch } from './harness.mjs';
+import { axeViolations } from './learners-helpers.mjs';
 
 const site = useSite();
 const kShots = '/tmp/models-shots';
@@ -35,21 +36,6 @@ before(async () => {
   engine = await createAttnScope();
   model = engine.loadModel(tiny.bytes);
 });
-
-async function axeViolations(page) {
-  const source = await readFile(join(repo, 'node_modules/axe-core/axe.min.js'), 'utf8');
-  await page.evaluate(source);
-  return page.evaluate(async () => {
-    const r = await window.axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map(
-      (v) =>
-        `${v.id}: ${v.nodes
-          .map((n) => n.target.join(' '))
-          .slice(0, 3)
-          .join(' | ')}`,
-    );
-  });
-}
 
 /** What the visitor sees with `selector` scrolled to the top of the screen (the viewport only). */
 async function shot(page, selector, name) {
@@ -194,7 +180,7 @@ test('a tiny GPT-2 from the file chooser: its tokens, weights and next-token pro
   await page.click('#tab-heatmap');
   assert.deepEqual(await axeViolations(page), []);
   await shot(page, 'body', 'heatmap-1366.png');
-  await shot(page, '#gpt2-box', 'next-token-1366.png');
+  await shot(page, '#next-token-box', 'next-token-1366.png');
   assert.deepEqual(problems, []);
   await page.close();
 });

@@ -33,10 +33,11 @@ function mountComponents(): void {
     <>
       <ModelSource />
       <Gpt2Tokens />
-      <NextToken />
     </>,
     byId('gpt2-box'),
   );
+  // Beside the figures, under the inspector: the model's answer stays in view.
+  render(<NextToken />, byId('next-token-box'));
   render(<Chips />, byId('chips-box'));
   render(<FoldedEditor />, byId('editor'));
   render(<Pipeline />, byId('pipeline-body'));

@@ -113,6 +113,27 @@ export function ModelPicker() {
   );
 }
 
+/** The chooser and where the official files are. */
+function FileSource() {
+  return (
+    <>
+      <FileChooser />
+      <p class="hint">
+        The file is read here, in your browser, and never uploaded. GPT-2’s official weights are
+        on Hugging Face:{' '}
+        <a href="https://huggingface.co/openai-community/gpt2/tree/main" rel="noreferrer">
+          openai-community/gpt2
+        </a>{' '}
+        (model.safetensors, 548 MB, 124 million parameters) and{' '}
+        <a href="https://huggingface.co/openai-community/gpt2-medium/tree/main" rel="noreferrer">
+          openai-community/gpt2-medium
+        </a>{' '}
+        (model.safetensors, 1.52 GB, 355 million parameters; it needs about 3 GB of memory).
+      </p>
+    </>
+  );
+}
+
 /** Under the bar once GPT-2 is chosen: the file, where to get one, progress and the outcome. */
 export function ModelSource() {
   const loaded = loadedGpt2.value;
@@ -121,19 +142,14 @@ export function ModelSource() {
   return (
     <section class="model-picker" aria-label="Your own GPT-2">
       <div class="gpt2-source">
-          <FileChooser />
-          <p class="hint">
-            The file is read here, in your browser, and never uploaded. GPT-2’s official weights are
-            on Hugging Face:{' '}
-            <a href="https://huggingface.co/openai-community/gpt2/tree/main" rel="noreferrer">
-              openai-community/gpt2
-            </a>{' '}
-            (model.safetensors, 548 MB, 124 million parameters) and{' '}
-            <a href="https://huggingface.co/openai-community/gpt2-medium/tree/main" rel="noreferrer">
-              openai-community/gpt2-medium
-            </a>{' '}
-            (model.safetensors, 1.52 GB, 355 million parameters; it needs about 3 GB of memory).
-          </p>
+          {loaded ? (
+            <details class="another-file">
+              <summary>Load another file</summary>
+              <FileSource />
+            </details>
+          ) : (
+            <FileSource />
+          )}
           {progress.value && <Progress p={progress.value} />}
           {failure.value && (
             <p class="error" role="alert" id="gpt2-error">
