@@ -11,6 +11,7 @@ import { before, test } from 'node:test';
 
 import { createAttnScope } from 'attnscope';
 import { repo, showSettings, useSite, waitReady, watch } from './harness.mjs';
+import { axeViolations } from './learners-helpers.mjs';
 
 const site = useSite();
 const kLaptop = { width: 1366, height: 768 };
@@ -81,21 +82,6 @@ function assertClose(got, want, tol, what) {
     Math.abs(got - want) <= tol * Math.max(1, Math.abs(want)),
     `${what}: ${got} vs ${want}`,
   );
-}
-
-async function axeViolations(page) {
-  const source = await readFile(join(repo, 'node_modules/axe-core/axe.min.js'), 'utf8');
-  await page.evaluate(source);
-  return page.evaluate(async () => {
-    const r = await window.axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map(
-      (v) =>
-        `${v.id}: ${v.nodes
-          .map((n) => n.target.join(' '))
-          .slice(0, 3)
-          .join(' | ')}`,
-    );
-  });
 }
 
 test('KV cache: each decode step (engine, Tq = 1 against the cache) equals the full causal run, as in Node', async () => {
