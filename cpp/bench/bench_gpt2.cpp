@@ -4,30 +4,20 @@
 // cache, in thread CPU time.
 #include <cstdint>
 #include <cstdio>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "attnscope/gpt2.hpp"
+#include "attnscope/train.hpp"
 #include "bench_util.hpp"
 
 namespace attnscope::bench {
 
 void bench_gpt2(std::size_t layers) {
   const Gpt2Config config{layers, 12, 768, 50257, 1024};
+  // GPT-2's own initialisation (train.hpp): realistic spreads for the kernels.
   Gpt2Model model(config);
-  std::mt19937 rng(1);
-  // A uniform of GPT-2's initial spread (N(0, 0.02)); LayerNorm gains 1.
-  std::uniform_real_distribution<float> weight(-0.0346f, 0.0346f);
-  for (const std::string& name : model.weight_names()) {
-    const bool gain =
-        name.find("ln_") != std::string::npos && name.find(".weight") != std::string::npos;
-    float* data = model.weight_data(name);
-    std::size_t n = 1;
-    for (std::size_t d : model.weight_shape(name)) n *= d;
-    for (std::size_t i = 0; i < n; ++i) data[i] = gain ? 1.0f : weight(rng);
-  }
-  model.finish();
+  initialize_gpt2(model, 1);
   auto tokens = [&](std::size_t n) {
     std::vector<std::int64_t> t(n);
     for (std::size_t i = 0; i < n; ++i) t[i] = static_cast<std::int64_t>((i * 7919) % 50257);

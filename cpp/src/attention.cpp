@@ -87,15 +87,7 @@ AttentionResult attention_impl(const TensorView& q, const TensorView& k, const T
   check_key_value_shapes(q, k, v);
   check_finite(q, kFn, "q");
 
-  const std::size_t rank = q.rank();
-  detail::AttentionDims dims;
-  dims.batch = rank == 4 ? q.shape[0] : 1;
-  dims.heads = rank >= 3 ? q.shape[rank - 3] : 1;
-  dims.kv_heads = rank >= 3 ? k.shape[rank - 3] : 1;
-  dims.q_len = q.shape[rank - 2];
-  dims.k_len = k.shape[rank - 2];
-  dims.d_k = q.shape[rank - 1];
-  dims.d_v = v.shape[rank - 1];
+  const detail::AttentionDims dims = detail::attention_dims(q, k, v);
   const bool defer_checks = !options.trace && detail::decode_reads_every_key(dims, options.mask);
   if (!defer_checks) {
     check_finite(k, kFn, "k");
@@ -127,6 +119,23 @@ AttentionResult attention_impl(const TensorView& q, const TensorView& k, const T
 }
 
 }  // namespace
+
+namespace detail {
+
+AttentionDims attention_dims(const TensorView& q, const TensorView& k, const TensorView& v) {
+  const std::size_t rank = q.rank();
+  AttentionDims dims;
+  dims.batch = rank == 4 ? q.shape[0] : 1;
+  dims.heads = rank >= 3 ? q.shape[rank - 3] : 1;
+  dims.kv_heads = rank >= 3 ? k.shape[rank - 3] : 1;
+  dims.q_len = q.shape[rank - 2];
+  dims.k_len = k.shape[rank - 2];
+  dims.d_k = q.shape[rank - 1];
+  dims.d_v = v.shape[rank - 1];
+  return dims;
+}
+
+}  // namespace detail
 
 AttentionResult attention(const Tensor& q, const Tensor& k, const Tensor& v,
                           const AttentionOptions& options) {

@@ -25,6 +25,9 @@ struct AttentionDims {
   std::size_t query_offset() const { return k_len - q_len; }
 };
 
+/// The sizes of q (B, H, Tq, d_k), k and v of rank 2 to 4 (shapes already checked).
+AttentionDims attention_dims(const TensorView& q, const TensorView& k, const TensorView& v);
+
 /// What is added to, or hides, the scaled scores: the masks, the bias
 /// tensor (Bias::values, maybe empty) and the ALiBi slopes (empty without).
 struct ScoreTerms {

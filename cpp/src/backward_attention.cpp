@@ -14,19 +14,6 @@ namespace {
 
 constexpr const char* kFn = "attention_backward";
 
-detail::AttentionDims dims_of(const TensorView& q, const TensorView& k, const TensorView& v) {
-  const std::size_t rank = q.rank();
-  detail::AttentionDims dims;
-  dims.batch = rank == 4 ? q.shape[0] : 1;
-  dims.heads = rank >= 3 ? q.shape[rank - 3] : 1;
-  dims.kv_heads = rank >= 3 ? k.shape[rank - 3] : 1;
-  dims.q_len = q.shape[rank - 2];
-  dims.k_len = k.shape[rank - 2];
-  dims.d_k = q.shape[rank - 1];
-  dims.d_v = v.shape[rank - 1];
-  return dims;
-}
-
 // The forward's own messages, under this function's name.
 AttentionResult forward_for_backward(const TensorView& q, const TensorView& k, const TensorView& v,
                                      const AttentionOptions& options) {
@@ -57,7 +44,7 @@ AttentionGradients backward_impl(const TensorView& q, const TensorView& k, const
   }
   detail::check_finite(d_output, kFn, "d_output");
 
-  const detail::AttentionDims dims = dims_of(q, k, v);
+  const detail::AttentionDims dims = detail::attention_dims(q, k, v);
   const float scale = options.scale.factor_for(dims.d_k);
   AttentionGradients g;
   g.dq = detail::allocate_zeros(q.shape, "attention_backward: dq");
