@@ -7,7 +7,7 @@
 // Needs web/app/dist (npm run build && npm run build:site). Exits 1 on growth.
 import assert from 'node:assert/strict';
 
-import { launch, startServer, waitReady, watch } from '../e2e/harness.mjs';
+import { launch, showSettings, startServer, waitReady, watch } from '../e2e/harness.mjs';
 
 const seconds = Number(
   process.argv.find((a) => a.startsWith('--seconds='))?.split('=')[1] ??
@@ -50,6 +50,8 @@ try {
     };
   }
 
+  // The seed lives under More settings: unfolded once, before any sample.
+  await showSettings(page);
   // The players' speed selects: fastest.
   for (const sel of await page.$$('select[aria-label$="speed"]')) await sel.selectOption('250');
   const tabs = ['heatmap', 'lines', 'heads', 'bars'];
