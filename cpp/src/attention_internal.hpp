@@ -104,9 +104,11 @@ void check_score_range(const float* q, const float* k, const AttentionDims& dims
 
 /// A decode step whose kernel reads every key and value row unmasked by at
 /// least one query row (no padding, custom mask or window hides a key): a
-/// non-finite k or v, or a score that overflows, then always reaches the
-/// output. attention() checks such inputs only when the output is not
-/// finite, so the step reads the cache once instead of three times.
+/// NaN or infinity in k or v then always reaches a score or the output.
+/// attention() scans k and v for them only when a score or the output is
+/// not finite (the score bound is still checked first, as on the traced
+/// path, so both paths accept the same inputs): the values are read twice
+/// instead of three times.
 bool decode_reads_every_key(const AttentionDims& dims, const Mask& mask);
 
 /// The inputs whose full checks attention() deferred (see above); null when

@@ -34,7 +34,18 @@ std::size_t run_attention(const float* q, const float* k, const float* v, const 
     q = q_rotated.data();
     k = k_rotated.data();
   }
-  if (!deferred) check_score_range(q, k, dims, scale, terms, fn);
+  if (!deferred) {
+    check_score_range(q, k, dims, scale, terms, fn);
+  } else {
+    // The bound is the same as on the checked path, so both paths accept the
+    // same inputs; an infinite key makes it fail, and is then named as such.
+    try {
+      check_score_range(q, k, dims, scale, terms, fn);
+    } catch (const Error&) {
+      check_finite(deferred->k, fn, "k");
+      throw;
+    }
+  }
 
   if (!trace) {
     bool scores_finite = true;
@@ -45,7 +56,6 @@ std::size_t run_attention(const float* q, const float* k, const float* v, const 
       // Something went wrong: the checks skipped before name its cause.
       check_finite(deferred->k, fn, "k");
       check_finite(deferred->v, fn, "v");
-      check_score_range(q, k, dims, scale, terms, fn);
     }
     return count;
   }
