@@ -27,11 +27,60 @@ export interface LoadModelOptions {
   config?: Partial<ModelConfig>;
 }
 
+/** A head of the model: layer in [0, layers), head in [0, heads). */
+export interface HeadRef {
+  layer: number;
+  head: number;
+}
+
+/** Changes to one forward pass; each head is the target of at most one ablate or replace entry. */
+export interface ForwardInterventions {
+  /** Head outputs (weights·V, before c_proj) set to zero, or to their mean over this sequence's positions (default 'zero'). */
+  ablate?: readonly (HeadRef & { mode?: 'zero' | 'mean' })[];
+  /**
+   * Positions no query may attend to, in every layer and head (each at most
+   * once, in [0, T)). A query whose every visible key is masked attends to
+   * itself alone. Replaced patterns (below) are not masked.
+   */
+  maskTokens?: readonly number[];
+  /** Head (layer, head) uses the weights of head `from` in the clean run (any layer), with its own values. */
+  replace?: readonly (HeadRef & { from: HeadRef })[];
+}
+
 export interface ModelForwardArgs {
   /** One sequence of token ids in [0, vocabSize), 1 to contextLength of them. */
   tokens: Int32Array | readonly number[];
   /** true (default): also the attention weights and the residual stream; false: logits only, through the fast paths. */
   trace?: boolean;
+  /** Run with these changes, and report the change against the clean run in `diff`. */
+  interventions?: ForwardInterventions;
+  /** Attention rollout and value-norm weighted attention (needs trace). */
+  attribution?: boolean;
+  /** The top tokens decoded from the residual stream after each block (needs trace); topK default min(5, vocabSize). */
+  logitLens?: { topK?: number };
+}
+
+/** The run with interventions minus the clean run. */
+export interface ForwardDiff {
+  /** [T, vocabSize]. */
+  logits: TensorOut;
+  /** With trace: one per layer, [heads, T, T]. */
+  attentions?: TensorOut[];
+}
+
+export interface ForwardAttribution {
+  /** Attention rollout after each layer, [T, T]: head-averaged weights plus identity, rows renormalised, multiplied through the layers. */
+  rollout: TensorOut[];
+  /** One per layer, [heads, T, T]: α_hij · ‖v_hj · W_O,h‖ (W_O,h: head h's rows of attn.c_proj.weight). */
+  valueNorms: TensorOut[];
+}
+
+/** Per layer and position the top-k tokens of softmax(ln_f(residual) · wteᵀ), most likely first. */
+export interface LogitLens {
+  /** [layers, T, topK]. */
+  ids: { data: Int32Array; shape: number[] };
+  /** [layers, T, topK]. */
+  probabilities: TensorOut;
 }
 
 export interface ModelForwardResult {
@@ -41,6 +90,12 @@ export interface ModelForwardResult {
   attentions?: TensorOut[];
   /** With trace: layers + 1 entries [T, dModel], the residual stream before each block, then after the final LayerNorm. */
   hidden?: TensorOut[];
+  /** With interventions. */
+  diff?: ForwardDiff;
+  /** With attribution: true. */
+  attribution?: ForwardAttribution;
+  /** With logitLens. */
+  logitLens?: LogitLens;
 }
 
 export interface GenerateArgs {
