@@ -13,7 +13,7 @@ namespace attnscope::detail {
 namespace {
 
 std::string at(const char* list, std::size_t i) {
-  return std::string(list) + "[" + std::to_string(i) + "]";
+  return std::string("interventions.") + list + "[" + std::to_string(i) + "]";
 }
 
 void check_below(const std::string& fn, const std::string& what, std::size_t value,

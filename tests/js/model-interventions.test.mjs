@@ -11,7 +11,14 @@ import { engine } from './engine.mjs';
 import { assertClose } from './support.mjs';
 import { safetensorsFile, tinyGpt2 } from './support-gpt2.mjs';
 
-const tiny = tinyGpt2({ layers: 3, heads: 2, dModel: 8, vocabSize: 13, contextLength: 16, seed: 5 });
+const tiny = tinyGpt2({
+  layers: 3,
+  heads: 2,
+  dModel: 8,
+  vocabSize: 13,
+  contextLength: 16,
+  seed: 5,
+});
 const tokens = [3, 1, 4, 1, 5, 9, 2, 6, 5];
 const T = tokens.length;
 const model = engine.loadModel(tiny.bytes);
@@ -26,8 +33,14 @@ const interventionCases = [
   ['ablation with the default mode', { ablate: [{ layer: 2, head: 1 }] }],
   ['a masked token', { maskTokens: [2] }],
   ['masking the first token (query 0 keeps itself)', { maskTokens: [0, 4] }],
-  ['a pattern from another head of the same layer', { replace: [{ layer: 1, head: 0, from: { layer: 1, head: 1 } }] }],
-  ['a pattern from a later layer', { replace: [{ layer: 0, head: 1, from: { layer: 2, head: 0 } }] }],
+  [
+    'a pattern from another head of the same layer',
+    { replace: [{ layer: 1, head: 0, from: { layer: 1, head: 1 } }] },
+  ],
+  [
+    'a pattern from a later layer',
+    { replace: [{ layer: 0, head: 1, from: { layer: 2, head: 0 } }] },
+  ],
   [
     'all three together',
     {
@@ -55,7 +68,10 @@ for (const [what, interventions] of interventionCases) {
         continue;
       }
       for (let l = 0; l < tiny.config.layers; l++) {
-        assertClose(got.attentions[l].data, want.attentions[l], { atol: 1e-6, what: `attentions[${l}]` });
+        assertClose(got.attentions[l].data, want.attentions[l], {
+          atol: 1e-6,
+          what: `attentions[${l}]`,
+        });
         assertClose(
           got.diff.attentions[l].data,
           subtract(want.attentions[l], cleanReference.attentions[l]),
@@ -70,7 +86,10 @@ test('the diff is not zero when something changes (the comparison can fail)', ()
   const got = model.forward({ tokens, interventions: { ablate: [{ layer: 0, head: 0 }] } });
   assert.ok(got.diff.logits.data.some((x) => Math.abs(x) > 1e-3));
   assert.ok(got.diff.attentions[1].data.some((x) => Math.abs(x) > 1e-4));
-  assert.ok(got.diff.attentions[0].data.every((x) => x === 0), 'the ablated layer keeps its weights');
+  assert.ok(
+    got.diff.attentions[0].data.every((x) => x === 0),
+    'the ablated layer keeps its weights',
+  );
 });
 
 test('a masked key gets weight 0 from every other query, and a query left alone attends to itself', () => {
@@ -90,7 +109,10 @@ test('a masked key gets weight 0 from every other query, and a query left alone 
 test('replacing each head by its own pattern gives the clean run bit for bit', () => {
   for (let layer = 0; layer < tiny.config.layers; layer++) {
     for (let head = 0; head < tiny.config.heads; head++) {
-      const got = model.forward({ tokens, interventions: { replace: [{ layer, head, from: { layer, head } }] } });
+      const got = model.forward({
+        tokens,
+        interventions: { replace: [{ layer, head, from: { layer, head } }] },
+      });
       assert.deepEqual(got.logits.data, clean.logits.data, `layer ${layer} head ${head}`);
       got.attentions.forEach((a, l) => assert.deepEqual(a.data, clean.attentions[l].data));
       assert.ok(got.diff.logits.data.every((x) => x === 0));

@@ -68,7 +68,10 @@ export function forwardAnalysis(
       const mode = own(entry, 'mode') ?? 'zero';
       const code = kAblateModes.indexOf(mode as (typeof kAblateModes)[number]);
       if (code < 0)
-        fail(fn, `${at}.mode must be 'zero' or 'mean', got ${typeof mode === 'string' ? `'${mode}'` : describe(mode)}`);
+        fail(
+          fn,
+          `${at}.mode must be 'zero' or 'mean', got ${typeof mode === 'string' ? `'${mode}'` : describe(mode)}`,
+        );
       counts.ablate.push(...head, code);
     });
     list(fn, `${name}.replace`, own(interventions, 'replace')).forEach((entry, i) => {

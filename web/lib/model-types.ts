@@ -29,14 +29,28 @@ export interface LoadModelOptions {
 
 /** A head of the model: layer in [0, layers), head in [0, heads). */
 export interface HeadRef {
+  /** The block, from 0. */
   layer: number;
+  /** The head within the block, from 0. */
   head: number;
+}
+
+/** An ablate entry: the head and what its output becomes. */
+export interface HeadAblation extends HeadRef {
+  /** 'zero' (default) or 'mean': the head's output averaged over the sequence's positions. */
+  mode?: 'zero' | 'mean';
+}
+
+/** A replace entry: the head whose pattern is replaced and the head whose clean pattern it takes. */
+export interface PatternReplacement extends HeadRef {
+  /** The head (any layer) whose weights in the clean run are used. */
+  from: HeadRef;
 }
 
 /** Changes to one forward pass; each head is the target of at most one ablate or replace entry. */
 export interface ForwardInterventions {
   /** Head outputs (weights·V, before c_proj) set to zero, or to their mean over this sequence's positions (default 'zero'). */
-  ablate?: readonly (HeadRef & { mode?: 'zero' | 'mean' })[];
+  ablate?: readonly HeadAblation[];
   /**
    * Positions no query may attend to, in every layer and head (each at most
    * once, in [0, T)). A query whose every visible key is masked attends to
@@ -44,7 +58,7 @@ export interface ForwardInterventions {
    */
   maskTokens?: readonly number[];
   /** Head (layer, head) uses the weights of head `from` in the clean run (any layer), with its own values. */
-  replace?: readonly (HeadRef & { from: HeadRef })[];
+  replace?: readonly PatternReplacement[];
 }
 
 export interface ModelForwardArgs {

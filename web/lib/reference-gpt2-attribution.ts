@@ -31,7 +31,8 @@ export function attentionRolloutReference(
       const next = new Float64Array(T * T);
       for (let i = 0; i < T; i++)
         for (let k = 0; k < T; k++)
-          for (let j = 0; j < T; j++) next[i * T + j] += layer[i * T + k]! * rollout[k * T + j]!;
+          for (let j = 0; j < T; j++)
+            next[i * T + j] = next[i * T + j]! + layer[i * T + k]! * rollout[k * T + j]!;
       rollout = next;
     } else {
       rollout = layer;
@@ -102,7 +103,8 @@ export function logitLensReference(
         max = Math.max(max, s);
       }
       let sum = 0;
-      for (let id = 0; id < V; id++) sum += probabilities[t * V + id] = Math.exp(probabilities[t * V + id]! - max);
+      for (let id = 0; id < V; id++)
+        sum += probabilities[t * V + id] = Math.exp(probabilities[t * V + id]! - max);
       for (let id = 0; id < V; id++) probabilities[t * V + id] = probabilities[t * V + id]! / sum;
     }
     out.push(probabilities);

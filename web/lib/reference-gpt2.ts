@@ -3,6 +3,7 @@
 // layer by layer. Weights are in Hugging Face's layout: the linear layers are
 // Conv1D, whose weight is (in, out), so y = x · W + b.
 import { AttnScopeError } from './errors.js';
+import type { ForwardInterventions } from './model-types.js';
 import { layerNormReference, matmul, type Values } from './reference.js';
 
 /** The sizes of a GPT-2 (the names of ARCHITECTURE.md's model.config). */
@@ -42,15 +43,8 @@ export interface Gpt2ReferenceResult {
   values: Float64Array[];
 }
 
-/** The interventions of model.forward, as gpt2ForwardReference applies them (same meaning). */
-export interface Gpt2ReferenceInterventions {
-  /** Head outputs set to zero or to their mean over the sequence's positions. */
-  ablate?: { layer: number; head: number; mode?: 'zero' | 'mean' }[];
-  /** Keys no query attends to; a query with no visible key left attends to itself. */
-  maskTokens?: number[];
-  /** Head (layer, head) uses the clean run's weights of head `from`, with its own values. */
-  replace?: { layer: number; head: number; from: { layer: number; head: number } }[];
-}
+/** The interventions of model.forward, which gpt2ForwardReference applies with the same meaning. */
+export type Gpt2ReferenceInterventions = ForwardInterventions;
 
 /** Per head of one layer: 'zero', 'mean', a (T, T) pattern, or nothing. */
 type HeadEdit = 'zero' | 'mean' | Float64Array | undefined;
