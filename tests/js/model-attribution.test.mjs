@@ -14,7 +14,14 @@ import { engine } from './engine.mjs';
 import { assertClose } from './support.mjs';
 import { tinyGpt2 } from './support-gpt2.mjs';
 
-const tiny = tinyGpt2({ layers: 3, heads: 4, dModel: 16, vocabSize: 29, contextLength: 20, seed: 9 });
+const tiny = tinyGpt2({
+  layers: 3,
+  heads: 4,
+  dModel: 16,
+  vocabSize: 29,
+  contextLength: 20,
+  seed: 9,
+});
 const { layers, heads, vocabSize } = tiny.config;
 const tokens = [7, 3, 3, 11, 0, 28, 5, 14, 2, 9, 21];
 const T = tokens.length;
@@ -31,7 +38,10 @@ for (const interventions of [undefined, { ablate: [{ layer: 0, head: 2 }], maskT
     for (let l = 0; l < layers; l++) {
       assert.deepEqual(got.attribution.rollout[l].shape, [T, T]);
       assert.deepEqual(got.attribution.valueNorms[l].shape, [heads, T, T]);
-      assertClose(got.attribution.rollout[l].data, rollout[l], { atol: 1e-6, what: `rollout[${l}]` });
+      assertClose(got.attribution.rollout[l].data, rollout[l], {
+        atol: 1e-6,
+        what: `rollout[${l}]`,
+      });
       assertClose(got.attribution.valueNorms[l].data, valueNorms[l], {
         atol: 1e-5,
         rtol: 1e-5,
@@ -69,7 +79,10 @@ test('the logit lens gives the reference top tokens per layer, and the last laye
       for (let r = 0; r < topK; r++) {
         const at = (l * T + t) * topK + r;
         const id = got.logitLens.ids.data[at];
-        assert.ok(Math.abs(want[id] - want[order[r]]) < 1e-6, `layer ${l} position ${t} rank ${r}: ${id} vs ${order[r]}`);
+        assert.ok(
+          Math.abs(want[id] - want[order[r]]) < 1e-6,
+          `layer ${l} position ${t} rank ${r}: ${id} vs ${order[r]}`,
+        );
         assert.ok(Math.abs(got.logitLens.probabilities.data[at] - want[id]) < 1e-5);
       }
     }
@@ -84,7 +97,9 @@ test('the logit lens gives the reference top tokens per layer, and the last laye
     for (let r = 0; r < topK; r++) {
       const at = ((layers - 1) * T + t) * topK + r;
       assert.equal(got.logitLens.ids.data[at], order[r]);
-      assert.ok(Math.abs(got.logitLens.probabilities.data[at] - Math.exp(row[order[r]] - max) / sum) < 1e-6);
+      assert.ok(
+        Math.abs(got.logitLens.probabilities.data[at] - Math.exp(row[order[r]] - max) / sum) < 1e-6,
+      );
     }
   }
 });

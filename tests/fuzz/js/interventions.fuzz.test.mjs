@@ -14,7 +14,14 @@ import { tinyGpt2 } from '../../js/support-gpt2.mjs';
 
 const runs = Number(process.env.FUZZ_JS_RUNS ?? 300);
 const engine = await createAttnScope();
-const tiny = tinyGpt2({ layers: 2, heads: 2, dModel: 8, vocabSize: 11, contextLength: 8, seed: 12 });
+const tiny = tinyGpt2({
+  layers: 2,
+  heads: 2,
+  dModel: 8,
+  vocabSize: 11,
+  contextLength: 8,
+  seed: 12,
+});
 const model = engine.loadModel(tiny.bytes);
 const tokens = [1, 5, 2, 9, 0];
 
@@ -79,10 +86,13 @@ const validInterventions = fc.record({
     selector: (a) => `${a.layer}.${a.head}`,
   }),
   maskTokens: fc.uniqueArray(fc.integer({ min: 0, max: tokens.length - 1 }), { maxLength: 3 }),
-  replace: fc.uniqueArray(fc.record({ layer, head: layer, from: fc.record({ layer, head: layer }) }), {
-    maxLength: 2,
-    selector: (r) => `${r.layer}.${r.head}`,
-  }),
+  replace: fc.uniqueArray(
+    fc.record({ layer, head: layer, from: fc.record({ layer, head: layer }) }),
+    {
+      maxLength: 2,
+      selector: (r) => `${r.layer}.${r.head}`,
+    },
+  ),
 });
 
 test('valid random interventions match the double reference', () => {
@@ -92,7 +102,9 @@ test('valid random interventions match the double reference', () => {
       fc.pre(new Set(targets).size === targets.length);
       const got = model.forward({ tokens, interventions: iv });
       const want = gpt2ForwardReference(tiny.weights, tiny.config, tokens, iv);
-      got.logits.data.forEach((x, i) => assert.ok(Math.abs(x - want.logits[i]) < 1e-4, `logits[${i}]`));
+      got.logits.data.forEach((x, i) =>
+        assert.ok(Math.abs(x - want.logits[i]) < 1e-4, `logits[${i}]`),
+      );
     }),
     { numRuns: Math.min(runs, 100) },
   );
