@@ -1,11 +1,32 @@
 // Messages between the page and the GPT-2 worker (worker.ts).
-import type { ModelConfig } from 'attnscope';
+import type { ForwardInterventions, ModelConfig } from 'attnscope';
 
 export type Gpt2Request =
   | { kind: 'load'; file: File }
   | { kind: 'forward'; tokens: number[]; layer: number }
   | { kind: 'generate'; tokens: number[]; temperature: number; topK: number; seed: number }
+  | { kind: 'analyse'; tokens: number[]; interventions: Interventions }
   | { kind: 'unload' };
+
+/** The interventions the page asks for (the package's ForwardInterventions, all lists present). */
+export type Interventions = Required<ForwardInterventions>;
+
+/** One forward with the interventions, attribution and a top-1 logit lens. */
+export interface AnalysisReply {
+  /** The logits after the last token, clean and with the interventions (vocabSize each). */
+  cleanLastLogits: Float32Array;
+  lastLogits: Float32Array;
+  /** With interventions: per layer the change of the weights (H, T, T). */
+  diffAttentions: Float32Array[] | null;
+  /** Of the run with the interventions: per layer its weights and value norms (H, T, T), rollout (T, T). */
+  attentions: Float32Array[];
+  rollout: Float32Array[];
+  valueNorms: Float32Array[];
+  /** (layers, T): the logit lens's most likely token and its probability. */
+  lensIds: Int32Array;
+  lensProbabilities: Float32Array;
+  millis: number;
+}
 
 /** One layer's attention input, ready for engine.selfAttention. */
 export interface LayerInput {

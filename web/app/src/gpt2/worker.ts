@@ -3,6 +3,7 @@
 // answers forward passes and generation steps. Nothing here touches the network.
 import { createAttnScope, type AttnScope, type Model } from 'attnscope';
 import { FileTensors } from './file-tensors';
+import { analyse } from './analyse';
 import type { ForwardReply, Gpt2Reply, Gpt2Request, LayerInput } from './protocol';
 
 let engine: Promise<AttnScope> | null = null;
@@ -132,6 +133,19 @@ self.onmessage = async (e: MessageEvent<{ id: number; request: Gpt2Request }>) =
         wq.buffer,
         wk.buffer,
         wv.buffer,
+      ]);
+    } else if (request.kind === 'analyse') {
+      if (!model) throw new Error('no model is loaded');
+      const value = analyse(model, request.tokens, request.interventions);
+      post({ id, ok: true, value }, [
+        value.cleanLastLogits.buffer,
+        value.lastLogits.buffer,
+        ...(value.diffAttentions ?? []).map((a) => a.buffer),
+        ...value.attentions.map((a) => a.buffer),
+        ...value.rollout.map((a) => a.buffer),
+        ...value.valueNorms.map((a) => a.buffer),
+        value.lensIds.buffer,
+        value.lensProbabilities.buffer,
       ]);
     } else if (request.kind === 'generate') {
       if (!model) throw new Error('no model is loaded');
