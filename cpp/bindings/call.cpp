@@ -271,6 +271,7 @@ constexpr Runner kRunners[] = {
     {"gpt2_forward", run_gpt2_forward},
     {"gpt2_cache", run_gpt2_cache},
     {"gpt2_step", run_gpt2_step},
+    {"gpt2_extend", run_gpt2_extend},
     {"gpt2_free", run_gpt2_free},
     {"attention_backward", run_attention_backward},
     {"gpt2_init", run_gpt2_init},

@@ -1,6 +1,7 @@
 // The model registry of models.hpp and its runners.
 #include "models.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -94,8 +95,9 @@ void run_gpt2_weight(Call& c) {
   ModelEntry& e = model_entry(c);
   const std::string name = c.text_or("name", "");
   const Shape& shape = e.model->weight_shape(name);
-  const float* data =
-      c.number_or("write", 0) != 0 ? e.model->weight_data(name) : e.model->weight(name).data;
+  const bool write = c.number_or("write", 0) != 0;
+  if (write) e.prefix_cache.reset();  // its keys and values came from the old weights
+  const float* data = write ? e.model->weight_data(name) : e.model->weight(name).data;
   std::size_t size = 1;
   for (std::size_t d : shape) size *= d;
   c.put("address", address_of(data));
@@ -137,6 +139,29 @@ void run_gpt2_step(Call& c) {
   if (!e.cache) throw Error("step: the model has no cache (start generating first)");
   c.put("logits", e.model->step(*e.cache, tokens(c)));
   c.put("cacheLength", static_cast<double>(e.cache->length()));
+}
+
+void run_gpt2_extend(Call& c) {
+  ModelEntry& e = model_entry(c);
+  const std::vector<std::int64_t> all = tokens(c);
+  if (all.empty()) throw Error("forward: tokens is empty, expected at least one token");
+  if (!e.prefix_cache) {
+    e.prefix_cache =
+        std::make_unique<Gpt2Cache>(e.model->config(), e.model->config().context_length);
+  }
+  // The caller's common prefix, as far as the cache still holds it, and at
+  // least the last token run again: its row gives the logits.
+  const std::size_t keep =
+      std::min({c.size_number("keep"), e.prefix_cache->length(), all.size() - 1});
+  e.prefix_cache->truncate(keep);
+  Gpt2Output out =
+      e.model->extend(*e.prefix_cache, std::vector<std::int64_t>(all.begin() + keep, all.end()),
+                      c.number_or("trace", 0) != 0);
+  c.put("first", static_cast<double>(keep));
+  c.put("logits", std::move(out.logits));
+  if (!out.trace) return;
+  put_layers(c, "attentions.", out.trace->attentions);
+  put_layers(c, "hidden.", out.trace->hidden);
 }
 
 void run_gpt2_free(Call& c) {

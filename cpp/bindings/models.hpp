@@ -22,6 +22,9 @@ namespace attnscope::bindings {
 struct ModelEntry {
   std::unique_ptr<Gpt2Model> model;
   std::unique_ptr<Gpt2Cache> cache;
+  /// The keys and values of the last gpt2_extend's tokens (model.forward
+  /// with reusePrefix); dropped whenever the weights change.
+  std::unique_ptr<Gpt2Cache> prefix_cache;
   /// Refers to `model`: declared after it, so destroyed before it.
   std::unique_ptr<Gpt2Trainer> trainer;
   std::uint32_t trainer_id = 0;  // counts the trainers made for this model
@@ -43,6 +46,7 @@ void run_gpt2_forward(Call& c);
 void run_gpt2_cache(Call& c);
 /// counts tokens → logits (V) of the last of them, number cacheLength.
 void run_gpt2_step(Call& c);
+void run_gpt2_extend(Call& c);
 void run_gpt2_free(Call& c);
 
 }  // namespace attnscope::bindings

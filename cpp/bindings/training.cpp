@@ -14,6 +14,7 @@ void run_gpt2_init(Call& c) {
   ModelEntry& e = model_entry(c);
   const std::size_t seed = c.size_number("seed");
   e.trainer.reset();  // its moments belong to the weights being replaced
+  e.prefix_cache.reset();
   initialize_gpt2(*e.model, static_cast<std::uint32_t>(seed));
 }
 
@@ -39,6 +40,7 @@ void run_gpt2_train_step(Call& c) {
     throw Error("trainer.step: this trainer was replaced by a newer model.trainer() call");
   }
   const std::vector<std::size_t> ids = c.counts_or_empty("tokens");
+  e.prefix_cache.reset();  // the step changes the weights its keys and values came from
   const TrainStepResult r =
       e.trainer->step(std::vector<std::int64_t>(ids.begin(), ids.end()), c.size_number("batch"));
   c.put("loss", r.loss);

@@ -104,8 +104,10 @@ Gpt2Output Gpt2Model::forward(const std::vector<std::int64_t>& tokens,
   return out;
 }
 
-Tensor Gpt2Model::step(Gpt2Cache& cache, const std::vector<std::int64_t>& tokens) const {
-  const char* fn = "Gpt2Model::step";
+/// The pass of `tokens` after the cache's positions, appending their keys
+/// and values: the final LayerNorm's rows (n, C). Checks as step() says.
+Tensor Gpt2Model::pass_on_cache(Gpt2Cache& cache, const std::vector<std::int64_t>& tokens,
+                                Gpt2Trace* trace, const char* fn) const {
   check_ready(fn);
   if (cache.keys_.size() != config_.layers || cache.heads_ != config_.heads ||
       cache.heads_ * cache.head_dim_ != config_.d_model) {
@@ -122,14 +124,32 @@ Tensor Gpt2Model::step(Gpt2Cache& cache, const std::vector<std::int64_t>& tokens
     kv.push_back({cache.keys_[l].data.data(), cache.values_[l].data.data(),
                   cache.capacity_ * cache.head_dim_});
   }
+  Tensor hidden =
+      detail::gpt2_pass(config_, weights_view(), tokens.data(), tokens.size(), first, kv, trace);
+  cache.length_ = first + tokens.size();
+  return hidden;
+}
+
+Tensor Gpt2Model::step(Gpt2Cache& cache, const std::vector<std::int64_t>& tokens) const {
+  const Tensor hidden = pass_on_cache(cache, tokens, nullptr, "Gpt2Model::step");
   const std::size_t C = config_.d_model, T = tokens.size();
-  const Tensor hidden =
-      detail::gpt2_pass(config_, weights_view(), tokens.data(), T, first, kv, nullptr);
-  cache.length_ = first + T;
   Tensor logits = detail::allocate_zeros({config_.vocab_size}, "gpt2: logits");
   detail::gpt2_logits(hidden.data.data() + (T - 1) * C, 1, storage_.data(), config_.vocab_size, C,
                       logits.data.data());
   return logits;
+}
+
+Gpt2Output Gpt2Model::extend(Gpt2Cache& cache, const std::vector<std::int64_t>& tokens,
+                             bool trace) const {
+  Gpt2Output out;
+  if (trace) out.trace.emplace();
+  const Tensor hidden =
+      pass_on_cache(cache, tokens, trace ? &*out.trace : nullptr, "Gpt2Model::extend");
+  const std::size_t n = tokens.size();
+  out.logits = detail::allocate_zeros({n, config_.vocab_size}, "gpt2: logits");
+  detail::gpt2_logits(hidden.data.data(), n, storage_.data(), config_.vocab_size, config_.d_model,
+                      out.logits.data.data());
+  return out;
 }
 
 }  // namespace attnscope

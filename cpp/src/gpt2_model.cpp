@@ -123,6 +123,14 @@ detail::Gpt2Weights Gpt2Model::weights_view() const {
   return w;
 }
 
+void Gpt2Cache::truncate(std::size_t length) {
+  if (length > length_) {
+    throw Error("Gpt2Cache::truncate: length is " + std::to_string(length) + ", beyond the " +
+                std::to_string(length_) + " cached positions");
+  }
+  length_ = length;
+}
+
 Gpt2Cache::Gpt2Cache(const Gpt2Config& config, std::size_t capacity) {
   const char* fn = "Gpt2Cache";
   check_config(config, fn);

@@ -141,6 +141,46 @@ TEST_CASE("gpt2: a cached step gives the whole forward's last row") {
                 "after reset");
 }
 
+TEST_CASE("gpt2: extend after truncate gives the whole forward's rows of the new tokens") {
+  const Gpt2Model model = random_gpt2(kConfig, 23);
+  const std::size_t V = kConfig.vocab_size, C = kConfig.d_model, H = kConfig.heads;
+  auto tokens = random_tokens(33, V, 5);
+  Gpt2Cache cache(kConfig, 64);
+  model.extend(cache, tokens, true);
+  // Edits: a token appended, one changed in the middle, the end cut, one changed at 0.
+  for (auto [keep, edit] : {std::pair{33u, 1u}, {20u, 3u}, {15u, 0u}, {0u, 2u}}) {
+    std::vector<std::int64_t> next(tokens.begin(), tokens.begin() + keep);
+    for (std::size_t i = 0; i < edit; ++i) next.push_back((7 * i + keep) % V);
+    if (edit == 0) next.push_back((tokens[keep] + 1) % V);  // a cut, then one changed token
+    cache.truncate(keep);
+    const std::vector<std::int64_t> added(next.begin() + keep, next.end());
+    const auto rows = model.extend(cache, added, true);
+    const auto whole = model.forward(next, true);
+    const std::size_t T = next.size(), n = added.size();
+    REQUIRE(cache.length() == T);
+    REQUIRE(rows.logits.shape == attnscope::Shape{n, V});
+    require_close(rows.logits.data,
+                  std::vector<float>(whole.logits.data.begin() + keep * V, whole.logits.data.end()),
+                  1e-5, "extend logits");
+    for (std::size_t l = 0; l < kConfig.layers; ++l) {
+      REQUIRE(rows.trace->attentions[l].shape == attnscope::Shape{H, n, T});
+      std::vector<float> want;
+      for (std::size_t h = 0; h < H; ++h) {
+        const auto* from = whole.trace->attentions[l].data.data() + (h * T + keep) * T;
+        want.insert(want.end(), from, from + n * T);
+      }
+      require_close(rows.trace->attentions[l].data, want, 1e-6, "extend attentions");
+    }
+    for (std::size_t l = 0; l <= kConfig.layers; ++l) {
+      const auto& all = whole.trace->hidden[l].data;
+      require_close(rows.trace->hidden[l].data,
+                    std::vector<float>(all.begin() + keep * C, all.end()), 1e-5, "extend hidden");
+    }
+    tokens = next;
+  }
+  REQUIRE_THROWS_WITH(cache.truncate(cache.length() + 1), Catch::Matchers::Contains("beyond"));
+}
+
 TEST_CASE("gpt2: errors name the argument and leave the cache as it was") {
   const Gpt2Model model = random_gpt2(kConfig, 2);
   using Catch::Matchers::Contains;

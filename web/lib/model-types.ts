@@ -72,6 +72,15 @@ export interface ModelForwardArgs {
   attribution?: boolean;
   /** The top tokens decoded from the residual stream after each block (needs trace); topK default min(5, vocabSize). */
   logitLens?: { topK?: number };
+  /**
+   * For a page that re-runs the model as its text is edited: the tokens this
+   * call shares at the start with the previous reusePrefix call keep their
+   * keys and values in the model, and only the tokens from the first change
+   * on are run; the result has the same shapes and values as a whole forward
+   * (the unchanged rows are the previous call's). Not with interventions,
+   * attribution or logitLens.
+   */
+  reusePrefix?: boolean;
 }
 
 /** The run with interventions minus the clean run. */

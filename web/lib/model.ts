@@ -6,6 +6,7 @@ import type { AttnModule } from './attnscope.mjs';
 import { callEngine, type CallInputs, type CallOutputs, type CallTensor } from './call.js';
 import { generateTokens, modelTokens } from './model-generate.js';
 import { analysisResults, forwardAnalysis, layerList } from './model-forward-options.js';
+import { assemble, copyResult, sharedPrefix, type PrefixRun } from './model-prefix.js';
 import { createTrainer } from './model-trainer.js';
 import { gpt2TensorShapes, readGpt2 } from './model-load.js';
 import type {
@@ -144,6 +145,14 @@ export function modelHandle(
     const trace = traceArg !== false;
     const T = tokens.length;
     const analysis = forwardAnalysis(fn, args, config, T, trace);
+    const reuse = own(args, 'reusePrefix');
+    if (reuse !== undefined && typeof reuse !== 'boolean')
+      fail(fn, `reusePrefix must be a boolean, got ${describe(reuse)}`);
+    if (reuse && (analysis.intervenes || analysis.attribution || analysis.logitLensTopK))
+      fail(
+        fn,
+        'reusePrefix runs plain forwards only: not with interventions, attribution or logitLens',
+      );
     const { layers, heads, dModel, vocabSize } = config;
     const logits = T * vocabSize * 4;
     const traced = trace ? (layers * heads * T * T + (layers + 1) * T * dModel) * 4 : 0;
@@ -157,6 +166,7 @@ export function modelHandle(
     const work = T * dModel * 4 * 12 + (trace ? 4 * T * T * 4 : 0);
     const kept = runs * (logits + traced) + extra;
     requireMemory(fn, {}, kept + work, kept, `a forward pass of ${T} tokens`);
+    if (reuse) return forwardReusingPrefix(fn, tokens, trace);
     const out = modelCall(raw, fn, 'gpt2_forward', handle, {
       numbers: {
         trace,
@@ -171,6 +181,24 @@ export function modelHandle(
       result.hidden = layerList(out.hidden as CallOutputs);
     }
     return Object.assign(result, analysisResults(out));
+  }
+
+  // The last reusePrefix run; its rows before an edit are those of the next.
+  let lastPrefixRun: PrefixRun | null = null;
+  function forwardReusingPrefix(fn: string, tokens: number[], trace: boolean): ModelForwardResult {
+    const shared = sharedPrefix(lastPrefixRun, tokens, trace);
+    const last = lastPrefixRun;
+    lastPrefixRun = null; // until this run succeeds, nothing is reused
+    const out = modelCall(raw, fn, 'gpt2_extend', handle, {
+      numbers: { keep: shared, trace },
+      counts: { tokens },
+    });
+    // The core may keep fewer than asked (its cache was dropped when the weights changed).
+    const first = out.first as number;
+    const result = assemble(last, out, first, tokens.length, config, trace);
+    // Its own copy: the caller may transfer or change the arrays it gets.
+    lastPrefixRun = { tokens, trace, result: copyResult(result) };
+    return result;
   }
 
   function save(): Uint8Array {

@@ -130,6 +130,9 @@ class Gpt2Cache {
   std::size_t capacity() const { return capacity_; }
   /// Forgets every position (keeps the memory).
   void reset() { length_ = 0; }
+  /// Forgets the positions from `length` on (keeps the memory); a length
+  /// beyond length() is an Error.
+  void truncate(std::size_t length);
 
  private:
   friend class Gpt2Model;
@@ -182,6 +185,14 @@ class Gpt2Model {
   /// for a cache made for another config, or a bad token.
   Tensor step(Gpt2Cache& cache, const std::vector<std::int64_t>& tokens) const;
 
+  /// step() keeping every new row, for a page whose text is edited: the
+  /// prefix that did not change stays in the cache (truncate() it to where
+  /// the edit begins) and only the tokens after it run. Returns, for the n
+  /// new tokens, logits (n, V) and with `trace` each layer's attention rows
+  /// (H, n, length + n) and residual rows (n, C) — the rows a forward() of
+  /// the whole sequence gives for those positions. Same checks as step().
+  Gpt2Output extend(Gpt2Cache& cache, const std::vector<std::int64_t>& tokens, bool trace) const;
+
  private:
   struct Slot {
     std::string name;
@@ -193,6 +204,8 @@ class Gpt2Model {
   /// Pointers to every weight, for the pass (gpt2_pass.cpp).
   detail::Gpt2Weights weights_view() const;
   void check_ready(const char* fn) const;
+  Tensor pass_on_cache(Gpt2Cache& cache, const std::vector<std::int64_t>& tokens, Gpt2Trace* trace,
+                       const char* fn) const;
 
   Gpt2Config config_;
   std::vector<Slot> slots_;

@@ -1,0 +1,97 @@
+// model.forward({ reusePrefix: true }): a page re-running its model after
+// each edit of the text. Under causal attention the rows of the tokens before
+// the first changed one do not change, so the core keeps their keys and
+// values (the registry's prefix cache, cpp/bindings/models.cpp gpt2_extend)
+// and runs only the tokens from the edit on; here the result is put back
+// together from the previous call's rows and the new ones, in the shapes a
+// whole forward returns.
+import type { CallOutputs, CallTensor } from './call.js';
+import { layerList } from './model-forward-options.js';
+import type { ModelConfig, ModelForwardResult } from './model-types.js';
+import type { TensorOut } from './types.js';
+
+/** What the last reusePrefix call returned, to take its unchanged rows from. */
+export interface PrefixRun {
+  tokens: number[];
+  trace: boolean;
+  result: ModelForwardResult;
+}
+
+/** How many leading tokens `tokens` shares with the last run (0 when it cannot reuse its rows). */
+export function sharedPrefix(last: PrefixRun | null, tokens: number[], trace: boolean): number {
+  if (!last || (trace && !last.trace)) return 0;
+  let n = 0;
+  const end = Math.min(last.tokens.length, tokens.length);
+  while (n < end && last.tokens[n] === tokens[n]) n++;
+  return n;
+}
+
+/** Rows [0, first) of `old` ((rows, width) each) then the rows of `fresh`. */
+function stackRows(old: Float32Array, fresh: Float32Array, first: number, width: number) {
+  const out = new Float32Array(first * width + fresh.length);
+  out.set(old.subarray(0, first * width));
+  out.set(fresh, first * width);
+  return out;
+}
+
+/**
+ * Attention (H, T, T) from the last run's (H, T0, T0), whose rows before
+ * `first` hold (under causal attention, keys 0..row only), and the new rows
+ * (H, T − first, T).
+ */
+function stackAttention(old: TensorOut | undefined, fresh: TensorOut, first: number, T: number) {
+  const H = fresh.shape[0]!;
+  const out = new Float32Array(H * T * T);
+  const T0 = old?.shape[1] ?? 0;
+  for (let h = 0; h < H; h++) {
+    for (let i = 0; i < first; i++) {
+      out.set(old!.data.subarray((h * T0 + i) * T0, (h * T0 + i) * T0 + i + 1), (h * T + i) * T);
+    }
+    out.set(
+      fresh.data.subarray(h * (T - first) * T, (h + 1) * (T - first) * T),
+      (h * T + first) * T,
+    );
+  }
+  return { data: out, shape: [H, T, T] };
+}
+
+/** The whole forward's result from the core's rows from `first` on. */
+export function assemble(
+  last: PrefixRun | null,
+  out: CallOutputs,
+  first: number,
+  T: number,
+  config: ModelConfig,
+  trace: boolean,
+): ModelForwardResult {
+  const { vocabSize: V, dModel: C } = config;
+  const logits = out.logits as CallTensor;
+  const result: ModelForwardResult = {
+    logits: {
+      data: stackRows(last?.result.logits.data ?? new Float32Array(0), logits.data, first, V),
+      shape: [T, V],
+    },
+  };
+  if (trace) {
+    const attentions = layerList(out.attentions as CallOutputs);
+    const hidden = layerList(out.hidden as CallOutputs);
+    result.attentions = attentions.map((a, l) =>
+      stackAttention(last?.result.attentions?.[l], a, first, T),
+    );
+    result.hidden = hidden.map((h, l) => ({
+      data: stackRows(last?.result.hidden?.[l]!.data ?? new Float32Array(0), h.data, first, C),
+      shape: [T, C],
+    }));
+  }
+  return result;
+}
+
+/** A copy of a result's arrays. */
+export function copyResult(r: ModelForwardResult): ModelForwardResult {
+  const copy = (t: TensorOut) => ({ data: t.data.slice(), shape: [...t.shape] });
+  return {
+    logits: copy(r.logits),
+    ...(r.attentions && { attentions: r.attentions.map(copy) }),
+    ...(r.hidden && { hidden: r.hidden.map(copy) }),
+  };
+}
