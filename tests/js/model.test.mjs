@@ -176,3 +176,25 @@ test('dispose frees every byte, and a disposed model says so', () => {
   }
   assert.equal(engine.memoryUsage().heapInUse, before);
 });
+
+test('model.weight gives a copy of each weight as the file holds it, and names a wrong name', () => {
+  const tiny = tinyGpt2({ seed: 13 });
+  const model = engine.loadModel(tiny.bytes);
+  try {
+    for (const [name, { data, shape }] of tiny.weights) {
+      if (/attn\.(bias|masked_bias)$/.test(name)) continue;
+      const got = model.weight(name);
+      assert.deepEqual(got.shape, shape);
+      assert.deepEqual(got.data, data);
+    }
+    model.weight('ln_f.bias').data.fill(7); // a copy: the model is unchanged
+    assert.deepEqual(model.weight('ln_f.bias').data, tiny.weights.get('ln_f.bias').data);
+    assert.throws(() => model.weight('transformer.ln_f.bias'), {
+      name: 'AttnScopeError',
+      message: /model\.weight: the model has no weight transformer\.ln_f\.bias/,
+    });
+    assert.throws(() => model.weight(3), { message: /name must be a string/ });
+  } finally {
+    model.dispose();
+  }
+});

@@ -152,6 +152,8 @@ export interface Model {
   generate(args: GenerateArgs): GenerateResult;
   /** A .safetensors file (float32, names without prefix, __metadata__ n_head) that loadModel reads back bit for bit. */
   save(): Uint8Array;
+  /** A copy of one weight by its name without prefix (e.g. "h.0.attn.c_attn.weight"), in float32. */
+  weight(name: string): TensorOut;
   /** An AdamW trainer that updates this model's weights in place (a new one replaces the previous). */
   trainer(options: TrainerOptions): Trainer;
   /** Frees the model's memory; any later use throws AttnScopeError. */

@@ -19,6 +19,7 @@ import type {
 import { decodeTensor, parseSafetensors, writeSafetensors } from './safetensors.js';
 import { AttnScopeError, toAttnScopeError } from './errors.js';
 import { describe, fail, own } from './tensors.js';
+import type { TensorOut } from './types.js';
 
 /** The engine's memory check (engine.ts): refuses `work` bytes wasm memory cannot provide. */
 export type RequireMemory = (
@@ -216,6 +217,17 @@ export function modelHandle(
     return writeSafetensors(tensors, { n_head: String(config.heads) });
   }
 
+  function weight(name: string): TensorOut {
+    const fn = 'model.weight';
+    live(fn);
+    if (typeof name !== 'string') fail(fn, `name must be a string, got ${describe(name)}`);
+    const shape = gpt2TensorShapes(config).find(([n]) => n === name)?.[1];
+    if (!shape)
+      fail(fn, `the model has no weight ${name} (names as in the file, without "transformer.")`);
+    const { address, size } = weightStorage(raw, fn, handle, name, false);
+    return { data: new Float32Array(raw.HEAPF32.buffer, address, size).slice(), shape };
+  }
+
   function dispose(): void {
     if (disposed) return;
     modelCall(raw, 'model.dispose', 'gpt2_free', handle);
@@ -230,6 +242,7 @@ export function modelHandle(
       return generateTokens(raw, requireMemory, handle, config, args);
     }),
     save: guarded('model.save', save),
+    weight: guarded('model.weight', weight),
     trainer: guarded('model.trainer', (options) => {
       live('model.trainer');
       const run = (fn: string, runner: string, inputs?: CallInputs) => {

@@ -12,7 +12,7 @@ import type {
   ModelForwardArgs,
   ModelForwardResult,
 } from './model-types.js';
-import type { AttnScope } from './types.js';
+import type { AttnScope, TensorOut } from './types.js';
 
 /** The worker protocol's method names for models. */
 export const kModelMethods = [
@@ -20,6 +20,7 @@ export const kModelMethods = [
   'modelForward',
   'modelGenerate',
   'modelSave',
+  'modelWeight',
   'modelDispose',
 ] as const;
 export type ModelMethod = (typeof kModelMethods)[number];
@@ -33,6 +34,7 @@ export interface WorkerModel {
   forward(args: ModelForwardArgs): Promise<ModelForwardResult>;
   generate(args: Omit<GenerateArgs, 'onToken'>): Promise<GenerateResult>;
   save(): Promise<Uint8Array>;
+  weight(name: string): Promise<TensorOut>;
   /** Frees the model in the worker; later calls reject with AttnScopeError. */
   dispose(): Promise<void>;
 }
@@ -67,6 +69,8 @@ export function modelHost(): (engine: AttnScope, method: ModelMethod, args: unkn
         return model('generate', handle).generate(inner as GenerateArgs);
       case 'modelSave':
         return model('save', handle).save();
+      case 'modelWeight':
+        return model('weight', handle).weight(inner as string);
       case 'modelDispose':
         models.get(handle)?.dispose();
         models.delete(handle);
@@ -86,6 +90,7 @@ export function workerModel(
     forward: (args) => call('modelForward', { handle, args }),
     generate: (args) => call('modelGenerate', { handle, args }),
     save: () => call('modelSave', { handle }),
+    weight: (name) => call('modelWeight', { handle, args: name }),
     dispose: () => call('modelDispose', { handle }),
   };
 }
