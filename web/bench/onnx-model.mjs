@@ -108,14 +108,16 @@ function node(w, { op, inputs, outputs, domain, attrs = {} }, index) {
   });
 }
 
-function valueInfo(w, field, name, dims) {
+/** A graph input or output; a string in `dims` is a symbolic dimension (dim_param). */
+function valueInfo(w, field, name, dims, elementType = kFloat) {
   w.message(field, (v) => {
     v.string(1, name);
     v.message(2, (t) =>
       t.message(1, (tt) => {
-        tt.int(1, kFloat);
+        tt.int(1, elementType);
         tt.message(2, (s) => {
-          for (const d of dims) s.message(1, (dim) => dim.int(1, d));
+          for (const d of dims)
+            s.message(1, (dim) => (typeof d === 'string' ? dim.string(2, d) : dim.int(1, d)));
         });
       }),
     );
@@ -136,7 +138,8 @@ function initializer(w, name, dims, data) {
 
 /**
  * Serialises a single-graph model.
- * @param {{ nodes: object[], inputs: [string, number[]][], outputs: [string, number[]][],
+ * @param {{ nodes: object[], inputs: [string, (number|string)[], ('int64'|undefined)?][],
+ *           outputs: [string, (number|string)[]][],
  *           initializers?: [string, number[], Float32Array][], opsets: [string, number][] }} g
  * @returns {Uint8Array}
  */
@@ -148,7 +151,8 @@ export function encodeModel(g) {
     g.nodes.forEach((n, i) => node(graph, n, i));
     graph.string(2, 'attention');
     for (const [name, dims, data] of g.initializers ?? []) initializer(graph, name, dims, data);
-    for (const [name, dims] of g.inputs) valueInfo(graph, 11, name, dims);
+    for (const [name, dims, type] of g.inputs)
+      valueInfo(graph, 11, name, dims, type === 'int64' ? kInt64 : kFloat);
     for (const [name, dims] of g.outputs) valueInfo(graph, 12, name, dims);
   });
   for (const [domain, version] of g.opsets) {

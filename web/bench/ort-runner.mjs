@@ -13,7 +13,7 @@ import {
 const require = createRequire(import.meta.url);
 
 let configured = false;
-function configure() {
+export function configureOrt() {
   if (configured) return;
   // One thread, so the comparison with the single-threaded core is fair. The
   // only wasm shipped is the SIMD build (ort-wasm-simd-threaded.wasm); with
@@ -54,7 +54,7 @@ const variants = {
  * @param {'unfused'|'attention'|'mha'} variant
  */
 export async function createOrtAttention(variant, { q, k, v, H, T, d, causal }) {
-  configure();
+  configureOrt();
   const { build, tokenLayout } = variants[variant];
   const session = await ort.InferenceSession.create(build(H, T, d, causal), {
     executionProviders: ['wasm'],
@@ -87,7 +87,7 @@ export async function createOrtAttention(variant, { q, k, v, H, T, d, causal }) 
 
 /** y = x·W in onnxruntime-web (MLAS sgemm), for the matmul comparison. */
 export async function createOrtMatMul({ x, weight, rows, inDim, outDim }) {
-  configure();
+  configureOrt();
   const session = await ort.InferenceSession.create(matMulModel(rows, inDim, outDim, weight), {
     executionProviders: ['wasm'],
     graphOptimizationLevel: 'all',
