@@ -6,6 +6,7 @@ import { instantiate } from './load.js';
 import type { AttnScope, CreateOptions } from './types.js';
 export type {
   ModelConfig,
+  LoadModelFromBlobOptions,
   LoadModelOptions,
   ModelForwardArgs,
   ModelForwardResult,

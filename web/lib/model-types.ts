@@ -27,6 +27,14 @@ export interface LoadModelOptions {
   config?: Partial<ModelConfig>;
 }
 
+export interface LoadModelFromBlobOptions extends LoadModelOptions {
+  /**
+   * Called as the file is read: bytes read so far and the file's size (after
+   * the header, then after every piece of at most 8 MiB).
+   */
+  onProgress?(loaded: number, total: number): void;
+}
+
 export interface ModelForwardArgs {
   /** One sequence of token ids in [0, vocabSize), 1 to contextLength of them. */
   tokens: Int32Array | readonly number[];
