@@ -51,7 +51,10 @@ test('trainer.gradient matches central differences of the loss', () => {
     const bytes = model.save(); // the weights the step's gradient is taken at
     const trainer = model.trainer({ lr: 1e-3 });
     for (const name of ['h.0.attn.c_attn.weight', 'h.0.mlp.c_fc.bias', 'wte.weight']) {
-      assert.ok(trainer.gradient(name).data.every((g) => g === 0), `${name}: zeros before a step`);
+      assert.ok(
+        trainer.gradient(name).data.every((g) => g === 0),
+        `${name}: zeros before a step`,
+      );
     }
     const stepLoss = trainer.step({ tokens, shape: [B, T] }).loss;
     for (const name of ['h.0.attn.c_attn.weight', 'wpe.weight']) {
@@ -99,7 +102,10 @@ test('trainer.gradient rejects a name that is not a weight, and a replaced train
     throwsNamed(() => trainer.gradient(3), /^trainer.gradient: name must be/);
     assert.deepEqual(trainer.gradient('ln_f.weight').shape, [8]);
     model.trainer({ lr: 1e-3 });
-    throwsNamed(() => trainer.gradient('ln_f.weight'), /^trainer.gradient: this trainer was replaced/);
+    throwsNamed(
+      () => trainer.gradient('ln_f.weight'),
+      /^trainer.gradient: this trainer was replaced/,
+    );
   } finally {
     model.dispose();
   }
