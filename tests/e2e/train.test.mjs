@@ -38,11 +38,9 @@ const stats = (page) =>
   }));
 
 const waitState = (page, state, timeout = 30_000) =>
-  page.waitForFunction(
-    (s) => document.getElementById('train-stats')?.dataset.state === s,
-    state,
-    { timeout },
-  );
+  page.waitForFunction((s) => document.getElementById('train-stats')?.dataset.state === s, state, {
+    timeout,
+  });
 
 const waitStep = (page, atLeast) =>
   page.waitForFunction(
@@ -88,10 +86,28 @@ test('copy/induction trains below 0.1, becomes the page’s model, exports and l
   const started = Date.now();
   await page.click('#train-start');
   await waitStep(page, 1);
-  // The page answers while the worker trains: a click on the task menu is handled at once.
-  const t0 = Date.now();
-  await page.focus('#train-lr');
-  assert.ok(Date.now() - t0 < 1000, 'the page stays responsive');
+  // The page stays responsive while the worker trains: the longest gap between the main
+  // thread's 20 ms timers over two seconds (this machine is shared, hence the margin).
+  const gap = await page.evaluate(
+    () =>
+      new Promise((resolve) => {
+        let last = performance.now();
+        let longest = 0;
+        const end = last + 2000;
+        const tick = () => {
+          const now = performance.now();
+          longest = Math.max(longest, now - last);
+          last = now;
+          if (now < end) setTimeout(tick, 20);
+          else resolve(longest);
+        };
+        setTimeout(tick, 20);
+      }),
+  );
+  console.log(
+    `copy/induction: the longest main-thread timer gap while training: ${gap.toFixed(0)} ms`,
+  );
+  assert.ok(gap < 1000, `the page stalled for ${gap} ms`);
   await waitState(page, 'done', kMaxSeconds * 1000 * 2);
   const wall = (Date.now() - started) / 1000;
   const end = await stats(page);
@@ -129,26 +145,27 @@ test('copy/induction trains below 0.1, becomes the page’s model, exports and l
   const head = (layer, h) => f.attentions[layer].data.subarray(h * T * T, (h + 1) * T * T);
   assertWeights(await weightsTable(page, 1, 0), head(1, 0), 'trained, layer 2 head 1');
 
-  // The induction head: from the second copy of the run, most weight on the letter that
-  // followed the same letter the first time (in the head of layer 2 that does it best).
-  let run = T / 2;
-  while (text.slice(T - 2 * run, T - run) !== text.slice(T - run)) run--;
-  const repeatStart = T - run;
-  let best = 0;
-  for (let h = 0; h < 2; h++) {
-    const w = head(1, h);
-    let hits = 0;
-    for (let i = repeatStart; i < T; i++) {
-      const target = text.indexOf(text[i]) + 1;
-      const row = w.subarray(i * T, (i + 1) * T);
-      if (row.indexOf(Math.max(...row)) === target) hits++;
+  // The copy stripe: from each letter of the repeat, some head puts its largest weight on
+  // the letter after that letter's first copy (n − 1 places back, n the run's length).
+  const n = T / 2;
+  assert.equal(text.slice(0, n), text.slice(n));
+  let best = { share: 0, at: '' };
+  for (let layer = 0; layer < 2; layer++) {
+    for (let h = 0; h < 2; h++) {
+      const w = head(layer, h);
+      let hits = 0;
+      for (let i = n; i < T; i++) {
+        const row = Array.from(w.subarray(i * T, (i + 1) * T));
+        if (row.indexOf(Math.max(...row)) === i - n + 1) hits++;
+      }
+      if (hits / n > best.share)
+        best = { share: hits / n, at: `layer ${layer + 1}, head ${h + 1}` };
     }
-    best = Math.max(best, hits / (T - repeatStart));
   }
   console.log(
-    `copy/induction: the best layer-2 head puts its largest weight on the induction target for ${(100 * best).toFixed(0)} % of the repeat`,
+    `copy/induction: ${best.at} puts its largest weight on the next letter's first copy for ${(100 * best.share).toFixed(0)} % of the repeat`,
   );
-  assert.ok(best >= 0.7, `an induction head: ${best}`);
+  assert.ok(best.share >= 0.7, `the copy stripe: ${JSON.stringify(best)}`);
 
   // Loading the exported file through the file chooser: the same weights, the same tokens.
   const file = join(dir, name);
@@ -167,6 +184,7 @@ test('copy/induction trains below 0.1, becomes the page’s model, exports and l
   );
   assertWeights(await weightsTable(page, 1, 0), head(1, 0), 'reloaded, layer 2 head 1');
   assertWeights(await weightsTable(page, 0, 1), head(0, 1), 'reloaded, layer 1 head 2');
+  assert.deepEqual(await axeViolations(page), []);
   assert.deepEqual(problems, []);
   await page.close();
 });
@@ -219,7 +237,16 @@ test('keyboard, reduced motion and axe-core at laptop and phone sizes', async ()
     await page.$eval('#train', (el) => el.scrollIntoView({ block: 'start' }));
     assert.deepEqual(await axeViolations(page), [], `before training, ${label}`);
     await page.selectOption('#train-task', 'text');
-    assert.match(await page.inputValue('#train-text'), /^In the beginning/);
+    const text = await page.inputValue('#train-text');
+    assert.match(text, /^In the beginning/);
+    // A text too short to train on: said, and Train waits for a longer one.
+    await page.fill('#train-text', 'Too short to learn from.');
+    assert.match(
+      await page.textContent('#train [role="alert"]'),
+      /^Your text has 6 words and marks: type or paste at least 9/,
+    );
+    assert.equal(await page.isDisabled('#train-start'), true);
+    await page.fill('#train-text', text);
     await page.focus('#train-start');
     await page.keyboard.press('Enter');
     await waitStep(page, 3);
@@ -227,11 +254,16 @@ test('keyboard, reduced motion and axe-core at laptop and phone sizes', async ()
     await page.keyboard.press('Space');
     await waitState(page, 'paused');
     // Reduced motion: nothing moves by itself; the numbers are still the live ones.
-    const transitions = await page.$$eval('#train *', (els) =>
-      els.filter((el) => {
-        const s = getComputedStyle(el);
-        return s.transitionDuration.split(',').some((d) => parseFloat(d) > 0) || s.animationName !== 'none';
-      }).length,
+    const transitions = await page.$$eval(
+      '#train *',
+      (els) =>
+        els.filter((el) => {
+          const s = getComputedStyle(el);
+          return (
+            s.transitionDuration.split(',').some((d) => parseFloat(d) > 0) ||
+            s.animationName !== 'none'
+          );
+        }).length,
     );
     assert.equal(transitions, 0);
     await page.focus('.train-head[aria-label^="Layer 2, head 3:"]');

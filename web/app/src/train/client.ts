@@ -19,7 +19,10 @@ import {
 
 let worker: Worker | null = null;
 let nextSave = 0;
-const saves = new Map<number, { resolve: (bytes: Uint8Array) => void; reject: (e: Error) => void }>();
+const saves = new Map<
+  number,
+  { resolve: (bytes: Uint8Array) => void; reject: (e: Error) => void }
+>();
 let onDone: (() => void) | null = null;
 
 function send(request: TrainRequest): void {

@@ -1,7 +1,12 @@
 // A trained model's .safetensors file with its vocabulary in the header's
 // __metadata__ (safetensors allows any string values there; the offsets of the
 // tensors are relative to the end of the header, so a longer header moves nothing).
-import { kVocabularyMetadataKey, vocabularyFromMetadata, vocabularyMetadata, type Vocabulary } from './vocabulary';
+import {
+  kVocabularyMetadataKey,
+  vocabularyFromMetadata,
+  vocabularyMetadata,
+  type Vocabulary,
+} from './vocabulary';
 
 const kMaxHeaderBytes = 16 * 1024 * 1024;
 
@@ -14,10 +19,7 @@ function headerLength(bytes: Uint8Array): number {
 }
 
 /** The saved model with `vocabulary` added to its __metadata__. */
-export function withVocabulary(
-  bytes: Uint8Array,
-  vocabulary: Vocabulary,
-): Uint8Array<ArrayBuffer> {
+export function withVocabulary(bytes: Uint8Array, vocabulary: Vocabulary): Uint8Array<ArrayBuffer> {
   const n = headerLength(bytes);
   const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n))) as Record<
     string,

@@ -42,6 +42,15 @@ export interface TrainProgress {
 
 export type TrainReply =
   | TrainProgress
-  | { kind: 'started'; config: { layers: number; heads: number; dModel: number; vocabSize: number; contextLength: number } }
+  | {
+      kind: 'started';
+      config: {
+        layers: number;
+        heads: number;
+        dModel: number;
+        vocabSize: number;
+        contextLength: number;
+      };
+    }
   | { kind: 'saved'; id: number; bytes: Uint8Array }
   | { kind: 'error'; message: string };

@@ -55,7 +55,8 @@ export function keep(p: TrainProgress): void {
   const { step, loss, answerLoss, accuracy, attentions, gradients } = p;
   let list = snapshots.value;
   if (list.length > 0 && list[list.length - 1]!.step === step) list = list.slice(0, -1);
-  if (list.length >= kMaxSnapshots) list = list.filter((_, i) => i % 2 === 0 || i === list.length - 1);
+  if (list.length >= kMaxSnapshots)
+    list = list.filter((_, i) => i % 2 === 0 || i === list.length - 1);
   snapshots.value = [...list, { step, loss, answerLoss, accuracy, attentions, gradients }];
   if (history.value.at(-1)?.step !== step)
     history.value = [...history.value, { step, loss, answerLoss }];

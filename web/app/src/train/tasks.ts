@@ -64,7 +64,7 @@ function copyTask(): Task {
   return withProbe({
     id: 'copy',
     label: kTaskLabels.copy,
-    about: `${n} random letters, then the same ${n} again. In the repeat, each next letter is the one that followed the same letter the first time: a head in layer 2 learns to look there, a stripe from each letter of the repeat to the letter after its first copy (the induction pattern). The run always has the same length here, so the model may find that place by its position as well as by matching letters.`,
+    about: `${n} random letters, then the same ${n} again. In the repeat, each next letter is the one that followed the same letter the first time: a head learns to look there, a stripe from each letter of the repeat to the letter after its first copy, the picture of an induction head. The run always has the same length here, so the model can find that place by position alone, and it usually does so in layer 1; an induction head that matches letters wherever the run sits takes runs of varying length and many more steps than this page spends.`,
     vocabulary,
     model: { layers: 2, heads: 2, dModel: 32 },
     length: 2 * n,
@@ -75,7 +75,10 @@ function copyTask(): Task {
     sample(rng) {
       const run = Array.from({ length: n }, () => pick(rng, kLetters.length));
       // The last letter of the run predicts the first of the repeat: known from then on.
-      return { tokens: [...run, ...run], answers: range(2 * n).map((t) => t >= n - 1 && t < 2 * n - 1) };
+      return {
+        tokens: [...run, ...run],
+        answers: range(2 * n).map((t) => t >= n - 1 && t < 2 * n - 1),
+      };
     },
   });
 }
@@ -161,7 +164,7 @@ export function textTask(text: string): Task {
   const vocabulary = wordVocabulary(text);
   const ids = vocabulary.encode(text).ids;
   if (ids.length < 9)
-    throw new Error(`the text has ${ids.length} words and marks; type or paste at least 9`);
+    throw new Error(`Your text has ${ids.length} words and marks: type or paste at least 9.`);
   const T = Math.min(32, ids.length);
   const windows = ids.length - T + 1;
   return {
@@ -186,7 +189,6 @@ export function textTask(text: string): Task {
 
 export const kTaskIds: TaskId[] = ['copy', 'reverse', 'sort', 'previous', 'text'];
 
-
 /** The task of an id; the text task needs the visitor's text. */
 export function taskOf(id: TaskId, text: string): Task {
   switch (id) {
@@ -204,7 +206,11 @@ export function taskOf(id: TaskId, text: string): Task {
 }
 
 /** Batch number `step` of a run seeded with `seed`: B sequences, row-major, and their answers. */
-export function batchAt(task: Task, seed: number, step: number): { tokens: Int32Array; answers: boolean[] } {
+export function batchAt(
+  task: Task,
+  seed: number,
+  step: number,
+): { tokens: Int32Array; answers: boolean[] } {
   const rng = mulberry32((seed * 0x9e3779b1 + step) >>> 0);
   const tokens = new Int32Array(task.batch * task.length);
   const answers: boolean[] = [];

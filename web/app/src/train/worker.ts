@@ -131,17 +131,31 @@ function report(): void {
     state,
     reason,
   };
-  post(progress, [...attentions, ...gradients].map((a) => a.buffer));
+  post(
+    progress,
+    [...attentions, ...gradients].map((a) => a.buffer),
+  );
 }
 
 function slice(): void {
   scheduled = null;
   if (state !== 'running') return;
-  const until = performance.now() + kSliceMillis;
-  do trainStep();
-  while (performance.now() < until && step < stepLimit);
-  report();
+  try {
+    const until = performance.now() + kSliceMillis;
+    do trainStep();
+    while (performance.now() < until && step < stepLimit);
+    report();
+  } catch (err) {
+    fail(err);
+    return;
+  }
   if (state === 'running') schedule();
+}
+
+function fail(err: unknown): void {
+  cancel();
+  if (state === 'running') state = 'paused';
+  post({ kind: 'error', message: err instanceof Error ? err.message : String(err) });
 }
 
 function schedule(): void {
@@ -188,8 +202,6 @@ self.onmessage = async (e: MessageEvent<TrainRequest>) => {
   try {
     await handle(e.data);
   } catch (err) {
-    cancel();
-    if (state === 'running') state = 'paused';
-    post({ kind: 'error', message: err instanceof Error ? err.message : String(err) });
+    fail(err);
   }
 };

@@ -311,7 +311,7 @@ function Figures({ task }: { task: Task }) {
           T={T}
           selected={selected.value}
           onSelect={(l, h) => (selected.value = { layer: l, head: h })}
-          size={narrow ? 72 : 96}
+          size={narrow ? (config.heads > 3 ? 64 : 80) : 96}
         />
         <GradientMap
           gradient={s.gradients[Math.min(layer, s.gradients.length - 1)]!}
