@@ -18,14 +18,11 @@ import {
   defaultLearningRate,
   handoff,
   history,
-  latest,
   learningRate,
-  scrubbed,
   seed,
   selected,
   shape,
   shown,
-  snapshots,
   taskId,
   taskText,
   trainError,
@@ -36,6 +33,7 @@ import { kTaskIds, kTaskLabels, taskOf, type Task, type TaskId } from '../../tra
 import { GradientMap } from './gradient-map';
 import { HeadMaps } from './head-maps';
 import { LossCurve } from './loss-curve';
+import { Numbers, Scrubber, StateLine } from './train-status';
 
 const reducedMotion = () => window.matchMedia('(prefers-reduced-motion: reduce)').matches;
 
@@ -186,94 +184,6 @@ function Controls({ task }: { task: Task | null }) {
   );
 }
 
-function Numbers() {
-  const p = latest.value;
-  const state = trainState.value;
-  const fmt = (v: number, digits = 3) => (Number.isFinite(v) ? v.toFixed(digits) : '–');
-  return (
-    <dl
-      class="train-numbers"
-      id="train-stats"
-      data-state={state}
-      data-step={p?.step ?? 0}
-      data-answer-loss={p ? p.answerLoss : ''}
-      data-seconds={p ? p.seconds : ''}
-    >
-      <div>
-        <dt>step</dt>
-        <dd>{p ? p.step : 0}</dd>
-      </div>
-      <div>
-        <dt>training loss</dt>
-        <dd>{p ? fmt(p.loss) : '–'}</dd>
-      </div>
-      <div>
-        <dt>loss on the answers</dt>
-        <dd>{p ? fmt(p.answerLoss) : '–'}</dd>
-      </div>
-      <div>
-        <dt>answers right</dt>
-        <dd>{p ? `${(100 * p.accuracy).toFixed(0)} %` : '–'}</dd>
-      </div>
-      <div>
-        <dt>tokens / s</dt>
-        <dd>{p ? Math.round(p.tokensPerSecond).toLocaleString('en') : '–'}</dd>
-      </div>
-      <div>
-        <dt>time training</dt>
-        <dd>{p ? `${p.seconds.toFixed(1)} s` : '–'}</dd>
-      </div>
-    </dl>
-  );
-}
-
-function StateLine({ task }: { task: Task | null }) {
-  const state = trainState.value;
-  const p = latest.value;
-  const text =
-    state === 'idle'
-      ? 'Not trained yet.'
-      : state === 'starting'
-        ? 'Making the model…'
-        : state === 'running'
-          ? 'Training…'
-          : state === 'paused'
-            ? 'Paused.'
-            : `Stopped: ${p?.reason ?? 'done'}.`;
-  // Announced on changes of state only: the numbers change too often to be read out.
-  return (
-    <p class="train-state" role="status" id="train-state">
-      {text}
-      {task && state === 'idle' ? ` ${task.length} tokens a sequence, ${task.batch} a step.` : ''}
-    </p>
-  );
-}
-
-function Scrubber() {
-  const list = snapshots.value;
-  const running = trainState.value === 'running';
-  if (list.length < 2) return null;
-  const index = scrubbed.value ?? list.length - 1;
-  return (
-    <label class="train-scrub">
-      {`Snapshot at step ${list[index]!.step} (${index + 1} of ${list.length})`}
-      <input
-        id="train-scrub"
-        type="range"
-        min={0}
-        max={list.length - 1}
-        value={index}
-        disabled={running}
-        aria-valuetext={`step ${list[index]!.step}`}
-        onInput={(e) => {
-          const i = Number((e.currentTarget as HTMLInputElement).value);
-          scrubbed.value = i === list.length - 1 ? null : i;
-        }}
-      />
-    </label>
-  );
-}
-
 /** The snapshot to draw: live, or at most once a second with reduced motion. */
 function useDrawn(): Snapshot | null {
   const drawn = useSignal<Snapshot | null>(null);
@@ -334,7 +244,18 @@ function Outcome({ task }: { task: Task | null }) {
       <button type="button" id="train-use" onClick={() => void handOver(task)}>
         Show it in the page
       </button>
-      <button type="button" id="train-export" onClick={() => void downloadModel(task)}>
+      <button
+        type="button"
+        id="train-export"
+        onClick={() =>
+          downloadModel(task).catch((e: unknown) => {
+            handoff.value = {
+              ok: false,
+              message: `The model could not be exported: ${e instanceof Error ? e.message : String(e)}`,
+            };
+          })
+        }
+      >
         Export .safetensors
       </button>
       {handoff.value && (
