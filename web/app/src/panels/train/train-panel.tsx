@@ -141,7 +141,13 @@ function LearningRate() {
           onKeyDown={(e) => e.key === 'Enter' && apply()}
         />
       </label>
-      {note && <span class="error" role="alert">{note}</span>}
+      {note ? (
+        <span class="error" role="alert">
+          {note}
+        </span>
+      ) : (
+        <span class="hint">(Enter: applied at once; AdamW’s moments start afresh)</span>
+      )}
     </span>
   );
 }
