@@ -6,6 +6,7 @@ import './styles/controls.css';
 import './styles/input-bar.css';
 import './styles/figures.css';
 import './styles/models.css';
+import './styles/train.css';
 import { effect } from '@preact/signals';
 import { render } from 'preact';
 import { bindControls, kNumberFields, showClamp } from './controls';
@@ -21,6 +22,7 @@ import { ModelPicker, ModelSource } from './panels/model-picker';
 import { NextToken } from './panels/next-token';
 import { renderChecks, renderNotes } from './panels/notes';
 import { Pipeline } from './panels/pipeline';
+import { TrainPanel } from './panels/train/train-panel';
 import { Walk } from './panels/walk';
 import { startRunning } from './run';
 import { inputs, loadState, run, view } from './store';
@@ -44,6 +46,7 @@ function mountComponents(): void {
   render(<Inspector />, byId('inspect-body'));
   render(<InspectPopover />, byId('inspect-popover-box'));
   render(<Walk />, byId('walk-box'));
+  render(<TrainPanel />, byId('train-box'));
   // The tutorial checks and the notes on repeated words follow the result.
   effect(() => {
     const current = run.value;
