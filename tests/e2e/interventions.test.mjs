@@ -192,6 +192,25 @@ test('the analysis panels on a phone: usable and without axe violations', async 
   assert.deepEqual(await axeViolations(page), []);
   await page.$eval('.interventions', (el) => el.scrollIntoView({ block: 'start' }));
   await page.screenshot({ path: join(kShots, 'interventions-390.png') });
+  // A shorter text drops the mask of a position it no longer has.
+  await thenAnalysed(page, () => page.click(`.iv-mask button[data-pos="${T - 1}"]`));
+  assert.equal(await page.locator('#iv-list li').count(), 2);
+  const short = 'The cat sat';
+  let ready = Number(await page.evaluate(() => document.body.dataset.ready));
+  await thenAnalysed(page, async () => {
+    await page.fill('#text', short);
+    ready = await waitReady(page, ready);
+  });
+  assert.equal(await page.locator('#iv-list li').count(), 1);
+  const shortTokens = gpt2Tokenizer.encode(short);
+  const V = kConfig.vocabSize;
+  const want = model.forward({ tokens: shortTokens, interventions: { maskTokens: [0] } }).logits
+    .data;
+  const rows = await nextRows(page);
+  const last = want.subarray((shortTokens.length - 1) * V);
+  const max = Math.max(...last);
+  const sum = last.reduce((s, v) => s + Math.exp(v - max), 0);
+  for (const r of rows) assert.ok(Math.abs(r.after - Math.exp(last[r.token] - max) / sum) < 1e-7);
   await thenAnalysed(page, () => page.click('#logit-lens-h'));
   await page.waitForSelector('#logit-lens');
   await page.$eval('.logit-lens', (el) => el.scrollIntoView({ block: 'start' }));

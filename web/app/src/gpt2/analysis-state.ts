@@ -33,7 +33,12 @@ export const noInterventions = (iv: Interventions) =>
   iv.ablate.length + iv.maskTokens.length + iv.replace.length === 0;
 
 /** Entries that still fit the model and the text (a shorter text drops masked positions). */
-function fitting(iv: Interventions, T: number, layers: number, heads: number): Interventions {
+export function fitting(
+  iv: Interventions,
+  T: number,
+  layers: number,
+  heads: number,
+): Interventions {
   const ok = (h: { layer: number; head: number }) => h.layer < layers && h.head < heads;
   return {
     ablate: iv.ablate.filter(ok),

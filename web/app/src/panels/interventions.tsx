@@ -9,6 +9,7 @@ import {
   analysisError,
   analysisSettled,
   interventions,
+  fitting,
   noInterventions,
   setInterventions,
 } from '../gpt2/analysis-state';
@@ -48,7 +49,8 @@ export function Interventions() {
   const layer = Math.min(gpt2Layer.value, g.layers - 1);
   const head = Math.min(view.value.sel.head, H - 1);
   const target = { layer, head };
-  const iv = interventions.value;
+  // Entries that no longer fit (a shorter text, another model) are not applied nor listed.
+  const iv = fitting(interventions.value, T, g.layers, H);
   const a = analysis.value;
   const current = a && a.tokens.join() === g.tokens.join() && !noInterventions(a.applied) ? a : null;
   const entries = [
