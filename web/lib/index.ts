@@ -9,6 +9,11 @@ export type {
   LoadModelOptions,
   ModelForwardArgs,
   ModelForwardResult,
+  GenerateArgs,
+  GenerateResult,
+  Model,
+} from './model-types.js';
+export type {
   HeadRef,
   HeadAblation,
   PatternReplacement,
@@ -16,10 +21,7 @@ export type {
   ForwardDiff,
   ForwardAttribution,
   LogitLens,
-  GenerateArgs,
-  GenerateResult,
-  Model,
-} from './model-types.js';
+} from './model-analysis-types.js';
 export type {
   CreateModelArgs,
   TrainerOptions,
