@@ -27,6 +27,44 @@ double address_of(const float* data) {
   return static_cast<double>(reinterpret_cast<std::uintptr_t>(data));
 }
 
+void put_layers(Call& c, const std::string& prefix, std::vector<Tensor>& layers) {
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    c.put(prefix + std::to_string(l), std::move(layers[l]));
+  }
+}
+
+/// counts `name` as records of `width` numbers.
+std::vector<std::size_t> records(const Call& c, const char* name, std::size_t width) {
+  std::vector<std::size_t> flat = c.counts_or_empty(name);
+  if (flat.size() % width != 0) {
+    throw Error(std::string("gpt2_forward: ") + name + " holds " + std::to_string(flat.size()) +
+                " numbers, not records of " + std::to_string(width));
+  }
+  return flat;
+}
+
+/// ablate: (layer, head, mode 0 = zero | 1 = mean) records; replace:
+/// (layer, head, from layer, from head) records; maskTokens: positions.
+Gpt2ForwardOptions forward_options(const Call& c) {
+  Gpt2ForwardOptions o;
+  o.trace = c.number_or("trace", 1) != 0;
+  o.attribution = c.number_or("attribution", 0) != 0;
+  o.logit_lens_top_k = static_cast<std::size_t>(c.number_or("logitLensTopK", 0));
+  const std::vector<std::size_t> ablate = records(c, "ablate", 3);
+  for (std::size_t i = 0; i < ablate.size(); i += 3) {
+    if (ablate[i + 2] > 1) throw Error("gpt2_forward: ablate mode code out of range");
+    o.interventions.ablate.push_back(
+        {ablate[i], ablate[i + 1],
+         ablate[i + 2] == 0 ? Gpt2HeadAblation::Mode::kZero : Gpt2HeadAblation::Mode::kMean});
+  }
+  const std::vector<std::size_t> replace = records(c, "replace", 4);
+  for (std::size_t i = 0; i < replace.size(); i += 4) {
+    o.interventions.replace.push_back({replace[i], replace[i + 1], replace[i + 2], replace[i + 3]});
+  }
+  o.interventions.mask_tokens = c.counts_or_empty("maskTokens");
+  return o;
+}
+
 }  // namespace
 
 ModelEntry& model_entry(const Call& c) {
@@ -68,15 +106,23 @@ void run_gpt2_finish(Call& c) { model_entry(c).model->finish(); }
 
 void run_gpt2_forward(Call& c) {
   ModelEntry& e = model_entry(c);
-  Gpt2Output out = e.model->forward(tokens(c), c.number_or("trace", 1) != 0);
+  Gpt2Output out = e.model->forward(tokens(c), forward_options(c));
   c.put("logits", std::move(out.logits));
+  if (out.diff) {
+    c.put("diff.logits", std::move(out.diff->logits));
+    put_layers(c, "diff.attentions.", out.diff->attentions);
+  }
+  if (out.attribution) {
+    put_layers(c, "attribution.rollout.", out.attribution->rollout);
+    put_layers(c, "attribution.valueNorms.", out.attribution->value_norms);
+  }
+  if (out.logit_lens) {
+    c.put("logitLens.ids", std::move(out.logit_lens->ids));
+    c.put("logitLens.probabilities", std::move(out.logit_lens->probabilities));
+  }
   if (!out.trace) return;
-  for (std::size_t l = 0; l < out.trace->attentions.size(); ++l) {
-    c.put("attentions." + std::to_string(l), std::move(out.trace->attentions[l]));
-  }
-  for (std::size_t l = 0; l < out.trace->hidden.size(); ++l) {
-    c.put("hidden." + std::to_string(l), std::move(out.trace->hidden[l]));
-  }
+  put_layers(c, "attentions.", out.trace->attentions);
+  put_layers(c, "hidden.", out.trace->hidden);
 }
 
 void run_gpt2_cache(Call& c) {

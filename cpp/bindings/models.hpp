@@ -34,7 +34,10 @@ void run_gpt2_create(Call& c);
 /// write=1: the storage to fill (marks the tensor loaded); write=0: to read.
 void run_gpt2_weight(Call& c);
 void run_gpt2_finish(Call& c);
-/// counts tokens, number trace → logits (T, V), attentions.{l} (H, T, T), hidden.{l} (T, C).
+/// counts tokens, number trace → logits (T, V), attentions.{l} (H, T, T), hidden.{l} (T, C);
+/// counts ablate / replace / maskTokens (see forward_options in models.cpp) → diff.logits,
+/// diff.attentions.{l}; number attribution → attribution.rollout.{l} (T, T),
+/// attribution.valueNorms.{l} (H, T, T); number logitLensTopK → logitLens.ids, .probabilities.
 void run_gpt2_forward(Call& c);
 /// number capacity: a fresh, empty cache of that many positions; 0 frees it.
 void run_gpt2_cache(Call& c);

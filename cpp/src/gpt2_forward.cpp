@@ -1,5 +1,6 @@
 // GPT-2's public forward pass and cached step: their checks, the key/value
 // storage each gives the pass, and the logits.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,27 +21,86 @@ void check_count(std::size_t count, std::size_t room, const char* fn,
   }
 }
 
+/// a − b, elementwise (same shapes).
+Tensor difference(const Tensor& a, const Tensor& b) {
+  Tensor out = detail::allocate_zeros(a.shape, "gpt2: diff");
+  for (std::size_t i = 0; i < a.data.size(); ++i) out.data[i] = a.data[i] - b.data[i];
+  return out;
+}
+
 }  // namespace
 
 Gpt2Output Gpt2Model::forward(const std::vector<std::int64_t>& tokens, bool trace) const {
+  Gpt2ForwardOptions options;
+  options.trace = trace;
+  return forward(tokens, options);
+}
+
+Gpt2Output Gpt2Model::forward(const std::vector<std::int64_t>& tokens,
+                              const Gpt2ForwardOptions& options) const {
   const char* fn = "Gpt2Model::forward";
   check_ready(fn);
   const std::size_t T = tokens.size(), C = config_.d_model, H = config_.heads;
   check_count(T, config_.context_length, fn, "context_length");
   detail::check_gpt2_tokens(tokens, config_.vocab_size, fn);
+  if (!options.trace && (options.attribution || options.logit_lens_top_k > 0)) {
+    throw Error(std::string(fn) + ": " + (options.attribution ? "attribution" : "logitLens") +
+                " needs trace");
+  }
+  if (options.logit_lens_top_k > config_.vocab_size) {
+    throw Error(std::string(fn) + ": logitLens.topK is " +
+                std::to_string(options.logit_lens_top_k) +
+                ", expected 1 to vocab_size=" + std::to_string(config_.vocab_size));
+  }
+  const Gpt2Interventions& iv = options.interventions;
+  detail::check_gpt2_interventions(config_, T, iv, fn);
 
   // Every block's keys and values are used only inside it: one store serves all.
   const std::size_t d = C / H;
   std::vector<float> keys = detail::allocate_zeros({H * T * d}, "gpt2: keys").data;
   std::vector<float> values = detail::allocate_zeros({H * T * d}, "gpt2: values").data;
   const std::vector<detail::Gpt2KeyValues> kv(config_.layers, {keys.data(), values.data(), T * d});
-  Gpt2Output out;
-  if (trace) out.trace.emplace();
-  const Tensor hidden = detail::gpt2_pass(config_, weights_view(), tokens.data(), T, 0, kv,
-                                          trace ? &*out.trace : nullptr);
-  out.logits = detail::allocate_zeros({T, config_.vocab_size}, "gpt2: logits");
-  detail::gpt2_logits(hidden.data.data(), T, storage_.data(), config_.vocab_size, C,
-                      out.logits.data.data());
+  const detail::Gpt2Weights w = weights_view();
+  const auto run = [&](bool traced, const detail::Gpt2PassEdits* edits,
+                       std::vector<Tensor>* value_norms) {
+    Gpt2Output out;
+    if (traced) out.trace.emplace();
+    const Tensor hidden = detail::gpt2_pass(config_, w, tokens.data(), T, 0, kv,
+                                            traced ? &*out.trace : nullptr, edits, value_norms);
+    out.logits = detail::allocate_zeros({T, config_.vocab_size}, "gpt2: logits");
+    detail::gpt2_logits(hidden.data.data(), T, storage_.data(), config_.vocab_size, C,
+                        out.logits.data.data());
+    return out;
+  };
+
+  std::optional<Gpt2Output> clean;
+  std::optional<detail::Gpt2PassEdits> edits;
+  if (!iv.empty()) {
+    // Replacements take their patterns from the clean run, so it is traced for them.
+    clean = run(options.trace || !iv.replace.empty(), nullptr, nullptr);
+    edits = detail::gpt2_pass_edits(config_, T, iv, clean->trace ? &*clean->trace : nullptr);
+  }
+  std::vector<Tensor> value_norms;
+  Gpt2Output out =
+      run(options.trace, edits ? &*edits : nullptr, options.attribution ? &value_norms : nullptr);
+  if (clean) {
+    Gpt2Diff diff;
+    diff.logits = difference(out.logits, clean->logits);
+    if (options.trace) {
+      for (std::size_t l = 0; l < config_.layers; ++l) {
+        diff.attentions.push_back(
+            difference(out.trace->attentions[l], clean->trace->attentions[l]));
+      }
+    }
+    out.diff = std::move(diff);
+  }
+  if (options.attribution) {
+    out.attribution =
+        Gpt2Attribution{detail::gpt2_rollout(out.trace->attentions), std::move(value_norms)};
+  }
+  if (options.logit_lens_top_k > 0) {
+    out.logit_lens = detail::gpt2_logit_lens(config_, w, *out.trace, options.logit_lens_top_k);
+  }
   return out;
 }
 

@@ -44,14 +44,55 @@ struct Gpt2KeyValues {
   std::size_t head_stride;
 };
 
+/// What an intervened pass does to one head (resolved from Gpt2Interventions).
+struct Gpt2HeadEdit {
+  enum class Kind { kNone, kZero, kMean, kPattern };
+  Kind kind = Kind::kNone;
+  const float* pattern = nullptr;  // kPattern: (T, T) weights of the clean run
+};
+
+/// The interventions of a whole forward (first = 0), per layer and head.
+struct Gpt2PassEdits {
+  BoolTensor allowed;               // (T, T), 1 = may attend; empty = no masked token
+  std::vector<Gpt2HeadEdit> heads;  // layers · H, layer-major
+};
+
 /// Runs the blocks on `count` tokens at positions first .. first + count - 1
 /// (checked by the caller). Block l writes its keys and values of those
 /// positions into kv[l] and attends to positions 0 .. first + count - 1 of
 /// it. Returns the final LayerNorm's output (count, C); with `trace`, fills
 /// its attention weights and residual stream.
+/// `edits` (first = 0 only) changes heads and masks keys; `value_norms`
+/// (with trace) receives each layer's value-norm weighted attention.
 Tensor gpt2_pass(const Gpt2Config& config, const Gpt2Weights& w, const std::int64_t* tokens,
                  std::size_t count, std::size_t first, const std::vector<Gpt2KeyValues>& kv,
-                 Gpt2Trace* trace);
+                 Gpt2Trace* trace, const Gpt2PassEdits* edits = nullptr,
+                 std::vector<Tensor>* value_norms = nullptr);
+
+/// LayerNorm of each row of x (rows, C), GPT-2's eps.
+void gpt2_layer_norm_rows(const float* x, std::size_t rows, std::size_t C, const float* gamma,
+                          const float* beta, float* y);
+
+/// Throws Error naming `fn` and the argument for interventions that do not
+/// fit the config and a sequence of T tokens.
+void check_gpt2_interventions(const Gpt2Config& config, std::size_t T,
+                              const Gpt2Interventions& interventions, const char* fn);
+
+/// The edits of checked interventions; patterns point into `clean` (traced).
+Gpt2PassEdits gpt2_pass_edits(const Gpt2Config& config, std::size_t T,
+                              const Gpt2Interventions& interventions, const Gpt2Trace* clean);
+
+/// α_hij · ‖v_hj · W_O,h‖ (H, T, T) of one layer from its weights (H, T, T),
+/// its values (per head, rows of d at kv.head_stride) and c_proj's weight.
+Tensor gpt2_value_norms(const Gpt2Config& config, const Tensor& weights, const Gpt2KeyValues& kv,
+                        const float* proj_w);
+
+/// Attention rollout after each layer (T, T) from the attentions (H, T, T).
+std::vector<Tensor> gpt2_rollout(const std::vector<Tensor>& attentions);
+
+/// The logit lens of a traced pass: top `k` tokens per layer and position.
+Gpt2LogitLens gpt2_logit_lens(const Gpt2Config& config, const Gpt2Weights& w,
+                              const Gpt2Trace& trace, std::size_t k);
 
 /// logits (rows, V) = hidden (rows, C) · wteᵀ.
 void gpt2_logits(const float* hidden, std::size_t rows, const float* wte, std::size_t vocab,

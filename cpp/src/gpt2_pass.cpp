@@ -42,13 +42,6 @@ void linear_rows(const float* x, std::size_t rows, std::size_t in, const float* 
   kernels::matmul_best(x, in, w, out, y, out, rows, in, out, /*accumulate=*/true);
 }
 
-void layer_norm_rows(const float* x, std::size_t rows, std::size_t C, const float* gamma,
-                     const float* beta, float* y) {
-  for (std::size_t r = 0; r < rows; ++r) {
-    kernels::layer_norm_row<Arch>(x + r * C, gamma, beta, kLayerNormEps, y + r * C, C);
-  }
-}
-
 /// Scratch of one pass, allocated once for all blocks.
 struct Buffers {
   Buffers(std::size_t T, std::size_t C)
@@ -64,23 +57,52 @@ struct Buffers {
 /// The causal attention of one block: queries of the new rows against the
 /// keys and values of every position so far, head by head, written
 /// side by side into `out` (count, C).
+/// A head's output (count, d) replaced as `edit` says.
+void edit_head_output(const Gpt2HeadEdit& edit, std::size_t count, std::size_t d, float* output) {
+  if (edit.kind == Gpt2HeadEdit::Kind::kZero) std::fill_n(output, count * d, 0.0f);
+  if (edit.kind != Gpt2HeadEdit::Kind::kMean) return;
+  for (std::size_t i = 0; i < d; ++i) {
+    double sum = 0;
+    for (std::size_t t = 0; t < count; ++t) sum += output[t * d + i];
+    const float mean = static_cast<float>(sum / static_cast<double>(count));
+    for (std::size_t t = 0; t < count; ++t) output[t * d + i] = mean;
+  }
+}
+
 void attend(const Gpt2Config& c, const float* queries, std::size_t count, std::size_t first,
-            const Gpt2KeyValues& kv, float* out, Tensor* weights) {
+            const Gpt2KeyValues& kv, float* out, Tensor* weights, const BoolTensor* allowed,
+            const Gpt2HeadEdit* edits) {
   const std::size_t H = c.heads, d = c.d_model / H, keys = first + count;
   AttentionOptions options;
   options.mask.causal = true;  // bottom-right aligned: query i sits at position first + i
+  if (allowed) options.mask.allowed = *allowed;
   options.trace = weights != nullptr;
   for (std::size_t h = 0; h < H; ++h) {
     const TensorView q({count, d}, queries + h * count * d, count * d);
     const TensorView k({keys, d}, kv.keys + h * kv.head_stride, keys * d);
     const TensorView v({keys, d}, kv.values + h * kv.head_stride, keys * d);
-    AttentionResult r = attention(q, k, v, options);
-    for (std::size_t t = 0; t < count; ++t) {
-      std::copy_n(r.output.data.data() + t * d, d, out + t * c.d_model + h * d);
+    const Gpt2HeadEdit edit = edits ? edits[h] : Gpt2HeadEdit{};
+    Tensor output;
+    const float* pattern = nullptr;
+    if (edit.kind == Gpt2HeadEdit::Kind::kPattern) {
+      // The same product as the traced attention's weights·V, so a head
+      // given its own clean pattern reproduces the clean run exactly.
+      pattern = edit.pattern;
+      output = allocate_zeros({count, d}, "gpt2: replaced head output");
+      kernels::matmul_best(pattern, keys, v.data, d, output.data.data(), d, count, keys, d);
+    } else {
+      AttentionResult r = attention(q, k, v, options);
+      output = std::move(r.output);
+      if (weights) {
+        const std::vector<float>& from = r.trace->weights.data;
+        std::copy(from.begin(), from.end(), weights->data.begin() + h * count * keys);
+      }
     }
-    if (weights) {
-      const std::vector<float>& from = r.trace->weights.data;
-      std::copy(from.begin(), from.end(), weights->data.begin() + h * count * keys);
+    if (pattern && weights)
+      std::copy_n(pattern, count * keys, weights->data.begin() + h * count * keys);
+    edit_head_output(edit, count, d, output.data.data());
+    for (std::size_t t = 0; t < count; ++t) {
+      std::copy_n(output.data.data() + t * d, d, out + t * c.d_model + h * d);
     }
   }
 }
@@ -110,7 +132,8 @@ Tensor tensor_of(Shape shape, const std::vector<float>& from, std::size_t n) {
 
 Tensor gpt2_pass(const Gpt2Config& c, const Gpt2Weights& w, const std::int64_t* tokens,
                  std::size_t count, std::size_t first, const std::vector<Gpt2KeyValues>& kv,
-                 Gpt2Trace* trace) {
+                 Gpt2Trace* trace, const Gpt2PassEdits* edits, std::vector<Tensor>* value_norms) {
+  const BoolTensor* allowed = edits && !edits->allowed.empty() ? &edits->allowed : nullptr;
   const std::size_t C = c.d_model, T = count;
   Buffers b(T, C);
   for (std::size_t t = 0; t < T; ++t) {
@@ -126,26 +149,38 @@ Tensor gpt2_pass(const Gpt2Config& c, const Gpt2Weights& w, const std::int64_t* 
       trace->attentions.push_back(allocate_zeros({c.heads, T, first + T}, "gpt2: trace"));
       weights = &trace->attentions.back();
     }
-    layer_norm_rows(b.x.data(), T, C, lw.ln1_gamma, lw.ln1_beta, b.normed.data());
+    gpt2_layer_norm_rows(b.x.data(), T, C, lw.ln1_gamma, lw.ln1_beta, b.normed.data());
     linear_rows(b.normed.data(), T, C, lw.attn_w, lw.attn_b, 3 * C, b.qkv.data());
     split_heads(c, b.qkv.data(), T, first, b.queries.data(), kv[l]);
-    attend(c, b.queries.data(), T, first, kv[l], b.heads.data(), weights);
+    const Gpt2HeadEdit* head_edits =
+        edits && !edits->heads.empty() ? edits->heads.data() + l * c.heads : nullptr;
+    attend(c, b.queries.data(), T, first, kv[l], b.heads.data(), weights, allowed, head_edits);
+    if (value_norms && weights) {
+      value_norms->push_back(gpt2_value_norms(c, *weights, kv[l], lw.proj_w));
+    }
     // The projection accumulates straight onto the residual stream.
     std::copy_n(b.x.begin(), T * C, b.normed.begin());
     linear_rows(b.heads.data(), T, C, lw.proj_w, lw.proj_b, C, b.x.data());
     for (std::size_t i = 0; i < T * C; ++i) b.x[i] += b.normed[i];
 
-    layer_norm_rows(b.x.data(), T, C, lw.ln2_gamma, lw.ln2_beta, b.normed.data());
+    gpt2_layer_norm_rows(b.x.data(), T, C, lw.ln2_gamma, lw.ln2_beta, b.normed.data());
     linear_rows(b.normed.data(), T, C, lw.fc_w, lw.fc_b, 4 * C, b.mlp.data());
     kernels::gelu_tanh<Arch>(b.mlp.data(), T * 4 * C);
     linear_rows(b.mlp.data(), T, 4 * C, lw.mlp_proj_w, lw.mlp_proj_b, C, b.normed.data());
     for (std::size_t i = 0; i < T * C; ++i) b.x[i] += b.normed[i];
   }
   Tensor out = allocate_zeros({T, C}, "gpt2: final LayerNorm");
-  layer_norm_rows(b.x.data(), T, C, w.lnf_gamma, w.lnf_beta, out.data.data());
+  gpt2_layer_norm_rows(b.x.data(), T, C, w.lnf_gamma, w.lnf_beta, out.data.data());
   check_result_finite(out, kFn, "the final LayerNorm's output");
   if (trace) trace->hidden.push_back(out);
   return out;
+}
+
+void gpt2_layer_norm_rows(const float* x, std::size_t rows, std::size_t C, const float* gamma,
+                          const float* beta, float* y) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    kernels::layer_norm_row<Arch>(x + r * C, gamma, beta, kLayerNormEps, y + r * C, C);
+  }
 }
 
 void gpt2_logits(const float* hidden, std::size_t rows, const float* wte, std::size_t vocab,

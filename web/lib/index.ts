@@ -15,6 +15,15 @@ export type {
   Model,
 } from './model-types.js';
 export type {
+  HeadRef,
+  HeadAblation,
+  PatternReplacement,
+  ForwardInterventions,
+  ForwardDiff,
+  ForwardAttribution,
+  LogitLens,
+} from './model-analysis-types.js';
+export type {
   CreateModelArgs,
   TrainerOptions,
   TrainStepArgs,

@@ -2,6 +2,12 @@
 // architecture, its forward pass, generation and saving.
 import type { TensorOut } from './types.js';
 import type { Trainer, TrainerOptions } from './train-types.js';
+import type {
+  ForwardAttribution,
+  ForwardDiff,
+  ForwardInterventions,
+  LogitLens,
+} from './model-analysis-types.js';
 
 /** The architecture and sizes of a loaded model. */
 export interface ModelConfig {
@@ -40,6 +46,12 @@ export interface ModelForwardArgs {
   tokens: Int32Array | readonly number[];
   /** true (default): also the attention weights and the residual stream; false: logits only, through the fast paths. */
   trace?: boolean;
+  /** Run with these changes, and report the change against the clean run in `diff`. */
+  interventions?: ForwardInterventions;
+  /** Attention rollout and value-norm weighted attention (needs trace). */
+  attribution?: boolean;
+  /** The top tokens decoded from the residual stream after each block (needs trace); topK default min(5, vocabSize). */
+  logitLens?: { topK?: number };
 }
 
 export interface ModelForwardResult {
@@ -49,6 +61,12 @@ export interface ModelForwardResult {
   attentions?: TensorOut[];
   /** With trace: layers + 1 entries [T, dModel], the residual stream before each block, then after the final LayerNorm. */
   hidden?: TensorOut[];
+  /** With interventions. */
+  diff?: ForwardDiff;
+  /** With attribution: true. */
+  attribution?: ForwardAttribution;
+  /** With logitLens. */
+  logitLens?: LogitLens;
 }
 
 export interface GenerateArgs {

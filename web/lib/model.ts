@@ -5,6 +5,7 @@
 import type { AttnModule } from './attnscope.mjs';
 import { callEngine, type CallInputs, type CallOutputs, type CallTensor } from './call.js';
 import { generateTokens, modelTokens } from './model-generate.js';
+import { analysisResults, forwardAnalysis, layerList } from './model-forward-options.js';
 import { createTrainer } from './model-trainer.js';
 import { gpt2TensorShapes, readGpt2 } from './model-load.js';
 import type {
@@ -17,7 +18,6 @@ import type {
 import { decodeTensor, parseSafetensors, writeSafetensors } from './safetensors.js';
 import { AttnScopeError, toAttnScopeError } from './errors.js';
 import { describe, fail, own } from './tensors.js';
-import type { TensorOut } from './types.js';
 
 /** The engine's memory check (engine.ts): refuses `work` bytes wasm memory cannot provide. */
 export type RequireMemory = (
@@ -60,15 +60,6 @@ export function weightStorage(
 ): { address: number; size: number } {
   const out = modelCall(raw, fn, 'gpt2_weight', handle, { texts: { name }, numbers: { write } });
   return { address: out.address as number, size: out.size as number };
-}
-
-/** Outputs named "attentions.0", "attentions.1", … as an array. */
-function layerList(outputs: CallOutputs | undefined): TensorOut[] {
-  if (!outputs) return [];
-  return Object.keys(outputs)
-    .map(Number)
-    .sort((a, b) => a - b)
-    .map((l) => outputs[String(l)] as CallTensor);
 }
 
 /**
@@ -152,23 +143,34 @@ export function modelHandle(
       fail(fn, `trace must be a boolean, got ${describe(traceArg)}`);
     const trace = traceArg !== false;
     const T = tokens.length;
+    const analysis = forwardAnalysis(fn, args, config, T, trace);
     const { layers, heads, dModel, vocabSize } = config;
     const logits = T * vocabSize * 4;
     const traced = trace ? (layers * heads * T * T + (layers + 1) * T * dModel) * 4 : 0;
+    // An intervened forward keeps the clean run and the diff beside its own.
+    const runs = analysis.intervenes ? 3 : 1;
+    const extra =
+      (analysis.attribution ? layers * (heads + 1) * T * T * 4 : 0) +
+      (analysis.logitLensTopK ? 2 * layers * T * analysis.logitLensTopK * 4 + logits : 0);
     // Per block: the residual stream, queries, keys, values, the MLP, and
     // while one head runs traced its four T×T tensors.
     const work = T * dModel * 4 * 12 + (trace ? 4 * T * T * 4 : 0);
-    requireMemory(fn, {}, logits + traced + work, logits + traced, `a forward pass of ${T} tokens`);
+    const kept = runs * (logits + traced) + extra;
+    requireMemory(fn, {}, kept + work, kept, `a forward pass of ${T} tokens`);
     const out = modelCall(raw, fn, 'gpt2_forward', handle, {
-      numbers: { trace },
-      counts: { tokens },
+      numbers: {
+        trace,
+        attribution: analysis.attribution,
+        logitLensTopK: analysis.logitLensTopK,
+      },
+      counts: { tokens, ...analysis.counts },
     });
     const result: ModelForwardResult = { logits: out.logits as CallTensor };
     if (trace) {
       result.attentions = layerList(out.attentions as CallOutputs);
       result.hidden = layerList(out.hidden as CallOutputs);
     }
-    return result;
+    return Object.assign(result, analysisResults(out));
   }
 
   function save(): Uint8Array {

@@ -3,6 +3,7 @@
 // layer by layer. Weights are in Hugging Face's layout: the linear layers are
 // Conv1D, whose weight is (in, out), so y = x · W + b.
 import { AttnScopeError } from './errors.js';
+import type { ForwardInterventions } from './model-analysis-types.js';
 import { layerNormReference, matmul, type Values } from './reference.js';
 
 /** The sizes of a GPT-2 (the names of ARCHITECTURE.md's model.config). */
@@ -38,7 +39,15 @@ export interface Gpt2ReferenceResult {
   attentions: Float64Array[];
   /** layers + 1 entries, each (T, dModel): the residual stream before each block, then the output of ln_f. */
   hidden: Float64Array[];
+  /** One per layer, (T, dModel): the values of every head side by side (head h: columns [h·d, (h+1)·d)). */
+  values: Float64Array[];
 }
+
+/** The interventions of model.forward, which gpt2ForwardReference applies with the same meaning. */
+export type Gpt2ReferenceInterventions = ForwardInterventions;
+
+/** Per head of one layer: 'zero', 'mean', a (T, T) pattern, or nothing. */
+type HeadEdit = 'zero' | 'mean' | Float64Array | undefined;
 
 const kLayerNormEps = 1e-5;
 
@@ -54,27 +63,44 @@ function causalAttention(
   T: number,
   C: number,
   heads: number,
+  masked: ReadonlySet<number>,
+  edits: HeadEdit[],
 ): { output: Float64Array; weights: Float64Array } {
   const d = C / heads;
   const output = new Float64Array(T * C);
   const weights = new Float64Array(heads * T * T);
   for (let h = 0; h < heads; h++) {
+    const edit = edits[h];
     for (let i = 0; i < T; i++) {
       const row = weights.subarray((h * T + i) * T, (h * T + i + 1) * T);
-      let max = -Infinity;
-      for (let j = 0; j <= i; j++) {
-        let s = 0;
-        for (let c = h * d; c < (h + 1) * d; c++) s += q[i * C + c]! * k[j * C + c]!;
-        row[j] = s / Math.sqrt(d);
-        max = Math.max(max, row[j]!);
+      if (edit instanceof Float64Array) {
+        row.set(edit.subarray(i * T, (i + 1) * T));
+      } else {
+        let visible = Array.from({ length: i + 1 }, (_, j) => j).filter((j) => !masked.has(j));
+        if (visible.length === 0) visible = [i];
+        let max = -Infinity;
+        for (const j of visible) {
+          let s = 0;
+          for (let c = h * d; c < (h + 1) * d; c++) s += q[i * C + c]! * k[j * C + c]!;
+          row[j] = s / Math.sqrt(d);
+          max = Math.max(max, row[j]!);
+        }
+        let sum = 0;
+        for (const j of visible) sum += row[j] = Math.exp(row[j]! - max);
+        for (const j of visible) row[j] = row[j]! / sum; // other keys stay 0
       }
-      let sum = 0;
-      for (let j = 0; j <= i; j++) sum += row[j] = Math.exp(row[j]! - max);
-      for (let j = 0; j <= i; j++) row[j] = row[j]! / sum; // keys after i stay 0
       for (let c = h * d; c < (h + 1) * d; c++) {
         let s = 0;
-        for (let j = 0; j <= i; j++) s += row[j]! * v[j * C + c]!;
+        for (let j = 0; j < T; j++) s += row[j]! * v[j * C + c]!;
         output[i * C + c] = s;
+      }
+    }
+    for (let c = h * d; c < (h + 1) * d; c++) {
+      let mean = 0;
+      for (let i = 0; i < T; i++) mean += output[i * C + c]! / T;
+      for (let i = 0; i < T; i++) {
+        if (edit === 'zero') output[i * C + c] = 0;
+        if (edit === 'mean') output[i * C + c] = mean;
       }
     }
   }
@@ -90,11 +116,17 @@ function columns(m: Values, rows: number, cols: number, from: number, width: num
   return out;
 }
 
-/** GPT-2 on one sequence of token ids, in doubles, keeping every layer's attention and residual stream. */
+/**
+ * GPT-2 on one sequence of token ids, in doubles, keeping every layer's
+ * attention, values and residual stream; with `interventions` (whose ranges
+ * the caller has checked) the run that model.forward reports, patterns of
+ * `replace` taken from a clean run made first.
+ */
 export function gpt2ForwardReference(
   weights: Gpt2ReferenceWeights,
   config: Gpt2ReferenceConfig,
   tokens: ArrayLike<number>,
+  interventions?: Gpt2ReferenceInterventions,
 ): Gpt2ReferenceResult {
   const { layers, heads, dModel: C, vocabSize: V, contextLength } = config;
   if (!(C > 0 && heads > 0 && Number.isInteger(C / heads))) {
@@ -128,8 +160,21 @@ export function gpt2ForwardReference(
     for (let c = 0; c < C; c++) x[t * C + c] = wte[id * C + c]! + wpe[t * C + c]!;
   }
 
+  const clean = interventions?.replace?.length
+    ? gpt2ForwardReference(weights, config, tokens)
+    : undefined;
+  const edits: HeadEdit[][] = Array.from({ length: layers }, () => new Array<HeadEdit>(heads));
+  for (const { layer, head, mode } of interventions?.ablate ?? []) {
+    edits[layer]![head] = mode ?? 'zero';
+  }
+  for (const { layer, head, from } of interventions?.replace ?? []) {
+    const source = clean!.attentions[from.layer]!;
+    edits[layer]![head] = source.slice(from.head * T * T, (from.head + 1) * T * T);
+  }
+  const masked = new Set(interventions?.maskTokens ?? []);
   const hidden: Float64Array[] = [];
   const attentions: Float64Array[] = [];
+  const values: Float64Array[] = [];
   const addTo = (residual: Float64Array, delta: Float64Array) =>
     residual.map((value, i) => value + delta[i]!);
   for (let l = 0; l < layers; l++) {
@@ -156,8 +201,9 @@ export function gpt2ForwardReference(
       Float64Array,
       Float64Array,
     ];
-    const attention = causalAttention(q, k, v, T, C, heads);
+    const attention = causalAttention(q, k, v, T, C, heads, masked, edits[l]!);
     attentions.push(attention.weights);
+    values.push(v);
     const projected = matmul(
       attention.output,
       T,
@@ -212,5 +258,5 @@ export function gpt2ForwardReference(
       logits[t * V + id] = s;
     }
   }
-  return { logits, attentions, hidden };
+  return { logits, attentions, hidden, values };
 }

@@ -306,3 +306,4 @@ export const relu = (v: number): number => Math.max(0, v);
 export * from './reference-variants.js';
 export * from './reference-gpt2.js';
 export * from './reference-backward.js';
+export * from './reference-gpt2-attribution.js';

@@ -46,9 +46,76 @@ struct Gpt2Trace {
   std::vector<Tensor> hidden;
 };
 
+/// Ablation of one head: its output (the head's weights·V, before c_proj)
+/// replaced by zeros, or by its mean over the positions of this sequence
+/// (every position gets the same vector, the average over all T, later
+/// positions included).
+struct Gpt2HeadAblation {
+  enum class Mode { kZero, kMean };
+  std::size_t layer = 0, head = 0;
+  Mode mode = Mode::kZero;
+};
+
+/// Head (layer, head) uses the attention weights that head (from_layer,
+/// from_head) has in the clean run (no interventions) instead of its own;
+/// its values stay its own.
+struct Gpt2PatternReplacement {
+  std::size_t layer = 0, head = 0, from_layer = 0, from_head = 0;
+};
+
+/// Changes to one forward pass. A head is the target of at most one
+/// ablation or replacement.
+struct Gpt2Interventions {
+  std::vector<Gpt2HeadAblation> ablate;
+  /// Positions no query may attend to, in every layer and head. A query
+  /// whose every visible key is masked attends to itself alone (instead of
+  /// a fully masked row).
+  std::vector<std::size_t> mask_tokens;
+  std::vector<Gpt2PatternReplacement> replace;
+  bool empty() const { return ablate.empty() && mask_tokens.empty() && replace.empty(); }
+};
+
+struct Gpt2ForwardOptions {
+  /// Keep attentions and hidden; without it attention runs the fast path.
+  bool trace = true;
+  Gpt2Interventions interventions;
+  /// Attention rollout and value-norm weighted attention (needs trace).
+  bool attribution = false;
+  /// The logit lens's top tokens per layer and position; 0 = none (needs trace).
+  std::size_t logit_lens_top_k = 0;
+};
+
+/// The run with interventions minus the clean run.
+struct Gpt2Diff {
+  Tensor logits;                   // (T, V)
+  std::vector<Tensor> attentions;  // with trace: one per layer (H, T, T)
+};
+
+struct Gpt2Attribution {
+  /// Abnar & Zuidema's rollout after each layer (T, T): per layer the
+  /// head-averaged weights plus the identity, rows renormalised to sum 1,
+  /// multiplied through the layers (R_0 = A_0, R_l = A_l · R_{l-1}).
+  std::vector<Tensor> rollout;
+  /// Kobayashi et al.'s norms per layer (H, T, T): α_hij · ‖v_hj · W_O,h‖,
+  /// W_O,h being head h's rows of attn.c_proj.weight (its share of the
+  /// output projection, bias left out).
+  std::vector<Tensor> value_norms;
+};
+
+/// The residual stream after each block decoded through ln_f and wteᵀ:
+/// per layer and position the top-k tokens by probability (ties: lower id
+/// first). The last layer's entry is the model's own prediction.
+struct Gpt2LogitLens {
+  Tensor ids;            // (layers, T, k), token ids held as floats
+  Tensor probabilities;  // (layers, T, k), softmax of the decoded logits
+};
+
 struct Gpt2Output {
   Tensor logits;                   // (T, V)
   std::optional<Gpt2Trace> trace;  // present iff the forward was traced
+  std::optional<Gpt2Diff> diff;    // present iff there were interventions
+  std::optional<Gpt2Attribution> attribution;
+  std::optional<Gpt2LogitLens> logit_lens;
 };
 
 /// Keys and values of the positions seen so far, per layer (H, capacity,
@@ -100,6 +167,14 @@ class Gpt2Model {
   /// attention runs the fast path and no T×T tensor is made. Throws Error
   /// for no tokens, T > context_length or a token outside [0, V).
   Gpt2Output forward(const std::vector<std::int64_t>& tokens, bool trace) const;
+
+  /// forward() with interventions (then also the diff against the clean
+  /// run, which is run first), attribution and the logit lens. Throws Error
+  /// naming the argument for a layer, head or position out of range, a head
+  /// targeted twice, a duplicated masked position, or attribution / logit
+  /// lens without trace (or top k outside 1..vocab_size).
+  Gpt2Output forward(const std::vector<std::int64_t>& tokens,
+                     const Gpt2ForwardOptions& options) const;
 
   /// Runs `tokens` at positions cache.length() .. and appends their keys
   /// and values to the cache; returns the logits (V) of the last of them.

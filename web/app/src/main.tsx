@@ -7,6 +7,7 @@ import './styles/input-bar.css';
 import './styles/figures.css';
 import './styles/models.css';
 import './styles/train.css';
+import './styles/analysis.css';
 import { effect } from '@preact/signals';
 import { render } from 'preact';
 import { bindControls, kNumberFields, showClamp } from './controls';
@@ -20,6 +21,7 @@ import { Gpt2Tokens } from './panels/gpt2-tokens';
 import { Inspector } from './panels/inspector';
 import { ModelPicker, ModelSource } from './panels/model-picker';
 import { NextToken } from './panels/next-token';
+import { Gpt2Analysis } from './panels/gpt2-analysis';
 import { renderChecks, renderNotes } from './panels/notes';
 import { Pipeline } from './panels/pipeline';
 import { TrainPanel } from './panels/train/train-panel';
@@ -40,6 +42,7 @@ function mountComponents(): void {
   );
   // Beside the figures, under the inspector: the model's answer stays in view.
   render(<NextToken />, byId('next-token-box'));
+  render(<Gpt2Analysis />, byId('gpt2-analysis-box'));
   render(<Chips />, byId('chips-box'));
   render(<FoldedEditor />, byId('editor'));
   render(<Pipeline />, byId('pipeline-body'));

@@ -1,5 +1,12 @@
 // The page's side of the GPT-2 worker: one request at a time per call, answered by id.
-import type { ForwardReply, Gpt2Reply, Gpt2Request, ModelConfig } from './protocol';
+import type {
+  AnalysisReply,
+  ForwardReply,
+  Gpt2Reply,
+  Gpt2Request,
+  Interventions,
+  ModelConfig,
+} from './protocol';
 
 export type LoadProgress = { phase: 'reading' | 'loading'; loaded: number; total: number };
 
@@ -40,4 +47,10 @@ export const forwardGpt2 = (tokens: number[], layer: number) =>
   call<ForwardReply>({ kind: 'forward', tokens, layer });
 export const generateGpt2 = (tokens: number[], temperature: number, topK: number, seed: number) =>
   call<number>({ kind: 'generate', tokens, temperature, topK, seed });
+export const analyseGpt2 = (
+  tokens: number[],
+  interventions: Interventions,
+  attribution: boolean,
+  lens: boolean,
+) => call<AnalysisReply>({ kind: 'analyse', tokens, interventions, attribution, lens });
 export const unloadGpt2 = () => call<null>({ kind: 'unload' });

@@ -1,11 +1,38 @@
 // Messages between the page and the GPT-2 worker (worker.ts).
-import type { ModelConfig } from 'attnscope';
+import type { ForwardInterventions, ModelConfig } from 'attnscope';
 
 export type Gpt2Request =
   | { kind: 'load'; file: File }
   | { kind: 'forward'; tokens: number[]; layer: number }
   | { kind: 'generate'; tokens: number[]; temperature: number; topK: number; seed: number }
+  | {
+      kind: 'analyse';
+      tokens: number[];
+      interventions: Interventions;
+      attribution: boolean;
+      lens: boolean;
+    }
   | { kind: 'unload' };
+
+/** The interventions the page asks for (the package's ForwardInterventions, all lists present). */
+export type Interventions = Required<ForwardInterventions>;
+
+/** One forward with the interventions and what the open panels ask for. */
+export interface AnalysisReply {
+  /** The logits after the last token, with the interventions (vocabSize). */
+  lastLogits: Float32Array;
+  /** With interventions: per layer the change of the weights (H, T, T). */
+  diffAttentions: Float32Array[] | null;
+  /** With attribution: per layer the weights and value norms (H, T, T) and the rollout (T, T). */
+  attribution: {
+    attentions: Float32Array[];
+    rollout: Float32Array[];
+    valueNorms: Float32Array[];
+  } | null;
+  /** With lens: (layers, T), the logit lens's most likely token and its probability. */
+  lens: { ids: Int32Array; probabilities: Float32Array } | null;
+  millis: number;
+}
 
 /** One layer's attention input, ready for engine.selfAttention. */
 export interface LayerInput {

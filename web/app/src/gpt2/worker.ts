@@ -3,6 +3,7 @@
 // answers forward passes and generation steps. Nothing here touches the network.
 import { createAttnScope, type AttnScope, type Model } from 'attnscope';
 import { FileTensors } from './file-tensors';
+import { analyse } from './analyse';
 import type { ForwardReply, Gpt2Reply, Gpt2Request, LayerInput } from './protocol';
 
 let engine: Promise<AttnScope> | null = null;
@@ -132,6 +133,17 @@ self.onmessage = async (e: MessageEvent<{ id: number; request: Gpt2Request }>) =
         wq.buffer,
         wk.buffer,
         wv.buffer,
+      ]);
+    } else if (request.kind === 'analyse') {
+      if (!model) throw new Error('no model is loaded');
+      const { tokens, interventions, attribution, lens } = request;
+      const value = analyse(model, tokens, interventions, attribution, lens);
+      const a = value.attribution;
+      post({ id, ok: true, value }, [
+        value.lastLogits.buffer,
+        ...(value.diffAttentions ?? []).map((d) => d.buffer),
+        ...(a ? [...a.attentions, ...a.rollout, ...a.valueNorms].map((d) => d.buffer) : []),
+        ...(value.lens ? [value.lens.ids.buffer, value.lens.probabilities.buffer] : []),
       ]);
     } else if (request.kind === 'generate') {
       if (!model) throw new Error('no model is loaded');
