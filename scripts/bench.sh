@@ -9,6 +9,8 @@
 #   npm run bench -- --clock=cpu   time by process CPU time (on a busy, shared machine)
 #   ATTN_BENCH_NATIVE=0 npm run bench   skip the native benchmark
 #   ATTN_BENCH_POOL=0 npm run bench     skip the worker-pool benchmark (pool-bench.mjs, ~1 minute)
+#   ATTN_BENCH_GPT2=0 npm run bench     skip GPT-2 against onnxruntime-web and TF.js (gpt2-bench.mjs,
+#                                       ~10 minutes and 3 GB of memory at GPT-2 small's size)
 #   ATTN_BENCH_RELAXED=0 npm run bench  do not turn on Node 20's relaxed SIMD (plain SIMD build only)
 # Other arguments go to attention-bench.mjs (--sizes=64,256 --no-large --out=dir).
 set -euo pipefail
@@ -67,6 +69,13 @@ if [[ ${ATTN_BENCH_POOL:-1} != 0 ]]; then
   pool_args=()
   for a in "$@"; do [[ $a == --quick || $a == --out=* ]] && pool_args+=("$a"); done
   node "${node_flags[@]:1}" web/bench/pool-bench.mjs "${pool_args[@]+"${pool_args[@]}"}"
+fi
+
+if [[ ${ATTN_BENCH_GPT2:-1} != 0 ]]; then
+  step "Node: GPT-2 small's shape in attnscope, onnxruntime-web and TF.js (single thread)"
+  gpt2_args=()
+  for a in "$@"; do [[ $a == --quick ]] && gpt2_args+=("$a"); done
+  node "${node_flags[@]}" web/bench/gpt2-bench.mjs "${gpt2_args[@]+"${gpt2_args[@]}"}"
 fi
 
 if [[ -f scripts/bench-native.sh && ${ATTN_BENCH_NATIVE:-1} != 0 ]]; then

@@ -277,6 +277,7 @@ constexpr Runner kRunners[] = {
     {"gpt2_init", run_gpt2_init},
     {"gpt2_trainer", run_gpt2_trainer},
     {"gpt2_train_step", run_gpt2_train_step},
+    {"gpt2_gradient", run_gpt2_gradient},
 };
 
 }  // namespace

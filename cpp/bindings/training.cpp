@@ -34,11 +34,17 @@ void run_gpt2_trainer(Call& c) {
   c.put("trainer", static_cast<double>(++e.trainer_id));
 }
 
+/// The entry's trainer, if it is the one numbered "trainer" in the call.
+static Gpt2Trainer& current_trainer(const Call& c, ModelEntry& e, const char* fn) {
+  if (!e.trainer || c.size_number("trainer") != e.trainer_id) {
+    throw Error(std::string(fn) + ": this trainer was replaced by a newer model.trainer() call");
+  }
+  return *e.trainer;
+}
+
 void run_gpt2_train_step(Call& c) {
   ModelEntry& e = model_entry(c);
-  if (!e.trainer || c.size_number("trainer") != e.trainer_id) {
-    throw Error("trainer.step: this trainer was replaced by a newer model.trainer() call");
-  }
+  current_trainer(c, e, "trainer.step");
   const std::vector<std::size_t> ids = c.counts_or_empty("tokens");
   e.prefix_cache.reset();  // the step changes the weights its keys and values came from
   const TrainStepResult r =
@@ -46,6 +52,14 @@ void run_gpt2_train_step(Call& c) {
   c.put("loss", r.loss);
   c.put("gradientNorm", r.gradient_norm);
   c.put("learningRate", static_cast<double>(r.learning_rate));
+}
+
+void run_gpt2_gradient(Call& c) {
+  ModelEntry& e = model_entry(c);
+  const Gpt2Trainer& trainer = current_trainer(c, e, "trainer.gradient");
+  const std::string name = c.text_or("name", "");
+  const std::vector<float>& g = trainer.gradient(name);  // throws Error naming an unknown weight
+  c.put("gradient", Tensor(e.model->weight_shape(name), std::vector<float>(g.begin(), g.end())));
 }
 
 }  // namespace attnscope::bindings

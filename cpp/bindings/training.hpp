@@ -5,7 +5,9 @@
 // finished. gpt2_trainer (model, numbers lr, beta1, beta2, eps, weightDecay,
 // clip, warmup, totalSteps → number trainer): a new AdamW trainer, replacing
 // the model's previous one. gpt2_train_step (model, trainer, counts tokens,
-// number batch → numbers loss, gradientNorm, learningRate).
+// number batch → numbers loss, gradientNorm, learningRate). gpt2_gradient
+// (model, trainer, text name → tensor gradient, shaped as the weight): the
+// gradient of that weight from the trainer's last step, before clipping.
 #pragma once
 
 #include "call.hpp"
@@ -15,5 +17,6 @@ namespace attnscope::bindings {
 void run_gpt2_init(Call& c);
 void run_gpt2_trainer(Call& c);
 void run_gpt2_train_step(Call& c);
+void run_gpt2_gradient(Call& c);
 
 }  // namespace attnscope::bindings

@@ -49,56 +49,54 @@ function rename(header, from, to) {
   delete header[from];
 }
 
-const cases = [
-  ['not a Uint8Array', () => engine.loadModel(new ArrayBuffer(8)), /bytes must be a Uint8Array/],
+/** The bad files, each loaded by `load(bytes, options)`. */
+const casesFor = (load) => [
   [
     'a truncated file',
-    () => engine.loadModel(good.subarray(0, good.length - 10)),
+    () => load(good.subarray(0, good.length - 10)),
     /beyond|outside|end of the file|bytes/,
   ],
-  ['a header beyond the end', () => engine.loadModel(good.subarray(0, 40)), /header/],
+  ['a header beyond the end', () => load(good.subarray(0, 40)), /header/],
   [
     'a missing tensor',
-    () => engine.loadModel(fileWithout((name) => name === 'h.1.mlp.c_proj.bias')),
+    () => load(fileWithout((name) => name === 'h.1.mlp.c_proj.bias')),
     /h\.1\.mlp\.c_proj\.bias/,
   ],
   [
     'a missing block (h.0 absent, h.1 present)',
-    () => engine.loadModel(fileWithout((name) => name.startsWith('h.0.'))),
+    () => load(fileWithout((name) => name.startsWith('h.0.'))),
     /no tensor h\.0\.ln_1\.weight/,
   ],
   [
     'a wrong shape',
-    () => engine.loadModel(withHeader(good, (h) => (h['ln_f.bias'].shape = [2, 4]))),
+    () => load(withHeader(good, (h) => (h['ln_f.bias'].shape = [2, 4]))),
     /tensor ln_f\.bias has shape \[2, 4\], expected \[8\]/,
   ],
   [
     'a wrong block shape',
-    () => engine.loadModel(withHeader(good, (h) => (h['h.0.attn.c_attn.weight'].shape = [24, 8]))),
+    () => load(withHeader(good, (h) => (h['h.0.attn.c_attn.weight'].shape = [24, 8]))),
     /tensor h\.0\.attn\.c_attn\.weight has shape \[24, 8\], expected \[8, 24\]/,
   ],
   [
     'an unknown tensor',
-    () => engine.loadModel(withHeader(good, (h) => rename(h, 'h.0.attn.bias', 'h.0.attn.extra'))),
+    () => load(withHeader(good, (h) => rename(h, 'h.0.attn.bias', 'h.0.attn.extra'))),
     /tensor h\.0\.attn\.extra is not part of a GPT-2 model/,
   ],
   [
     'an unknown dtype',
-    () => engine.loadModel(withHeader(good, (h) => (h['wpe.weight'].dtype = 'I32'))),
+    () => load(withHeader(good, (h) => (h['wpe.weight'].dtype = 'I32'))),
     /wpe\.weight/,
   ],
   [
     'a tensor twice, with and without the prefix',
     () =>
-      engine.loadModel(
-        fileWithout(() => false, [['transformer.ln_f.bias', 'F32', [8], new Uint8Array(32)]]),
-      ),
+      load(fileWithout(() => false, [['transformer.ln_f.bias', 'F32', [8], new Uint8Array(32)]])),
     /tensor transformer\.ln_f\.bias appears twice/,
   ],
   [
     'overlapping offsets',
     () =>
-      engine.loadModel(
+      load(
         withHeader(good, (h) => {
           [h['ln_f.weight'].data_offsets, h['ln_f.bias'].data_offsets] = [
             h['ln_f.bias'].data_offsets,
@@ -111,44 +109,71 @@ const cases = [
   ],
   [
     'a NaN weight (found after allocating)',
-    () => engine.loadModel(withValue(good, 'h.1.ln_2.bias', NaN)),
+    () => load(withValue(good, 'h.1.ln_2.bias', NaN)),
     /^loadModel: tensor h\.1\.ln_2\.bias has a non-finite value at index 0$/,
   ],
   [
     'heads not dividing dModel',
-    () => engine.loadModel(good, { config: { heads: 3 } }),
+    () => load(good, { config: { heads: 3 } }),
     /heads=3 does not divide dModel=8/,
   ],
   [
     'a config the tensors contradict',
-    () => engine.loadModel(good, { config: { layers: 3 } }),
+    () => load(good, { config: { layers: 3 } }),
     /config\.layers is 3, but the file's tensors say 2/,
   ],
   [
     'a misspelt config field',
-    () => engine.loadModel(good, { config: { head: 2 } }),
+    () => load(good, { config: { head: 2 } }),
     /config has an unknown field 'head'/,
   ],
   [
     'another architecture',
-    () => engine.loadModel(good, { config: { architecture: 'llama' } }),
+    () => load(good, { config: { architecture: 'llama' } }),
     /config\.architecture is llama, but only 'gpt2' is supported/,
   ],
   [
     'a bad n_head in the metadata',
-    () => engine.loadModel(tinyGpt2({ metadata: { n_head: 'two' } }).bytes),
+    () => load(tinyGpt2({ metadata: { n_head: 'two' } }).bytes),
     /n_head is "two"/,
   ],
 ];
 
+const named = (message) => (e) => {
+  assert.equal(e.name, 'AttnScopeError');
+  assert.match(e.message, message);
+  return true;
+};
+
+const cases = [
+  ['not a Uint8Array', () => engine.loadModel(new ArrayBuffer(8)), /bytes must be a Uint8Array/],
+  ...casesFor((bytes, options) => engine.loadModel(bytes, options)),
+];
 for (const [what, call, message] of cases) {
   test(`loadModel rejects ${what}, naming it, and leaves memory as it was`, () => {
     const before = engine.memoryUsage().heapInUse;
-    assert.throws(call, (e) => {
-      assert.equal(e.name, 'AttnScopeError');
-      assert.match(e.message, message);
-      return true;
-    });
+    assert.throws(call, named(message));
+    assert.equal(engine.memoryUsage().heapInUse, before);
+  });
+}
+
+// The same files read from a Blob, a piece at a time: the same errors, and a
+// model refused after its storage was allocated is freed all the same.
+/** A message that names loadModel, naming loadModelFromBlob instead. */
+const forBlob = (re) => new RegExp(re.source.replace('^loadModel:', '^loadModelFromBlob:'));
+const blobCases = [
+  ['not a Blob', () => engine.loadModelFromBlob(new Uint8Array(8)), /blob must be a Blob/],
+  [
+    'an onProgress that is not a function',
+    () => engine.loadModelFromBlob(new Blob([good]), { onProgress: 1 }),
+    /onProgress must be a function/,
+  ],
+  ...casesFor((bytes, options) => engine.loadModelFromBlob(new Blob([bytes]).slice(0), options)),
+];
+for (const [what, call, message] of blobCases) {
+  test(`loadModelFromBlob rejects ${what}, naming it, and leaves memory as it was`, async () => {
+    const before = engine.memoryUsage().heapInUse;
+    await assert.rejects(call, named(forBlob(message)));
     assert.equal(engine.memoryUsage().heapInUse, before);
   });
 }

@@ -1,17 +1,26 @@
-// GPT-2 in the package: a GPT-2-small-shaped model (12 layers, 12 heads,
-// C = 768, V = 50 257, 1 024 positions) with seeded random weights, written
-// here as a .safetensors file, then timed: loading the file into wasm
-// memory, forward passes without trace at T = 128 and 512, and generation
-// through the key/value cache from 128 to 256 tokens (tokens per second).
-// Figures only; peers (onnxruntime-web, TF.js) are not run here yet.
+// GPT-2 in the package against its peers: a GPT-2-small-shaped model (12
+// layers, 12 heads, C = 768, V = 50 257, 1 024 positions) with seeded random
+// weights, written here as a .safetensors file, then timed in attnscope
+// (loading the file into wasm memory, forward passes without trace at T = 128
+// and 512, generation through the key/value cache from 128 to 256 tokens) and
+// the same forward passes and generation in onnxruntime-web (the network as an
+// ONNX graph, gpt2-onnx.mjs) and TF.js's wasm backend (gpt2-peers.mjs), all on
+// one thread, one runtime after the other. The peers' logits are checked
+// against attnscope's before their times count.
 // Each time is given as wall clock and as this process's CPU time (user +
 // system): on a shared machine the second is the one to compare.
 //
 //   node web/bench/gpt2-bench.mjs [--quick] [--layers=12] [--heads=12] [--dModel=768]
-//        [--vocab=50257] [--context=1024] [--sizes=128,512] [--prompt=128] [--new=128] [--reps=3]
+//        [--vocab=50257] [--context=1024] [--sizes=128,512] [--prompt=128] [--new=128]
+//        [--reps=3] [--peers=ort,tfjs | --peers=none]
 //
 // --quick: 2 layers, T = 64, 16 new tokens (a smoke test of a few seconds).
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { distDir, loadAttnScope } from './attnscope-runner.mjs';
+import { createOrtGpt2, createTfjsGpt2 } from './gpt2-peers.mjs';
 
 const args = Object.fromEntries(
   process.argv.slice(2).map((a) => {
@@ -34,6 +43,9 @@ const sizes = String(args.sizes ?? (quick ? '64' : '128,512'))
 const prompt = num('prompt', 128, 32);
 const newTokens = num('new', 128, 16);
 const reps = num('reps', 3, 1);
+const peers = String(args.peers ?? 'ort,tfjs')
+  .split(',')
+  .filter((p) => p && p !== 'none');
 
 /** GPT-2's tensors and shapes (Hugging Face names, no prefix). */
 function shapes({ layers, dModel: C, vocabSize: V, contextLength: Tmax }) {
@@ -62,7 +74,11 @@ function shapes({ layers, dModel: C, vocabSize: V, contextLength: Tmax }) {
   return out;
 }
 
-/** The file, written in place: weights ~ N(0, 0.02) as GPT-2's initialisation, LayerNorm gains 1. */
+/**
+ * The file, written in place: weights ~ N(0, 0.02) as GPT-2's initialisation,
+ * LayerNorm gains 1. Returns it with a view of each tensor inside it, which the
+ * peers take as their weights (no second copy in JavaScript).
+ */
 function randomGpt2File() {
   const list = shapes(config);
   const header = { __metadata__: { n_head: String(config.heads) } };
@@ -82,14 +98,16 @@ function randomGpt2File() {
   let state = 12345;
   const uniform = () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32 - 0.5;
   let at = 0;
+  const weights = new Map();
   for (const [name, shape] of list) {
     const n = shape.reduce((a, b) => a * b, 1);
     const gain = /ln_.*\.weight$/.test(name);
     // A uniform of the same spread as N(0, 0.02): 0.02·√12 ≈ 0.069.
     for (let i = 0; i < n; i++) data[at + i] = gain ? 1 : 0.069 * uniform();
+    weights.set(name, data.subarray(at, at + n));
     at += n;
   }
-  return file;
+  return { file, weights };
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -111,32 +129,62 @@ function since(start) {
 }
 const show = (t) => `${t.wall.toFixed(0)} ms wall, ${t.cpu.toFixed(0)} ms CPU`;
 
-const file = randomGpt2File();
-const rssBefore = process.memoryUsage().rss;
+const { file, weights } = randomGpt2File();
+// Loading, measured in a fresh process reading the file from disk: its peak
+// resident memory over its baseline, against the file's size.
+const dir = mkdtempSync(join(tmpdir(), 'attnscope-gpt2-bench-'));
+try {
+  const path = join(dir, 'gpt2.safetensors');
+  writeFileSync(path, file);
+  const load = JSON.parse(
+    execFileSync(
+      process.execPath,
+      [new URL('./gpt2-load-memory.mjs', import.meta.url).pathname, path],
+      {
+        encoding: 'utf8',
+      },
+    ),
+  );
+  const peak = load.peakRss - load.baselineRss;
+  console.log(
+    `load (loadModelFromBlob from disk, a fresh process): ${mib(file.length)} MiB file in ` +
+      `${show({ wall: load.wallMs, cpu: load.cpuMs })}; peak memory ${mib(peak)} MiB over the ` +
+      `engine's baseline = ${(peak / file.length).toFixed(2)}× the file`,
+  );
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
 let start = now();
 const model = engine.loadModel(file);
-console.log(
-  `load: ${mib(file.length)} MiB file in ${show(since(start))}; ` +
-    `process RSS ${mib(rssBefore)} → ${mib(process.memoryUsage().rss)} MiB (file already in memory)`,
-);
+console.log(`load (loadModel from bytes in memory): ${show(since(start))}`);
 
 const tokens = (n) => Array.from({ length: n }, (_, i) => (i * 7919) % config.vocabSize);
-for (const T of sizes) {
+/** Median wall and CPU time of `reps` runs of `fn`, and its last result. */
+async function timed(fn) {
   const times = [];
+  let result;
   for (let r = 0; r < reps; r++) {
-    start = now();
-    model.forward({ tokens: tokens(T), trace: false });
+    const start = now();
+    result = await fn();
     times.push(since(start));
   }
-  const wall = median(times.map((t) => t.wall));
-  const cpu = median(times.map((t) => t.cpu));
-  console.log(`forward T=${T} (no trace): median of ${reps} ${show({ wall, cpu })}`);
+  return { wall: median(times.map((t) => t.wall)), cpu: median(times.map((t) => t.cpu)), result };
+}
+/** Per runtime: { forward: { [T]: time }, decode: tokens/s (CPU), tokens }. */
+const results = { attnscope: { forward: {} } };
+const expected = {};
+for (const T of sizes) {
+  const t = await timed(() => model.forward({ tokens: tokens(T), trace: false }).logits.data);
+  results.attnscope.forward[T] = t;
+  expected[T] = t.result;
+  console.log(`attnscope forward T=${T} (no trace): median of ${reps} ${show(t)}`);
 }
 const traced = Math.min(64, config.contextLength);
 start = now();
 model.forward({ tokens: tokens(traced), trace: true });
-console.log(`forward T=${traced} (trace): ${show(since(start))}`);
+console.log(`attnscope forward T=${traced} (trace): ${show(since(start))}`);
 
+const perSecond = (count, ms) => (count - 1) / (ms / 1000);
 let first;
 const { tokens: generated } = model.generate({
   tokens: tokens(prompt),
@@ -144,9 +192,64 @@ const { tokens: generated } = model.generate({
   onToken: () => void (first ??= now()),
 });
 const decode = since(first);
-const perSecond = (ms) => ((generated.length - 1) / (ms / 1000)).toFixed(1);
+results.attnscope.decode = perSecond(generated.length, decode.cpu);
+results.attnscope.tokens = generated;
 console.log(
-  `generate ${prompt} → ${prompt + generated.length}: after the prompt ` +
-    `${perSecond(decode.wall)} tokens/s wall, ${perSecond(decode.cpu)} tokens/s CPU`,
+  `attnscope generate ${prompt} → ${prompt + generated.length}: after the first new token ` +
+    `${perSecond(generated.length, decode.wall).toFixed(1)} tokens/s wall, ` +
+    `${results.attnscope.decode.toFixed(1)} tokens/s CPU`,
 );
 model.dispose();
+
+const makers = { ort: ['onnxruntime-web', createOrtGpt2], tfjs: ['tfjs-wasm', createTfjsGpt2] };
+for (const key of peers) {
+  const [label, create] = makers[key] ?? [];
+  if (!create) throw new Error(`gpt2-bench: unknown peer ${key} (expected ort, tfjs or none)`);
+  start = now();
+  const peer = await create(weights, config);
+  console.log(`${label}: ready in ${show(since(start))}`);
+  results[label] = { forward: {} };
+  for (const T of sizes) {
+    const t = await timed(() => peer.forward(tokens(T)));
+    let worst = 0;
+    for (let i = 0; i < t.result.length; i++)
+      worst = Math.max(worst, Math.abs(t.result[i] - expected[T][i]));
+    // Random weights give logits of order 1: float32 runtimes agree to ~1e-4.
+    if (!(worst < 1e-2))
+      throw new Error(`${label} forward T=${T} differs from attnscope by ${worst}`);
+    results[label].forward[T] = t;
+    console.log(
+      `${label} forward T=${T}: median of ${reps} ${show(t)} (max |Δlogit| ${worst.toExponential(1)})`,
+    );
+  }
+  const g = await peer.generate(tokens(prompt), generated.length);
+  results[label].decode = perSecond(g.tokens.length, g.decode.cpu);
+  const same = g.tokens.every((x, i) => x === generated[i]);
+  console.log(
+    `${label} generate ${prompt} → ${prompt + g.tokens.length}: after the first new token ` +
+      `${perSecond(g.tokens.length, g.decode.wall).toFixed(1)} tokens/s wall, ` +
+      `${results[label].decode.toFixed(1)} tokens/s CPU, ` +
+      `${same ? 'the same tokens as attnscope' : 'other tokens than attnscope (near-tied logits)'}`,
+  );
+  await peer.release();
+}
+
+if (peers.length) {
+  const labels = Object.keys(results).slice(1);
+  console.log('\n| case | attnscope | ' + labels.join(' | ') + ' | attnscope ÷ fastest peer |');
+  console.log('|---|---|' + labels.map(() => '---|').join('') + '---|');
+  for (const T of sizes) {
+    const ours = results.attnscope.forward[T].cpu;
+    const theirs = labels.map((l) => results[l].forward[T].cpu);
+    console.log(
+      `| forward T=${T}, ms CPU | ${ours.toFixed(0)} | ${theirs.map((x) => x.toFixed(0)).join(' | ')} | ` +
+        `${(Math.min(...theirs) / ours).toFixed(2)}× |`,
+    );
+  }
+  const ours = results.attnscope.decode;
+  const theirs = labels.map((l) => results[l].decode);
+  console.log(
+    `| generate ${prompt}→${prompt + newTokens}, tokens/s CPU | ${ours.toFixed(1)} | ` +
+      `${theirs.map((x) => x.toFixed(1)).join(' | ')} | ${(ours / Math.max(...theirs)).toFixed(2)}× |`,
+  );
+}

@@ -4,6 +4,7 @@
 // Field numbers follow onnx/onnx.proto3.
 
 const kFloat = 1; // TensorProto.DataType.FLOAT
+const kInt32 = 6; // TensorProto.DataType.INT32
 const kInt64 = 7; // TensorProto.DataType.INT64
 const kAttrFloat = 1;
 const kAttrInt = 2;
@@ -108,24 +109,26 @@ function node(w, { op, inputs, outputs, domain, attrs = {} }, index) {
   });
 }
 
-function valueInfo(w, field, name, dims) {
+/** A graph input or output; a string in `dims` is a symbolic dimension (dim_param). */
+function valueInfo(w, field, name, dims, elementType = kFloat) {
   w.message(field, (v) => {
     v.string(1, name);
     v.message(2, (t) =>
       t.message(1, (tt) => {
-        tt.int(1, kFloat);
+        tt.int(1, elementType);
         tt.message(2, (s) => {
-          for (const d of dims) s.message(1, (dim) => dim.int(1, d));
+          for (const d of dims)
+            s.message(1, (dim) => (typeof d === 'string' ? dim.string(2, d) : dim.int(1, d)));
         });
       }),
     );
   });
 }
 
-/** TensorProto from a Float32Array or BigInt64Array (raw little-endian bytes). */
+/** TensorProto from a Float32Array, Int32Array or BigInt64Array (raw little-endian bytes). */
 function tensor(t, name, dims, data) {
   for (const d of dims) t.int(1, d);
-  t.int(2, data instanceof BigInt64Array ? kInt64 : kFloat);
+  t.int(2, data instanceof BigInt64Array ? kInt64 : data instanceof Int32Array ? kInt32 : kFloat);
   if (name) t.string(8, name);
   t.lengthDelimited(9, new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
 }
@@ -136,7 +139,8 @@ function initializer(w, name, dims, data) {
 
 /**
  * Serialises a single-graph model.
- * @param {{ nodes: object[], inputs: [string, number[]][], outputs: [string, number[]][],
+ * @param {{ nodes: object[], inputs: [string, (number|string)[], ('int64'|undefined)?][],
+ *           outputs: [string, (number|string)[]][],
  *           initializers?: [string, number[], Float32Array][], opsets: [string, number][] }} g
  * @returns {Uint8Array}
  */
@@ -148,7 +152,8 @@ export function encodeModel(g) {
     g.nodes.forEach((n, i) => node(graph, n, i));
     graph.string(2, 'attention');
     for (const [name, dims, data] of g.initializers ?? []) initializer(graph, name, dims, data);
-    for (const [name, dims] of g.inputs) valueInfo(graph, 11, name, dims);
+    for (const [name, dims, type] of g.inputs)
+      valueInfo(graph, 11, name, dims, type === 'int64' ? kInt64 : kFloat);
     for (const [name, dims] of g.outputs) valueInfo(graph, 12, name, dims);
   });
   for (const [domain, version] of g.opsets) {
@@ -276,5 +281,42 @@ export function matMulModel(M, K, N, weight) {
     inputs: [['x', [M, K]]],
     outputs: [['y', [M, N]]],
     opsets: [['', 17]],
+  });
+}
+
+/**
+ * onnxruntime's com.microsoft GroupQueryAttention (always causal): q (1, T, H·d), k and v
+ * (1, T, Hkv·d), no past; seqlens_k = T − 1 and total_sequence_length = T, as for a prompt.
+ * Outputs the attention (1, T, H·d) and the present keys and values it builds.
+ */
+export function groupQueryAttentionModel(H, Hkv, T, d) {
+  return encodeModel({
+    nodes: [
+      {
+        op: 'GroupQueryAttention',
+        domain: 'com.microsoft',
+        inputs: ['q', 'k', 'v', '', '', 'seqlens_k', 'total_sequence_length'],
+        outputs: ['output', 'present_key', 'present_value'],
+        attrs: { num_heads: H, kv_num_heads: Hkv, scale: { float: 1 / Math.sqrt(d) } },
+      },
+    ],
+    initializers: [
+      ['seqlens_k', [1], Int32Array.of(T - 1)],
+      ['total_sequence_length', [], Int32Array.of(T)],
+    ],
+    inputs: [
+      ['q', [1, T, H * d]],
+      ['k', [1, T, Hkv * d]],
+      ['v', [1, T, Hkv * d]],
+    ],
+    outputs: [
+      ['output', [1, T, H * d]],
+      ['present_key', [1, Hkv, T, d]],
+      ['present_value', [1, Hkv, T, d]],
+    ],
+    opsets: [
+      ['', 17],
+      ['com.microsoft', 1],
+    ],
   });
 }

@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import { createRequire } from 'node:module';
 import * as ort from 'onnxruntime-web';
 import {
+  groupQueryAttentionModel,
   matMulModel,
   multiHeadAttentionModel,
   onnxAttentionModel,
@@ -13,7 +14,7 @@ import {
 const require = createRequire(import.meta.url);
 
 let configured = false;
-function configure() {
+export function configureOrt() {
   if (configured) return;
   // One thread, so the comparison with the single-threaded core is fair. The
   // only wasm shipped is the SIMD build (ort-wasm-simd-threaded.wasm); with
@@ -54,7 +55,7 @@ const variants = {
  * @param {'unfused'|'attention'|'mha'} variant
  */
 export async function createOrtAttention(variant, { q, k, v, H, T, d, causal }) {
-  configure();
+  configureOrt();
   const { build, tokenLayout } = variants[variant];
   const session = await ort.InferenceSession.create(build(H, T, d, causal), {
     executionProviders: ['wasm'],
@@ -87,7 +88,7 @@ export async function createOrtAttention(variant, { q, k, v, H, T, d, causal }) 
 
 /** y = x·W in onnxruntime-web (MLAS sgemm), for the matmul comparison. */
 export async function createOrtMatMul({ x, weight, rows, inDim, outDim }) {
-  configure();
+  configureOrt();
   const session = await ort.InferenceSession.create(matMulModel(rows, inDim, outDim, weight), {
     executionProviders: ['wasm'],
     graphOptimizationLevel: 'all',
@@ -103,6 +104,39 @@ export async function createOrtMatMul({ x, weight, rows, inDim, outDim }) {
     output: () => Float32Array.from(last.data),
     async release() {
       last?.dispose?.();
+      await session.release();
+    },
+  };
+}
+
+/**
+ * com.microsoft GroupQueryAttention (causal) on q (1, H, T, d) and k, v (1, Hkv, T, d):
+ * { run(), output() in (1, H, T, d), release() }; layouts change outside the timed run.
+ */
+export async function createOrtGroupQueryAttention({ q, k, v, H, Hkv, T, d }) {
+  configureOrt();
+  const session = await ort.InferenceSession.create(groupQueryAttentionModel(H, Hkv, T, d), {
+    executionProviders: ['wasm'],
+    graphOptimizationLevel: 'all',
+    intraOpNumThreads: 1,
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+  });
+  const feeds = {
+    q: new ort.Tensor('float32', headsToTokens(q, H, T, d), [1, T, H * d]),
+    k: new ort.Tensor('float32', headsToTokens(k, Hkv, T, d), [1, T, Hkv * d]),
+    v: new ort.Tensor('float32', headsToTokens(v, Hkv, T, d), [1, T, Hkv * d]),
+  };
+  let last = null;
+  const release = (r) => Object.values(r ?? {}).forEach((t) => t.dispose?.());
+  return {
+    async run() {
+      release(last);
+      last = await session.run(feeds);
+    },
+    output: () => tokensToHeads(last.output.data, H, T, d),
+    async release() {
+      release(last);
       await session.release();
     },
   };

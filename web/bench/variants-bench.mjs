@@ -1,6 +1,7 @@
 // attnscope's attention variants on the fast path (trace: false), one thread,
 // through the package's public API:
-//   GQA  H = 32, Hkv = 8, d = 128, T = 1024, causal, against MHA (Hkv = 32): time per query head
+//   GQA  H = 32, Hkv = 8, d = 128, T = 1024, causal, against MHA (Hkv = 32): time per query head,
+//        and against onnxruntime-web's com.microsoft GroupQueryAttention on the same inputs
 //   a decode step  Tq = 1, Tk = 4096, H = 32, Hkv = 8, d = 128: µs per step, and K/V bytes read per
 //        µs against the machine's memory copy bandwidth (TypedArray.set within a WebAssembly.Memory)
 //   a sliding window  W = 512 at T = 16 384, causal (H = 1, d = 64), against full causal
@@ -15,6 +16,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpuMs, gaussian } from './inputs.mjs';
 import { loadAttnScope } from './attnscope-runner.mjs';
+import { createOrtGroupQueryAttention } from './ort-runner.mjs';
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (x, digits = 2) => (Number.isFinite(x) ? x.toFixed(digits) : '—');
@@ -33,7 +35,13 @@ function time(run, reps, clock) {
 
 /** A fast-path attention call on (1, H, Tq, d) queries and (1, Hkv, Tk, d) keys and values. */
 function attentionCall(engine, { H, Hkv, Tq, Tk, d }, options = {}) {
-  const args = {
+  const args = attentionArgs({ H, Hkv, Tq, Tk, d }, options);
+  return () => engine.attention(args);
+}
+
+/** The arguments attentionCall passes (seeded inputs, so peers can get the same). */
+function attentionArgs({ H, Hkv, Tq, Tk, d }, options = {}) {
+  return {
     q: gaussian(H * Tq * d, 1),
     k: gaussian(Hkv * Tk * d, 2),
     v: gaussian(Hkv * Tk * d, 3),
@@ -44,7 +52,18 @@ function attentionCall(engine, { H, Hkv, Tq, Tk, d }, options = {}) {
     out: new Float32Array(H * Tq * d),
     ...options,
   };
-  return () => engine.attention(args);
+}
+
+/** Median ms of `reps` runs of an async peer after one untimed run (see time()). */
+async function timeAsync(run, reps, clock) {
+  await run();
+  const times = [];
+  for (let i = 0; i < reps; i++) {
+    const [w0, c0] = [performance.now(), cpuMs()];
+    await run();
+    times.push(clock === 'cpu' ? cpuMs() - c0 : performance.now() - w0);
+  }
+  return median(times);
 }
 
 /** Bytes per µs of copying 64 MiB within wasm memory (TypedArray.set is a memmove in V8). */
@@ -87,6 +106,27 @@ export async function runVariantsBench({ quick = false, clock = 'wall', outDir }
     `  GQA H=32 Hkv=8 d=128 T=${T} causal: ${fmt(gqaMs)} ms (${fmt((1000 * gqaMs) / 32, 0)} µs per query head); ` +
       `MHA (Hkv=32) ${fmt(mhaMs)} ms: GQA ${fmt(mhaMs / gqaMs)}× per query head`,
   );
+  // The same inputs in onnxruntime-web's GroupQueryAttention; its output is
+  // checked against attnscope's before its time counts.
+  try {
+    const args = attentionArgs(gqa);
+    const ours = engine.attention(args).output.data;
+    const peer = await createOrtGroupQueryAttention({ ...args, ...gqa, T });
+    const ortMs = await timeAsync(() => peer.run(), reps, clock);
+    let worst = 0;
+    const theirs = peer.output();
+    for (let i = 0; i < ours.length; i++) worst = Math.max(worst, Math.abs(theirs[i] - ours[i]));
+    await peer.release();
+    if (!(worst < 1e-4)) throw new Error(`its output differs from attnscope's by ${worst}`);
+    Object.assign(result.gqa, { ortGqaMs: ortMs, ratioToOrt: ortMs / gqaMs });
+    result.gqa.metOrt = ortMs / gqaMs >= 1.5;
+    console.log(
+      `  onnxruntime-web GroupQueryAttention, same inputs: ${fmt(ortMs)} ms: attnscope ${fmt(ortMs / gqaMs)}× (max |Δ| ${worst.toExponential(1)})`,
+    );
+  } catch (e) {
+    result.gqa.ortError = String(e.message ?? e);
+    console.log(`  onnxruntime-web GroupQueryAttention: not run (${result.gqa.ortError})`);
+  }
 
   const decode = { H: 32, Hkv: 8, Tq: 1, Tk: 4096, d: 128 };
   const stepMs = time(attentionCall(engine, decode), quick ? 9 : 41, clock);

@@ -9,7 +9,8 @@ import { AttnScopeError, toAttnScopeError } from './errors.js';
 import { keyShape, variantInputs, windowInputs, type VariantDims } from './attention-variants.js';
 import { loadModel } from './model.js';
 import { createModel } from './model-create.js';
-import type { LoadModelOptions, Model } from './model-types.js';
+import type { LoadModelFromBlobOptions, LoadModelOptions, Model } from './model-types.js';
+import { loadModelFromBlob } from './model-load-blob.js';
 import type {
   AttentionBackwardArgs,
   AttentionBackwardResult,
@@ -813,6 +814,13 @@ export function createEngine(raw: AttnModule): AttnScope {
         return loadModel(raw, requireMemory, bytes, options);
       } catch (e) {
         throw toAttnScopeError('loadModel', e);
+      }
+    },
+    loadModelFromBlob: async (blob: Blob, options?: LoadModelFromBlobOptions): Promise<Model> => {
+      try {
+        return await loadModelFromBlob(raw, requireMemory, blob, options);
+      } catch (e) {
+        throw toAttnScopeError('loadModelFromBlob', e);
       }
     },
     createModel: (args: CreateModelArgs): Model => {

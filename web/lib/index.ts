@@ -6,9 +6,15 @@ import { instantiate } from './load.js';
 import type { AttnScope, CreateOptions } from './types.js';
 export type {
   ModelConfig,
+  LoadModelFromBlobOptions,
   LoadModelOptions,
   ModelForwardArgs,
   ModelForwardResult,
+  GenerateArgs,
+  GenerateResult,
+  Model,
+} from './model-types.js';
+export type {
   HeadRef,
   HeadAblation,
   PatternReplacement,
@@ -16,10 +22,7 @@ export type {
   ForwardDiff,
   ForwardAttribution,
   LogitLens,
-  GenerateArgs,
-  GenerateResult,
-  Model,
-} from './model-types.js';
+} from './model-analysis-types.js';
 export type {
   CreateModelArgs,
   TrainerOptions,

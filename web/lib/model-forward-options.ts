@@ -4,13 +4,8 @@
 // checked here so that a message names the caller's own argument; the core
 // checks the same again (and the duplicates).
 import type { CallOutputs, CallTensor } from './call.js';
-import type {
-  ForwardAttribution,
-  ForwardDiff,
-  LogitLens,
-  ModelConfig,
-  ModelForwardArgs,
-} from './model-types.js';
+import type { ForwardAttribution, ForwardDiff, LogitLens } from './model-analysis-types.js';
+import type { ModelConfig, ModelForwardArgs } from './model-types.js';
 import { describe, fail, integerIn, own } from './tensors.js';
 import type { TensorOut } from './types.js';
 

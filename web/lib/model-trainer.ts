@@ -9,6 +9,7 @@ import type { ModelConfig } from './model-types.js';
 import type { RequireMemory } from './model.js';
 import { describe, fail, finiteNumber, integerIn, kMaxDimension, own } from './tensors.js';
 import type { Trainer, TrainerOptions, TrainStepArgs, TrainStepResult } from './train-types.js';
+import type { TensorOut } from './types.js';
 
 /** Runs a registry runner on the trainer's model. */
 export type ModelRunner = (fn: string, runner: string, inputs?: CallInputs) => CallOutputs;
@@ -133,6 +134,16 @@ export function createTrainer(
         gradientNorm: out.gradientNorm as number,
         learningRate: out.learningRate as number,
       };
+    },
+    gradient(name: string): TensorOut {
+      const gradientFn = 'trainer.gradient';
+      if (typeof name !== 'string')
+        fail(gradientFn, `name must be a weight's name (a string), got ${describe(name)}`);
+      const out = call(gradientFn, 'gpt2_gradient', {
+        numbers: { trainer: id },
+        texts: { name },
+      });
+      return out.gradient as TensorOut;
     },
     get steps() {
       return steps;

@@ -53,7 +53,7 @@ export function modelCall(
 }
 
 /** The address and element count of one weight's storage in wasm memory. */
-function weightStorage(
+export function weightStorage(
   raw: AttnModule,
   fn: string,
   handle: number,

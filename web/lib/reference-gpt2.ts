@@ -3,7 +3,7 @@
 // layer by layer. Weights are in Hugging Face's layout: the linear layers are
 // Conv1D, whose weight is (in, out), so y = x · W + b.
 import { AttnScopeError } from './errors.js';
-import type { ForwardInterventions } from './model-types.js';
+import type { ForwardInterventions } from './model-analysis-types.js';
 import { layerNormReference, matmul, type Values } from './reference.js';
 
 /** The sizes of a GPT-2 (the names of ARCHITECTURE.md's model.config). */

@@ -106,23 +106,44 @@ function checkMetadata(metadata: unknown, where: string): Record<string, string>
   return metadata as Record<string, string>;
 }
 
-/** Reads and checks the JSON header; the tensors' bytes are not read. */
-export function parseSafetensors(bytes: Uint8Array): SafetensorsHeader {
-  if (!(bytes instanceof Uint8Array))
-    fail(`expected the file as a Uint8Array, got ${describe(bytes)}`);
-  if (bytes.length < 8) {
-    fail(`the file is ${bytes.length} bytes, shorter than its 8-byte header length`);
+/**
+ * The header's length from the file's first 8 bytes, checked against the
+ * limit and the file's length; `first` may be the whole file.
+ */
+export function safetensorsHeaderBytes(first: Uint8Array, fileLength: number): number {
+  if (fileLength < 8) {
+    fail(`the file is ${fileLength} bytes, shorter than its 8-byte header length`);
   }
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const view = new DataView(first.buffer, first.byteOffset, 8);
   const headerBytes = view.getUint32(4, true) * 2 ** 32 + view.getUint32(0, true);
   if (headerBytes > kSafetensorsMaxHeaderBytes) {
     fail(
       `the header length is ${headerBytes} bytes, above the limit of ${kSafetensorsMaxHeaderBytes} bytes (16 MiB)`,
     );
   }
+  if (8 + headerBytes > fileLength) {
+    fail(
+      `the header length is ${headerBytes} bytes, beyond the end of the file (${fileLength - 8} bytes after the length)`,
+    );
+  }
+  return headerBytes;
+}
+
+/**
+ * Reads and checks the JSON header; the tensors' bytes are not read. `bytes`
+ * is the file, or, with `fileLength`, its beginning up to the end of the
+ * header (a loader that streams the tensors reads no more before this).
+ */
+export function parseSafetensors(
+  bytes: Uint8Array,
+  fileLength: number = bytes?.length,
+): SafetensorsHeader {
+  if (!(bytes instanceof Uint8Array))
+    fail(`expected the file as a Uint8Array, got ${describe(bytes)}`);
+  const headerBytes = safetensorsHeaderBytes(bytes, fileLength);
   if (8 + headerBytes > bytes.length) {
     fail(
-      `the header length is ${headerBytes} bytes, beyond the end of the file (${bytes.length - 8} bytes after the length)`,
+      `only ${bytes.length} bytes of the file were given, the header ends at ${8 + headerBytes}`,
     );
   }
   let text: string;
@@ -140,7 +161,7 @@ export function parseSafetensors(bytes: Uint8Array): SafetensorsHeader {
   if (!isPlainObject(header)) fail(`the header must be a JSON object, got ${describe(header)}`);
 
   const dataBegin = 8 + headerBytes;
-  const dataBytes = bytes.length - dataBegin;
+  const dataBytes = fileLength - dataBegin;
   let metadata: Record<string, string> = {};
   const tensors: SafetensorsEntry[] = [];
   // JSON.parse keeps the last of duplicate names; an earlier duplicate's bytes
@@ -209,9 +230,9 @@ export function parseSafetensors(bytes: Uint8Array): SafetensorsHeader {
     covered = t.end;
     previous = t;
   }
-  if (covered !== bytes.length) {
+  if (covered !== fileLength) {
     fail(
-      `${bytes.length - covered} bytes at the end of the file belong to no tensor (the data area is ${dataBytes} bytes)`,
+      `${fileLength - covered} bytes at the end of the file belong to no tensor (the data area is ${dataBytes} bytes)`,
     );
   }
   return { metadata, tensors };
@@ -269,10 +290,29 @@ export function decodeTensor(bytes: Uint8Array, entry: SafetensorsEntry, out: Fl
   if (out.length !== count) {
     fail(`${what}: out has ${out.length} elements, the tensor has ${count}`);
   }
-  const at = bytes.byteOffset + begin;
+  decodeElements(bytes.subarray(begin, end), entry.dtype, out);
+}
+
+/**
+ * Decodes `bytes`, whole elements of `dtype`, into `out` (one float32 per
+ * element): a tensor, or a run of its elements read in chunks. Reads in place
+ * through a typed view when the bytes are aligned, else element by element
+ * through a DataView: no copy is made.
+ */
+export function decodeElements(
+  bytes: Uint8Array,
+  dtype: SafetensorsDtype,
+  out: Float32Array,
+): void {
+  const itemBytes = kItemBytes[dtype];
+  const count = bytes.length / itemBytes;
+  if (!Number.isInteger(count) || out.length !== count) {
+    fail(`decodeElements: ${bytes.length} bytes of ${dtype} do not fill ${out.length} elements`);
+  }
+  const at = bytes.byteOffset;
   const aligned = kLittleEndian && at % itemBytes === 0;
   const bits = new Uint32Array(out.buffer, out.byteOffset, count);
-  if (entry.dtype === 'F32') {
+  if (dtype === 'F32') {
     if (aligned) {
       out.set(new Float32Array(bytes.buffer, at, count));
     } else {
@@ -282,7 +322,7 @@ export function decodeTensor(bytes: Uint8Array, entry: SafetensorsEntry, out: Fl
     return;
   }
   // bfloat16 is the top half of a float32; float16 goes through a table of all 65536.
-  const table = entry.dtype === 'F16' ? float16Table() : undefined;
+  const table = dtype === 'F16' ? float16Table() : undefined;
   if (aligned) {
     const halves = new Uint16Array(bytes.buffer, at, count);
     if (table) for (let i = 0; i < count; i++) bits[i] = table[halves[i]!]!;

@@ -57,6 +57,12 @@ export interface TrainStepResult {
 export interface Trainer {
   /** One step: forward, backward, clipping, AdamW update of the model's weights. */
   step(args: TrainStepArgs): TrainStepResult;
+  /**
+   * dLoss/dweight of weight `name` (a tensor name of the model's .safetensors file, e.g.
+   * 'h.0.attn.c_attn.weight') from the last step, before clipping, shaped as the weight.
+   * Zeros before the first step.
+   */
+  gradient(name: string): TensorOut;
   /** Steps taken so far. */
   readonly steps: number;
 }

@@ -1,7 +1,7 @@
 // Public types of the attnscope package. Every tensor is dense and row-major:
 // the last index varies fastest.
 
-import type { LoadModelOptions, Model } from './model-types.js';
+import type { LoadModelFromBlobOptions, LoadModelOptions, Model } from './model-types.js';
 import type {
   AttentionBackwardArgs,
   AttentionBackwardResult,
@@ -514,6 +514,12 @@ export interface AttnScope {
    * living in wasm memory until model.dispose().
    */
   loadModel(bytes: Uint8Array, options?: LoadModelOptions): Model;
+  /**
+   * loadModel reading the file from a Blob (a File, or Node's fs.openAsBlob),
+   * a piece at a time straight into wasm memory: the file is never held
+   * whole, so loading needs about the model's size, not twice it.
+   */
+  loadModelFromBlob(blob: Blob, options?: LoadModelFromBlobOptions): Promise<Model>;
   /** Gradients of attention() with respect to q, k and v, given dLoss/dOutput (traced or flash-style). */
   attentionBackward(args: AttentionBackwardArgs): AttentionBackwardResult;
   /** A new GPT-2 with GPT-2's initialisation from a seed, the same Model that loadModel returns. */

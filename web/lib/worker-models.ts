@@ -6,6 +6,7 @@ import { AttnScopeError } from './errors.js';
 import type {
   GenerateArgs,
   GenerateResult,
+  LoadModelFromBlobOptions,
   LoadModelOptions,
   Model,
   ModelConfig,
@@ -17,6 +18,7 @@ import type { AttnScope, TensorOut } from './types.js';
 /** The worker protocol's method names for models. */
 export const kModelMethods = [
   'loadModel',
+  'loadModelFromBlob',
   'modelForward',
   'modelGenerate',
   'modelSave',
@@ -60,6 +62,14 @@ export function modelHost(): (engine: AttnScope, method: ModelMethod, args: unkn
       const handle = next++;
       models.set(handle, loaded);
       return { handle, config: loaded.config };
+    }
+    if (method === 'loadModelFromBlob') {
+      const { blob, options } = args as { blob: Blob; options?: LoadModelFromBlobOptions };
+      return engine.loadModelFromBlob(blob, options).then((loaded) => {
+        const handle = next++;
+        models.set(handle, loaded);
+        return { handle, config: loaded.config };
+      });
     }
     const { handle, args: inner } = args as HandleArgs;
     switch (method) {

@@ -49,7 +49,7 @@ export interface PoolInfo extends WorkerInfo {
  */
 export interface AttnScopePool extends Omit<
   AttnScopeWorker,
-  'ready' | 'memoryUsage' | 'loadModel'
+  'ready' | 'memoryUsage' | 'loadModel' | 'loadModelFromBlob'
 > {
   /** Resolves once every worker has loaded the wasm; rejects with AttnScopeError if one cannot. */
   readonly ready: Promise<PoolInfo>;

@@ -2,7 +2,7 @@
 // the calling side. Environment-neutral: browser module workers and Node's
 // worker_threads both plug in through the small Port interfaces.
 import { AttnScopeError } from './errors.js';
-import type { LoadModelOptions } from './model-types.js';
+import type { LoadModelFromBlobOptions, LoadModelOptions } from './model-types.js';
 import { keepingAttentionOutput, keepingLinearOutput } from './output-buffer.js';
 import {
   kModelMethods,
@@ -99,6 +99,15 @@ export interface AttnScopeWorker {
     bytes: Uint8Array,
     options?: LoadModelOptions,
     transfer?: ArrayBuffer[],
+  ): Promise<WorkerModel>;
+  /**
+   * See {@link AttnScope.loadModelFromBlob}: the worker reads the Blob (a
+   * File crosses to it without a copy of its bytes); `onProgress` cannot
+   * cross, so there is none.
+   */
+  loadModelFromBlob(
+    blob: Blob,
+    options?: Omit<LoadModelFromBlobOptions, 'onProgress'>,
   ): Promise<WorkerModel>;
   /** See {@link AttnScope.memoryUsage}. */
   memoryUsage(): Promise<MemoryUsage>;
@@ -198,7 +207,7 @@ export function serve(
         throw new AttnScopeError(`worker: unknown method ${String(method)}`);
       const ready = await engine;
       const value = (kModelMethods as readonly string[]).includes(method)
-        ? models(ready, method as ModelMethod, args)
+        ? await models(ready, method as ModelMethod, args)
         : (ready[method as (typeof kMethods)[number]] as (a: unknown) => unknown)(args);
       port.post({ type: 'result', id, ok: true, value } satisfies FromWorker, [
         ...buffersOf(value, new Set()),
@@ -311,6 +320,8 @@ export function createClient(port: ClientPort, options: WorkerCreateOptions): At
     llamaBlock: (args, transfer) => call('llamaBlock', args, transfer),
     loadModel: async (bytes, options, transfer) =>
       workerModel(call, await call('loadModel', { bytes, options }, transfer)),
+    loadModelFromBlob: async (blob, options) =>
+      workerModel(call, await call('loadModelFromBlob', { blob, options })),
     memoryUsage: () => call('memoryUsage'),
     terminate() {
       port.terminate();

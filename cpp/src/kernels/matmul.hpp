@@ -226,16 +226,31 @@ constexpr std::size_t matmul_panel_width() {
 /// Floats matmul_packed needs as scratch for a k × n B (any Arch).
 inline std::size_t matmul_packed_scratch(std::size_t k, std::size_t n) { return k * n; }
 
+/// Steps of the shared dimension per block in matmul_packed: a block of one
+/// panel (256 × 8 floats in wasm, 8 KiB) stays in the L1 cache while every
+/// row block of A passes over it.
+inline constexpr std::size_t kMatmulDepthBlock = 256;
+
 /// matmul for a large B reused by many rows (projections): B's full panels
 /// of matmul_panel_width columns are first copied into `scratch` as
 /// contiguous k × width blocks. Read in place, a tile walks B's rows ldb
 /// floats apart; for ldb a multiple of 512 bytes those rows share a few cache
 /// sets and evict each other, so every row block would fetch B again from L2.
-/// Leftover columns are read in place. scratch holds matmul_packed_scratch.
+/// Then panel by panel, kMatmulDepthBlock steps of the shared dimension at a
+/// time, every row block of A runs over that block of the panel, so B is read
+/// from memory once per product, not once per row block (a weight matrix of
+/// several MiB does not fit in L2). Each tile adds its steps in the same
+/// order as an unblocked product (partial sums pass through c exactly), so
+/// the result is the same, bit for bit. Leftover columns are read in place.
+/// scratch holds matmul_packed_scratch.
 template <class Arch = xsimd::default_arch>
 void matmul_packed(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
                    std::size_t ldc, std::size_t m, std::size_t k, std::size_t n, float* scratch,
                    bool accumulate = false) {
+  if (k == 0) {  // no step to block: c is cleared (or kept) as matmul does
+    matmul_with<Arch>(a, lda, RowsB{b, ldb}, c, ldc, m, k, n, accumulate);
+    return;
+  }
   constexpr std::size_t P = matmul_panel_width<Arch>();
   const std::size_t full = n - n % P;
   for (std::size_t j0 = 0; j0 < full; j0 += P) {
@@ -243,10 +258,12 @@ void matmul_packed(const float* a, std::size_t lda, const float* b, std::size_t 
     for (std::size_t p = 0; p < k; ++p) {
       std::copy(b + p * ldb + j0, b + p * ldb + j0 + P, panel + p * P);
     }
+    for (std::size_t p0 = 0; p0 < k; p0 += kMatmulDepthBlock) {
+      const std::size_t depth = std::min(kMatmulDepthBlock, k - p0);
+      const PanelsB<P> block{panel + p0 * P, k * P};
+      matmul_with<Arch>(a + p0, lda, block, c + j0, ldc, m, depth, P, accumulate || p0 > 0);
+    }
   }
-  // The packed panels, then the leftover columns in place.
-  const PanelsB<P> panels{scratch, k * P};
-  matmul_with<Arch>(a, lda, panels, c, ldc, m, k, full, accumulate);
   if (full < n) {
     matmul_with<Arch>(a, lda, RowsB{b + full, ldb}, c + full, ldc, m, k, n - full, accumulate);
   }

@@ -6,6 +6,7 @@ import './styles/controls.css';
 import './styles/input-bar.css';
 import './styles/figures.css';
 import './styles/models.css';
+import './styles/train.css';
 import './styles/analysis.css';
 import { effect } from '@preact/signals';
 import { render } from 'preact';
@@ -23,6 +24,7 @@ import { NextToken } from './panels/next-token';
 import { Gpt2Analysis } from './panels/gpt2-analysis';
 import { renderChecks, renderNotes } from './panels/notes';
 import { Pipeline } from './panels/pipeline';
+import { TrainPanel } from './panels/train/train-panel';
 import { Walk } from './panels/walk';
 import { startRunning } from './run';
 import { inputs, loadState, run, view } from './store';
@@ -47,6 +49,7 @@ function mountComponents(): void {
   render(<Inspector />, byId('inspect-body'));
   render(<InspectPopover />, byId('inspect-popover-box'));
   render(<Walk />, byId('walk-box'));
+  render(<TrainPanel />, byId('train-box'));
   // The tutorial checks and the notes on repeated words follow the result.
   effect(() => {
     const current = run.value;

@@ -1,6 +1,7 @@
-// The worker's analysis of one text (worker.ts): a clean forward for the next-token
-// probabilities before, and one forward with the visitor's interventions, attribution
-// and a top-1 logit lens. Every number comes from the engine's model.forward.
+// The worker's analysis of one text (worker.ts): one forward with the visitor's
+// interventions and, when their panels are open, attribution and a top-1 logit lens
+// (the lens decodes every layer through the whole vocabulary, so it runs only on
+// request). Every number comes from the engine's model.forward.
 import type { Model } from 'attnscope';
 import type { AnalysisReply, Interventions } from './protocol';
 
@@ -8,30 +9,32 @@ export function analyse(
   model: Model,
   tokens: number[],
   interventions: Interventions,
+  attribution: boolean,
+  lens: boolean,
 ): AnalysisReply {
   const start = performance.now();
   const V = model.config.vocabSize;
-  const last = (data: Float32Array) => data.slice((tokens.length - 1) * V);
-  const changed = model.forward({
+  const f = model.forward({
     tokens,
     trace: true,
     interventions,
-    attribution: true,
-    logitLens: { topK: 1 },
+    attribution,
+    logitLens: lens ? { topK: 1 } : undefined,
   });
-  const diff = changed.diff;
-  // Without interventions the run is the clean one. Traced like the page's own forward,
-  // so "before" equals the next-token panel's numbers exactly.
-  const clean = diff ? model.forward({ tokens, trace: true }).logits.data : changed.logits.data;
+  const data = (list: { data: Float32Array }[]) => list.map((t) => t.data);
   return {
-    cleanLastLogits: last(clean),
-    lastLogits: last(changed.logits.data),
-    diffAttentions: diff?.attentions?.map((a) => a.data) ?? null,
-    attentions: changed.attentions!.map((a) => a.data),
-    rollout: changed.attribution!.rollout.map((a) => a.data),
-    valueNorms: changed.attribution!.valueNorms.map((a) => a.data),
-    lensIds: changed.logitLens!.ids.data,
-    lensProbabilities: changed.logitLens!.probabilities.data,
+    lastLogits: f.logits.data.slice((tokens.length - 1) * V),
+    diffAttentions: f.diff?.attentions ? data(f.diff.attentions) : null,
+    attribution: f.attribution
+      ? {
+          attentions: data(f.attentions!),
+          rollout: data(f.attribution.rollout),
+          valueNorms: data(f.attribution.valueNorms),
+        }
+      : null,
+    lens: f.logitLens
+      ? { ids: f.logitLens.ids.data, probabilities: f.logitLens.probabilities.data }
+      : null,
     millis: performance.now() - start,
   };
 }

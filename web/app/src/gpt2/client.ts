@@ -47,6 +47,10 @@ export const forwardGpt2 = (tokens: number[], layer: number) =>
   call<ForwardReply>({ kind: 'forward', tokens, layer });
 export const generateGpt2 = (tokens: number[], temperature: number, topK: number, seed: number) =>
   call<number>({ kind: 'generate', tokens, temperature, topK, seed });
-export const analyseGpt2 = (tokens: number[], interventions: Interventions) =>
-  call<AnalysisReply>({ kind: 'analyse', tokens, interventions });
+export const analyseGpt2 = (
+  tokens: number[],
+  interventions: Interventions,
+  attribution: boolean,
+  lens: boolean,
+) => call<AnalysisReply>({ kind: 'analyse', tokens, interventions, attribution, lens });
 export const unloadGpt2 = () => call<null>({ kind: 'unload' });

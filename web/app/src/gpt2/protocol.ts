@@ -5,26 +5,32 @@ export type Gpt2Request =
   | { kind: 'load'; file: File }
   | { kind: 'forward'; tokens: number[]; layer: number }
   | { kind: 'generate'; tokens: number[]; temperature: number; topK: number; seed: number }
-  | { kind: 'analyse'; tokens: number[]; interventions: Interventions }
+  | {
+      kind: 'analyse';
+      tokens: number[];
+      interventions: Interventions;
+      attribution: boolean;
+      lens: boolean;
+    }
   | { kind: 'unload' };
 
 /** The interventions the page asks for (the package's ForwardInterventions, all lists present). */
 export type Interventions = Required<ForwardInterventions>;
 
-/** One forward with the interventions, attribution and a top-1 logit lens. */
+/** One forward with the interventions and what the open panels ask for. */
 export interface AnalysisReply {
-  /** The logits after the last token, clean and with the interventions (vocabSize each). */
-  cleanLastLogits: Float32Array;
+  /** The logits after the last token, with the interventions (vocabSize). */
   lastLogits: Float32Array;
   /** With interventions: per layer the change of the weights (H, T, T). */
   diffAttentions: Float32Array[] | null;
-  /** Of the run with the interventions: per layer its weights and value norms (H, T, T), rollout (T, T). */
-  attentions: Float32Array[];
-  rollout: Float32Array[];
-  valueNorms: Float32Array[];
-  /** (layers, T): the logit lens's most likely token and its probability. */
-  lensIds: Int32Array;
-  lensProbabilities: Float32Array;
+  /** With attribution: per layer the weights and value norms (H, T, T) and the rollout (T, T). */
+  attribution: {
+    attentions: Float32Array[];
+    rollout: Float32Array[];
+    valueNorms: Float32Array[];
+  } | null;
+  /** With lens: (layers, T), the logit lens's most likely token and its probability. */
+  lens: { ids: Int32Array; probabilities: Float32Array } | null;
   millis: number;
 }
 

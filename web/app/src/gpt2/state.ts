@@ -2,12 +2,15 @@
 // and the layer shown. Written by the model picker and the model view; run.ts reads
 // them. Not part of a link: a link cannot carry the visitor's file.
 import { signal } from '@preact/signals';
+import type { Vocabulary } from '../train/vocabulary';
 import type { ModelConfig } from './protocol';
 
 export interface LoadedGpt2 {
   fileName: string;
   fileBytes: number;
   config: ModelConfig;
+  /** A model trained on the page reads text with its task's small vocabulary, not GPT-2's BPE. */
+  vocabulary?: Vocabulary | null;
 }
 
 export const loadedGpt2 = signal<LoadedGpt2 | null>(null);

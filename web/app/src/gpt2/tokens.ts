@@ -1,6 +1,9 @@
 // GPT-2's byte-level BPE through the package (attnscope/tokenizer), loaded only once a
 // model is. Tokens are shown as the visitor's own text: a character split over tokens
 // appears on the token that completes it, and spaces and line breaks are drawn visibly.
+// A model trained on the page carries its own small vocabulary, used instead.
+import { loadedGpt2 } from './state';
+
 type Tokenizer = (typeof import('attnscope/tokenizer'))['gpt2Tokenizer'];
 let tokenizer: Tokenizer | null = null;
 
@@ -13,11 +16,17 @@ function loaded(): Tokenizer {
   return tokenizer;
 }
 
-export const encodeGpt2 = (text: string): number[] => loaded().encode(text);
-export const decodeGpt2 = (tokens: number[]): string => loaded().decode(tokens);
+const own = () => loadedGpt2.value?.vocabulary;
+
+export const encodeGpt2 = (text: string): number[] =>
+  own()?.encode(text).ids ?? loaded().encode(text);
+export const decodeGpt2 = (tokens: number[]): string =>
+  own()?.decode(tokens) ?? loaded().decode(tokens);
 
 /** The text's tokens, each with its piece of the text (empty for part of a character). */
 export function gpt2Pieces(text: string): { ids: number[]; texts: string[] } {
+  const vocabulary = own();
+  if (vocabulary) return vocabulary.encode(text);
   const pieces = loaded().pieces(text);
   return { ids: pieces.map((p) => p.id), texts: pieces.map((p) => p.text) };
 }

@@ -136,16 +136,14 @@ self.onmessage = async (e: MessageEvent<{ id: number; request: Gpt2Request }>) =
       ]);
     } else if (request.kind === 'analyse') {
       if (!model) throw new Error('no model is loaded');
-      const value = analyse(model, request.tokens, request.interventions);
+      const { tokens, interventions, attribution, lens } = request;
+      const value = analyse(model, tokens, interventions, attribution, lens);
+      const a = value.attribution;
       post({ id, ok: true, value }, [
-        value.cleanLastLogits.buffer,
         value.lastLogits.buffer,
-        ...(value.diffAttentions ?? []).map((a) => a.buffer),
-        ...value.attentions.map((a) => a.buffer),
-        ...value.rollout.map((a) => a.buffer),
-        ...value.valueNorms.map((a) => a.buffer),
-        value.lensIds.buffer,
-        value.lensProbabilities.buffer,
+        ...(value.diffAttentions ?? []).map((d) => d.buffer),
+        ...(a ? [...a.attentions, ...a.rollout, ...a.valueNorms].map((d) => d.buffer) : []),
+        ...(value.lens ? [value.lens.ids.buffer, value.lens.probabilities.buffer] : []),
       ]);
     } else if (request.kind === 'generate') {
       if (!model) throw new Error('no model is loaded');

@@ -4,7 +4,15 @@
 // probabilities without and with the change and the change of the selected head's
 // attention as a diverging map. Every number comes from the engine's forward.
 import { useState } from 'preact/hooks';
-import { analysis, analysisError, interventions, setInterventions } from '../gpt2/analysis-state';
+import {
+  analysis,
+  analysisError,
+  analysisSettled,
+  interventions,
+  fitting,
+  noInterventions,
+  setInterventions,
+} from '../gpt2/analysis-state';
 import { gpt2Layer } from '../gpt2/state';
 import { tokenText, visiblePiece } from '../gpt2/tokens';
 import { run, view } from '../store';
@@ -41,9 +49,10 @@ export function Interventions() {
   const layer = Math.min(gpt2Layer.value, g.layers - 1);
   const head = Math.min(view.value.sel.head, H - 1);
   const target = { layer, head };
-  const iv = interventions.value;
+  // Entries that no longer fit (a shorter text, another model) are not applied nor listed.
+  const iv = fitting(interventions.value, T, g.layers, H);
   const a = analysis.value;
-  const current = a && a.tokens.join() === g.tokens.join() ? a : null;
+  const current = a && a.tokens.join() === g.tokens.join() && !noInterventions(a.applied) ? a : null;
   const entries = [
     ...iv.ablate.map((x) => ({ text: `ablate ${headName(x)} (${x.mode})`, drop: () => setInterventions((v) => ({ ...v, ablate: v.ablate.filter((y) => y !== x) })) })),
     ...iv.replace.map((x) => ({ text: `${headName(x)} uses the pattern of ${headName(x.from)}`, drop: () => setInterventions((v) => ({ ...v, replace: v.replace.filter((y) => y !== x) })) })),
@@ -51,14 +60,14 @@ export function Interventions() {
   ];
   const toggleMask = (p: number) =>
     setInterventions((v) => ({ ...v, maskTokens: v.maskTokens.includes(p) ? v.maskTokens.filter((y) => y !== p) : [...v.maskTokens, p].sort((x, y) => x - y) }));
-  const before = current ? topTokens(current.reply.cleanLastLogits, kTop) : [];
+  const before = current ? topTokens(g.lastLogits, kTop) : [];
   const afterAll = current ? topTokens(current.reply.lastLogits, current.reply.lastLogits.length) : [];
   const afterOf = new Map(afterAll.map((t) => [t.token, t.p]));
-  const beforeAll = current ? new Map(topTokens(current.reply.cleanLastLogits, current.reply.cleanLastLogits.length).map((t) => [t.token, t.p])) : new Map<number, number>();
+  const beforeAll = current ? new Map(topTokens(g.lastLogits, g.lastLogits.length).map((t) => [t.token, t.p])) : new Map<number, number>();
   const shown = [...new Set([...before.map((t) => t.token), ...afterAll.slice(0, kTop).map((t) => t.token)])];
   const diff = current?.reply.diffAttentions?.[layer];
   return (
-    <section class="gpt2-analysis interventions" aria-labelledby="interventions-h" data-analysed={current ? String(current.count) : '0'}>
+    <section class="gpt2-analysis interventions" aria-labelledby="interventions-h" data-analysed={String(analysisSettled.value)}>
       <h3 id="interventions-h">Interventions</h3>
       <p class="hint">Change the model and see what moves: the engine runs it again with your changes and reports the difference from the unchanged run.</p>
       <div class="iv-controls">
@@ -97,14 +106,14 @@ export function Interventions() {
           <button type="button" id="iv-clear" class="small" onClick={() => setInterventions(() => ({ ablate: [], maskTokens: [], replace: [] }))}>Remove all</button>
         </div>
       ) : (
-        <p class="hint" id="iv-none">No intervention: both columns below show the unchanged model.</p>
+        <p class="hint" id="iv-none">No intervention yet: ablate a head, mask a token or replace a pattern to see what changes.</p>
       )}
       {analysisError.value && <p class="error" role="alert">{`The analysis failed: ${analysisError.value}`}</p>}
       {current && (
         <div class="iv-results">
           <table id="iv-next">
-            <caption>The next token, without and with the interventions</caption>
-            <thead><tr><th scope="col">token</th><th scope="col">without</th><th scope="col">with</th><th scope="col">change (points)</th></tr></thead>
+            <caption>The next token, without and with the interventions (change in percentage points)</caption>
+            <thead><tr><th scope="col">token</th><th scope="col">without</th><th scope="col">with</th><th scope="col">change</th></tr></thead>
             <tbody>
               {shown.map((token) => {
                 const p0 = beforeAll.get(token) ?? 0;

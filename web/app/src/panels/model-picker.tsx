@@ -5,6 +5,7 @@ import { effect, signal } from '@preact/signals';
 import { loadGpt2, unloadGpt2, type LoadProgress } from '../gpt2/client';
 import { loadedGpt2, selectLayer } from '../gpt2/state';
 import { loadTokenizer } from '../gpt2/tokens';
+import { vocabularyOfFile } from '../train/model-file';
 
 // The sources offered, in order. A model trained by the project itself joins this list
 // as a third entry once there is one to offer.
@@ -24,9 +25,9 @@ async function openFile(file: File): Promise<void> {
   failure.value = null;
   progress.value = { phase: 'reading', loaded: 0, total: file.size };
   try {
-    const [config] = await Promise.all([loadGpt2(file, (p) => (progress.value = p)), loadTokenizer()]);
+    const [config, , vocabulary] = await Promise.all([loadGpt2(file, (p) => (progress.value = p)), loadTokenizer(), vocabularyOfFile(file)]);
     selectLayer(0);
-    loadedGpt2.value = { fileName: file.name, fileBytes: file.size, config };
+    loadedGpt2.value = { fileName: file.name, fileBytes: file.size, config, vocabulary };
   } catch (e) {
     failure.value = e instanceof Error ? e.message : String(e);
   } finally {
