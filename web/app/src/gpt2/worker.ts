@@ -1,15 +1,21 @@
-// The visitor's GPT-2, off the main thread: reads the chosen file with progress, loads
-// it into its own engine (the package's worker entry does not host models yet), and
-// answers forward passes and generation steps. Nothing here touches the network.
+// The visitor's GPT-2, off the main thread: streams the chosen file into its own
+// engine with progress (the file is never held whole), and answers forward passes and
+// generation steps. Nothing here touches the network.
 import { createAttnScope, type AttnScope, type Model } from 'attnscope';
-import { FileTensors } from './file-tensors';
 import { analyse } from './analyse';
 import type { ForwardReply, Gpt2Reply, Gpt2Request, LayerInput } from './protocol';
 
 let engine: Promise<AttnScope> | null = null;
 let model: Model | null = null;
-// Per layer: ln_1's gain and shift, c_attn's weight (C, 3C) and bias (3C).
-let layers: { gamma: Float32Array; beta: Float32Array; w: Float32Array; b: Float32Array }[] = [];
+// The selected layer's ln_1 gain and shift, c_attn weight (C, 3C) and bias (3C), read
+// from the model when the page selects that layer.
+let layerWeights: {
+  layer: number;
+  gamma: Float32Array;
+  beta: Float32Array;
+  w: Float32Array;
+  b: Float32Array;
+} | null = null;
 let lastForward: {
   key: string;
   hidden: Float32Array[];
@@ -20,55 +26,42 @@ let lastForward: {
 const post = (reply: Gpt2Reply, transfer: Transferable[] = []) =>
   self.postMessage(reply, { transfer });
 
-async function readFile(id: number, file: File): Promise<Uint8Array> {
-  const bytes = new Uint8Array(file.size);
-  const reader = file.stream().getReader();
-  let loaded = 0;
-  let reported = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    bytes.set(value, loaded);
-    loaded += value.length;
-    if (loaded - reported > file.size / 100 || loaded === file.size) {
-      reported = loaded;
-      post({ id, progress: { phase: 'reading', loaded, total: file.size } });
-    }
-  }
-  return bytes;
-}
-
 async function load(id: number, file: File) {
-  const bytes = await readFile(id, file);
-  post({ id, progress: { phase: 'loading', loaded: 0, total: 1 } });
   const e = await (engine ??= createAttnScope());
-  const next = e.loadModel(bytes); // throws the engine's message for a bad file
-  let read: typeof layers;
-  try {
-    const tensors = new FileTensors(bytes);
-    const C = next.config.dModel;
-    read = Array.from({ length: next.config.layers }, (_, l) => ({
-      gamma: tensors.get(`h.${l}.ln_1.weight`),
-      beta: tensors.get(`h.${l}.ln_1.bias`),
-      w: tensors.get(`h.${l}.attn.c_attn.weight`),
-      b: tensors.get(`h.${l}.attn.c_attn.bias`),
-    }));
-    if (read.some((p) => p.w.length !== C * 3 * C))
-      throw new Error('c_attn does not match the model');
-  } catch (err) {
-    next.dispose(); // the model loaded before must stay the only one in memory
-    throw err;
-  }
+  let reported = 0;
+  // Throws the engine's message for a bad file, with nothing left allocated.
+  const next = await e.loadModelFromBlob(file, {
+    onProgress: (loaded, total) => {
+      if (loaded - reported > total / 100 || loaded === total) {
+        reported = loaded;
+        post({ id, progress: { phase: 'reading', loaded, total } });
+      }
+    },
+  });
   model?.dispose();
   model = next;
-  layers = read;
+  layerWeights = null;
   lastForward = null;
   return model.config;
 }
 
+function weightsOf(l: number) {
+  if (layerWeights?.layer !== l) {
+    const weight = (name: string) => model!.weight(`h.${l}.${name}`).data;
+    layerWeights = {
+      layer: l,
+      gamma: weight('ln_1.weight'),
+      beta: weight('ln_1.bias'),
+      w: weight('attn.c_attn.weight'),
+      b: weight('attn.c_attn.bias'),
+    };
+  }
+  return layerWeights;
+}
+
 /** Columns [from, from + C) of c_attn with their bias as one more row: (C + 1, C). */
 function projection(l: number, from: number, C: number): Float32Array {
-  const { w, b } = layers[l];
+  const { w, b } = weightsOf(l);
   const out = new Float32Array((C + 1) * C);
   for (let r = 0; r < C; r++) out.set(w.subarray(r * 3 * C + from, r * 3 * C + from + C), r * C);
   out.set(b.subarray(from, from + C), C * C);
@@ -81,7 +74,8 @@ async function forward(tokens: number[], layer: number): Promise<ForwardReply> {
   const start = performance.now();
   const key = tokens.join(',');
   if (lastForward?.key !== key) {
-    const f = model.forward({ tokens, trace: true });
+    // Only the tokens from the first edited one on run again (the earlier rows cannot change).
+    const f = model.forward({ tokens, trace: true, reusePrefix: true });
     const V = model.config.vocabSize;
     lastForward = {
       key,
@@ -92,7 +86,7 @@ async function forward(tokens: number[], layer: number): Promise<ForwardReply> {
   }
   const C = model.config.dModel;
   const T = tokens.length;
-  const { gamma, beta } = layers[layer];
+  const { gamma, beta } = weightsOf(layer);
   const normed = e.layerNorm({
     x: lastForward.hidden[layer],
     shape: [T, C],
@@ -159,7 +153,7 @@ self.onmessage = async (e: MessageEvent<{ id: number; request: Gpt2Request }>) =
     } else {
       model?.dispose();
       model = null;
-      layers = [];
+      layerWeights = null;
       lastForward = null;
       post({ id, ok: true, value: null });
     }

@@ -15,7 +15,8 @@ const progress = signal<LoadProgress | null>(null);
 const failure = signal<string | null>(null);
 
 const kMB = 1e6;
-const megabytes = (n: number) => `${(n / kMB).toLocaleString('en', { maximumFractionDigits: n < 10 * kMB ? 1 : 0 })} MB`;
+const megabytes = (n: number) =>
+  `${(n / kMB).toLocaleString('en', { maximumFractionDigits: n < 10 * kMB ? 1 : 0 })} MB`;
 
 effect(() => {
   document.body.dataset.model = loadedGpt2.value ? 'gpt2' : 'toy';
@@ -25,7 +26,11 @@ async function openFile(file: File): Promise<void> {
   failure.value = null;
   progress.value = { phase: 'reading', loaded: 0, total: file.size };
   try {
-    const [config, , vocabulary] = await Promise.all([loadGpt2(file, (p) => (progress.value = p)), loadTokenizer(), vocabularyOfFile(file)]);
+    const [config, , vocabulary] = await Promise.all([
+      loadGpt2(file, (p) => (progress.value = p)),
+      loadTokenizer(),
+      vocabularyOfFile(file),
+    ]);
     selectLayer(0);
     loadedGpt2.value = { fileName: file.name, fileBytes: file.size, config, vocabulary };
   } catch (e) {
@@ -47,11 +52,16 @@ function useToy(): void {
 function Progress({ p }: { p: LoadProgress }) {
   const reading = p.phase === 'reading';
   const label = reading
-    ? `Reading the file: ${megabytes(p.loaded)} of ${megabytes(p.total)}`
+    ? `Reading the file into the engine: ${megabytes(p.loaded)} of ${megabytes(p.total)}`
     : 'Loading the weights into the engine…';
   return (
     <p class="model-progress" role="status">
-      <progress id="gpt2-progress" aria-label={label} max={reading ? p.total : undefined} value={reading ? p.loaded : undefined} />{' '}
+      <progress
+        id="gpt2-progress"
+        aria-label={label}
+        max={reading ? p.total : undefined}
+        value={reading ? p.loaded : undefined}
+      />{' '}
       {label}
     </p>
   );
@@ -105,7 +115,11 @@ export function ModelPicker() {
       <select
         id="model-source"
         value={source}
-        onChange={(e) => ((e.currentTarget as HTMLSelectElement).value === 'toy' ? useToy() : (chosen.value = 'gpt2'))}
+        onChange={(e) =>
+          (e.currentTarget as HTMLSelectElement).value === 'toy'
+            ? useToy()
+            : (chosen.value = 'gpt2')
+        }
       >
         <option value="toy">Toy (random)</option>
         <option value="gpt2">GPT-2 file…</option>
@@ -120,8 +134,8 @@ function FileSource() {
     <>
       <FileChooser />
       <p class="hint">
-        The file is read here, in your browser, and never uploaded. GPT-2’s official weights are
-        on Hugging Face:{' '}
+        The file is read here, in your browser, and never uploaded. GPT-2’s official weights are on
+        Hugging Face:{' '}
         <a href="https://huggingface.co/openai-community/gpt2/tree/main" rel="noreferrer">
           openai-community/gpt2
         </a>{' '}
@@ -143,26 +157,26 @@ export function ModelSource() {
   return (
     <section class="model-picker" aria-label="Your own GPT-2">
       <div class="gpt2-source">
-          {loaded ? (
-            <details class="another-file">
-              <summary>Load another file</summary>
-              <FileSource />
-            </details>
-          ) : (
+        {loaded ? (
+          <details class="another-file">
+            <summary>Load another file</summary>
             <FileSource />
-          )}
-          {progress.value && <Progress p={progress.value} />}
-          {failure.value && (
-            <p class="error" role="alert" id="gpt2-error">
-              {`This file could not be loaded: ${failure.value.replace(/\.$/, "")}. Your text is kept; the page goes on with ${loaded ? loaded.fileName : 'the toy model'}.`}
-            </p>
-          )}
-          {loaded && (
-            <p class="model-loaded" id="gpt2-loaded">
-              {`${loaded.fileName} (${megabytes(loaded.fileBytes)}): ${loaded.config.layers} layers × ${loaded.config.heads} heads, d_model ${loaded.config.dModel}, vocabulary ${loaded.config.vocabSize.toLocaleString('en')}, up to ${loaded.config.contextLength.toLocaleString('en')} tokens. Its patterns come from the file’s weights: a trained GPT-2’s are learned, not chance.`}
-            </p>
-          )}
-        </div>
+          </details>
+        ) : (
+          <FileSource />
+        )}
+        {progress.value && <Progress p={progress.value} />}
+        {failure.value && (
+          <p class="error" role="alert" id="gpt2-error">
+            {`This file could not be loaded: ${failure.value.replace(/\.$/, '')}. Your text is kept; the page goes on with ${loaded ? loaded.fileName : 'the toy model'}.`}
+          </p>
+        )}
+        {loaded && (
+          <p class="model-loaded" id="gpt2-loaded">
+            {`${loaded.fileName} (${megabytes(loaded.fileBytes)}): ${loaded.config.layers} layers × ${loaded.config.heads} heads, d_model ${loaded.config.dModel}, vocabulary ${loaded.config.vocabSize.toLocaleString('en')}, up to ${loaded.config.contextLength.toLocaleString('en')} tokens. Its patterns come from the file’s weights: a trained GPT-2’s are learned, not chance.`}
+          </p>
+        )}
+      </div>
     </section>
   );
 }
