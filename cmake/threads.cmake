@@ -15,3 +15,18 @@ else()
   find_package(Threads REQUIRED)
   target_link_libraries(attnscope PUBLIC Threads::Threads)
 endif()
+
+# Link options of a wasm program of the threaded flavour: the glue starts
+# Module.attnscopeWorkers web workers (the core's pool threads: set_threads(n)
+# needs n − 1) before the module is ready, so that starting a thread never
+# waits for the browser's event loop; asking for more fails instead of
+# deadlocking (PTHREAD_POOL_SIZE_STRICT=2). Its files are named
+# attnscope-threads.{mjs,wasm,worker.js}: the glue differs from the
+# single-thread flavours' and sits beside them in dist/.
+function(attn_wasm_thread_options target)
+  if(EMSCRIPTEN AND ATTN_WASM_THREADS)
+    set_target_properties(${target} PROPERTIES OUTPUT_NAME attnscope-threads)
+    target_link_options(${target} PRIVATE "-sPTHREAD_POOL_SIZE=Module.attnscopeWorkers||0"
+                        -sPTHREAD_POOL_SIZE_STRICT=2 -Wno-pthreads-mem-growth)
+  endif()
+endfunction()

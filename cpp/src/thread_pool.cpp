@@ -134,8 +134,7 @@ void set_threads(std::size_t threads) {
   const std::size_t limit = kCanStartThreads ? kMaxThreads : 1;
   if (threads < 1 || threads > limit) {
     throw Error("set_threads: threads is " + std::to_string(threads) + ", expected 1 to " +
-                std::to_string(limit) +
-                (kCanStartThreads ? "" : " (this build has no threads)"));
+                std::to_string(limit) + (kCanStartThreads ? "" : " (this build has no threads)"));
   }
   pool().resize(threads);
 }
