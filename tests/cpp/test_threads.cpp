@@ -46,7 +46,8 @@ Case make_case(const std::string& name, const Dims& d, std::mt19937& rng) {
   if (name == "padding") o.mask.lengths.assign(d.B, (d.Tk * 2 + 2) / 3);
   if (name == "additive") {
     o.mask.additive = random_tensor(rng, {d.B, d.H, d.Tq, d.Tk}, -2.0f, 2.0f);
-    for (std::size_t i = 0; i < o.mask.additive.data.size(); i += 7) o.mask.additive.data[i] = -kInf;
+    for (std::size_t i = 0; i < o.mask.additive.data.size(); i += 7)
+      o.mask.additive.data[i] = -kInf;
   }
   if (name == "boolean") {
     o.mask.allowed.shape = {d.Tq, d.Tk};
@@ -76,8 +77,9 @@ Case make_case(const std::string& name, const Dims& d, std::mt19937& rng) {
 
 std::vector<Case> all_cases() {
   std::mt19937 rng(2025);
-  const char* const kNames[] = {"none",   "causal", "padding", "additive",     "boolean", "rope",
-                                "alibi",  "bias",   "window",  "window+sinks", "all",     "large rows"};
+  const char* const kNames[] = {"none",    "causal",       "padding", "additive",
+                                "boolean", "rope",         "alibi",   "bias",
+                                "window",  "window+sinks", "all",     "large rows"};
   // Lengths below, at and above the 16-row tiles and 128-row blocks; one
   // head at T = 256; GQA and MQA; a KV cache (Tq < Tk) and a decode step.
   const Dims kDims[] = {{1, 1, 1, 256, 256, 64, 64}, {2, 4, 2, 130, 130, 16, 12},
@@ -116,14 +118,14 @@ TEST_CASE("set_threads: bad counts are refused and the count stays", "[threads]"
   OneThreadAfter restore;
   set_threads(2);
   CHECK_THROWS_AS(set_threads(0), Error);
-  CHECK_THROWS_WITH(set_threads(0), Catch::Contains("set_threads: threads is 0, expected 1 to 256"));
+  CHECK_THROWS_WITH(set_threads(0),
+                    Catch::Contains("set_threads: threads is 0, expected 1 to 256"));
   CHECK_THROWS_WITH(set_threads(kMaxThreads + 1), Catch::Contains("threads is 257"));
   CHECK(thread_count() == 2);
   CHECK(hardware_threads() >= 1);
 }
 
-TEST_CASE("attention on 1, 2, 3 and every hardware thread gives one thread's bits",
-          "[threads]") {
+TEST_CASE("attention on 1, 2, 3 and every hardware thread gives one thread's bits", "[threads]") {
   OneThreadAfter restore;
   const std::vector<Case> cases = all_cases();
   set_threads(1);
@@ -172,7 +174,7 @@ TEST_CASE("many concurrent calls, while the thread count changes, give one threa
   OneThreadAfter restore;
   std::vector<Case> cases = all_cases();
   set_threads(1);
-  std::vector<std::vector<float>> single;
+  std::vector<std::vector<float> > single;
   for (const Case& c : cases) single.push_back(attention(c.q, c.k, c.v, c.options).output.data);
   set_threads(3);
   constexpr std::size_t kCallers = 6, kRounds = 3;

@@ -2,4 +2,7 @@
 // tests exercise the published entry points (dist/) exactly as a user would.
 import { createAttnScope } from 'attnscope';
 
-export const engine = await createAttnScope();
+// ATTNSCOPE_TEST_THREADS=1 runs the suites on a single-thread build (in Node
+// "auto" picks the threaded one); scripts/test.sh runs both.
+const threads = process.env.ATTNSCOPE_TEST_THREADS;
+export const engine = await createAttnScope(threads ? { threads: Number(threads) } : undefined);

@@ -29,7 +29,10 @@ function make(seed, { B, H, Hkv, Tq, Tk, d }, variant) {
     causal: 'causal',
     padding: { lengths: Array.from({ length: B }, () => Math.ceil((2 * Tk) / 3)) },
     additive: { additive: r.floats(Tq * Tk, -2, 2), additiveShape: [Tq, Tk] },
-    boolean: { allowed: Uint8Array.from(r.floats(Tq * Tk), (x) => (x > -0.4 ? 1 : 0)), allowedShape: [Tq, Tk] },
+    boolean: {
+      allowed: Uint8Array.from(r.floats(Tq * Tk), (x) => (x > -0.4 ? 1 : 0)),
+      allowedShape: [Tq, Tk],
+    },
     window: { window: Math.floor(Tk / 5) + 1 },
     sinks: { causal: true, window: Math.floor(Tk / 5) + 1, sinks: 3 },
   };
@@ -39,7 +42,17 @@ function make(seed, { B, H, Hkv, Tq, Tk, d }, variant) {
   return args;
 }
 
-const variants = ['none', 'causal', 'padding', 'additive', 'boolean', 'window', 'sinks', 'rope', 'alibi'];
+const variants = [
+  'none',
+  'causal',
+  'padding',
+  'additive',
+  'boolean',
+  'window',
+  'sinks',
+  'rope',
+  'alibi',
+];
 // One head at T = 256 (split by query blocks only), GQA, MQA with a KV cache
 // (Tq < Tk), a decode step (Tq = 1), lengths off the 16-row tiles.
 const shapes = [
@@ -90,7 +103,8 @@ test('threaded self-attention (causal, GQA) equals the single-thread build bit f
     trace: false,
   };
   const expected = single.selfAttention(args).output.data;
-  for (const engine of threaded) assert.ok(bits(engine.selfAttention(args).output.data).equals(bits(expected)));
+  for (const engine of threaded)
+    assert.ok(bits(engine.selfAttention(args).output.data).equals(bits(expected)));
 });
 
 test('many concurrent calls through a threaded pool equal the single-thread build', async () => {
@@ -104,7 +118,10 @@ test('many concurrent calls through a threaded pool equal the single-thread buil
     );
     const results = await Promise.all(calls.map((args) => pool.attention(args)));
     results.forEach((r, i) =>
-      assert.ok(bits(r.output.data).equals(bits(single.attention(calls[i]).output.data)), `call ${i}`),
+      assert.ok(
+        bits(r.output.data).equals(bits(single.attention(calls[i]).output.data)),
+        `call ${i}`,
+      ),
     );
   } finally {
     pool.terminate();
@@ -128,11 +145,17 @@ test('bad threads values are AttnScopeErrors naming threads, and loading still w
       return true;
     });
   }
-  await assert.rejects(createAttnScope({ threads: 2, simd: 'relaxed' }), /has simd128 only, not simd "relaxed"/);
+  await assert.rejects(
+    createAttnScope({ threads: 2, simd: 'relaxed' }),
+    /has simd128 only, not simd "relaxed"/,
+  );
   assert.equal((await createAttnScope({ threads: 2 })).threads, 2);
 });
 
 test('threads: 1 loads a single-thread build, "auto" the threaded one in Node', async () => {
   assert.equal((await createAttnScope({ threads: 1 })).threads, 1);
-  assert.equal((await createAttnScope({ simd: 'simd128', threads: 'auto' })).threads, Math.min(8, availableParallelism()));
+  assert.equal(
+    (await createAttnScope({ simd: 'simd128', threads: 'auto' })).threads,
+    Math.min(8, availableParallelism()),
+  );
 });

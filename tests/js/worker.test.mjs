@@ -12,7 +12,11 @@ const worker = createAttnScopeWorker();
 after(() => worker.terminate());
 
 test('ready reports the same version and SIMD arch as the in-thread engine', async () => {
-  assert.deepEqual(await worker.ready, { version: engine.version, simdArch: engine.simdArch });
+  assert.deepEqual(await worker.ready, {
+    version: engine.version,
+    simdArch: engine.simdArch,
+    threads: engine.threads,
+  });
   assert.equal(await worker.version, engine.version);
 });
 

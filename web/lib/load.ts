@@ -77,7 +77,10 @@ export function chooseBuild(
   checked: CreateOptions,
   platform: Platform,
 ): { file: string; threads: number } {
-  const explicitWasm = checked.wasmBinary !== undefined || checked.wasmUrl !== undefined;
+  const explicitWasm =
+    checked.wasmBinary !== undefined ||
+    checked.wasmUrl !== undefined ||
+    checked.locateFile !== undefined;
   // An explicit relaxed build is single-thread; "auto" then means 1.
   const requested =
     checked.simd === 'relaxed' && (checked.threads ?? 'auto') === 'auto' ? 1 : checked.threads;

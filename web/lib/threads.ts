@@ -49,14 +49,18 @@ export function browserHardwareThreads(): number {
  * else 1; a number must be an integer from 1 to kMaxThreads, and above 1 only
  * where the threaded build runs.
  */
-export function resolveThreads(requested: unknown, hardware: number, explicitWasm: boolean): number {
+export function resolveThreads(
+  requested: unknown,
+  hardware: number,
+  explicitWasm: boolean,
+): number {
   const unavailable = threadsUnavailableReason();
   if (requested === undefined || requested === 'auto') {
     return unavailable || explicitWasm ? 1 : Math.max(1, Math.min(hardware, kMaxAutoThreads));
   }
   if (typeof requested !== 'number' || !Number.isInteger(requested)) {
     throw new AttnScopeError(
-      `createAttnScope: threads must be "auto" or an integer from 1 to ${kMaxThreads}, got ${typeof requested === 'number' ? requested : JSON.stringify(requested) ?? typeof requested}`,
+      `createAttnScope: threads must be "auto" or an integer from 1 to ${kMaxThreads}, got ${typeof requested === 'number' ? requested : (JSON.stringify(requested) ?? typeof requested)}`,
     );
   }
   if (requested < 1 || requested > kMaxThreads) {

@@ -72,10 +72,11 @@ export function defaultPoolSize(hardwareThreads: number | undefined): number {
   return Math.max(1, Math.min(kMaxDefaultWorkers, Math.floor(hardwareThreads ?? 1) || 1));
 }
 
-/** Whether a pool with these options runs as one threaded engine. */
+/** Whether a pool with these options runs as one threaded engine (`threads: 1` says no). */
 export function poolIsThreaded(options: PoolCreateOptions, size: number): boolean {
   return (
     size > 1 &&
+    options.threads !== 1 &&
     threadsUnavailableReason() === '' &&
     options.wasmBinary === undefined &&
     options.wasmUrl === undefined &&
