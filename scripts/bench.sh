@@ -9,6 +9,8 @@
 #   npm run bench -- --clock=cpu   time by process CPU time (on a busy, shared machine)
 #   ATTN_BENCH_NATIVE=0 npm run bench   skip the native benchmark
 #   ATTN_BENCH_POOL=0 npm run bench     skip the worker-pool benchmark (pool-bench.mjs, ~1 minute)
+#   ATTN_BENCH_THREADS=0 npm run bench  skip the threaded build against onnxruntime-web's threads (threads-bench.mjs)
+#   npm run bench -- --threads=8        the thread count of that comparison (default: every hardware thread)
 #   ATTN_BENCH_RELAXED=0 npm run bench  do not turn on Node 20's relaxed SIMD (plain SIMD build only)
 # Other arguments go to attention-bench.mjs (--sizes=64,256 --no-large --out=dir).
 set -euo pipefail
@@ -67,6 +69,13 @@ if [[ ${ATTN_BENCH_POOL:-1} != 0 ]]; then
   pool_args=()
   for a in "$@"; do [[ $a == --quick || $a == --out=* ]] && pool_args+=("$a"); done
   node "${node_flags[@]:1}" web/bench/pool-bench.mjs "${pool_args[@]+"${pool_args[@]}"}"
+fi
+
+if [[ ${ATTN_BENCH_THREADS:-1} != 0 ]]; then
+  step "Node: the threaded build against onnxruntime-web with as many threads, and its scaling"
+  threads_args=()
+  for a in "$@"; do [[ $a == --quick || $a == --out=* || $a == --threads=* ]] && threads_args+=("$a"); done
+  node web/bench/threads-bench.mjs "${threads_args[@]+"${threads_args[@]}"}"
 fi
 
 if [[ -f scripts/bench-native.sh && ${ATTN_BENCH_NATIVE:-1} != 0 ]]; then
