@@ -27,7 +27,11 @@ const args = Object.fromEntries(
 );
 const quick = Boolean(args.quick);
 const threads = Number(args.threads ?? os.availableParallelism());
-const sizes = args.sizes ? String(args.sizes).split(',').map(Number) : quick ? [256] : [256, 1024, 2048];
+const sizes = args.sizes
+  ? String(args.sizes).split(',').map(Number)
+  : quick
+    ? [256]
+    : [256, 1024, 2048];
 const reps = Number(args.reps ?? (quick ? 3 : 7));
 const [H, d] = [8, 64];
 const outDir = resolve(args.out ?? new URL('./results', import.meta.url).pathname);
@@ -46,12 +50,25 @@ const engineWith = async (n) => {
 
 /** ms of one attnscope call and of the faster of two ONNX graphs, alternately. */
 async function timePair(T, causal, n, withOrt) {
-  const q = gaussian(H * T * d, 1), k = gaussian(H * T * d, 2), v = gaussian(H * T * d, 3);
+  const q = gaussian(H * T * d, 1),
+    k = gaussian(H * T * d, 2),
+    v = gaussian(H * T * d, 3);
   const engine = await engineWith(n);
-  const call = { q, k, v, shape: [1, H, T, d], mask: causal ? 'causal' : 'none', trace: false, out: new Float32Array(H * T * d) };
+  const call = {
+    q,
+    k,
+    v,
+    shape: [1, H, T, d],
+    mask: causal ? 'causal' : 'none',
+    trace: false,
+    out: new Float32Array(H * T * d),
+  };
   const sessions = [];
   if (withOrt) {
-    for (const [build, tokens] of [[onnxAttentionModel, false], [multiHeadAttentionModel, true]]) {
+    for (const [build, tokens] of [
+      [onnxAttentionModel, false],
+      [multiHeadAttentionModel, true],
+    ]) {
       try {
         const session = await ort.InferenceSession.create(build(H, T, d, causal), {
           executionProviders: ['wasm'],
@@ -60,7 +77,15 @@ async function timePair(T, causal, n, withOrt) {
         });
         // The token layout's inputs hold the same numbers in another order: equal work.
         const dims = tokens ? [1, T, H * d] : [1, H, T, d];
-        sessions.push({ session, feeds: { q: new ort.Tensor('float32', q, dims), k: new ort.Tensor('float32', k, dims), v: new ort.Tensor('float32', v, dims) }, times: [] });
+        sessions.push({
+          session,
+          feeds: {
+            q: new ort.Tensor('float32', q, dims),
+            k: new ort.Tensor('float32', k, dims),
+            v: new ort.Tensor('float32', v, dims),
+          },
+          times: [],
+        });
       } catch {
         // A graph this onnxruntime-web build cannot run is left out.
       }
@@ -115,5 +140,23 @@ for (let n = 1; n <= threads; n++) {
 
 mkdirSync(outDir, { recursive: true });
 const file = resolve(outDir, 'threads.json');
-writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), cpu: os.cpus()[0]?.model, hardwareThreads: os.availableParallelism(), threads, H, d, reps, table, scalingT, scaling }, null, 2) + '\n');
+writeFileSync(
+  file,
+  JSON.stringify(
+    {
+      date: new Date().toISOString(),
+      cpu: os.cpus()[0]?.model,
+      hardwareThreads: os.availableParallelism(),
+      threads,
+      H,
+      d,
+      reps,
+      table,
+      scalingT,
+      scaling,
+    },
+    null,
+    2,
+  ) + '\n',
+);
 console.log(`\nwritten: ${file}`);
