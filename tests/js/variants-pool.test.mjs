@@ -7,10 +7,10 @@ import { after, test } from 'node:test';
 import { createAttnScopePool, createAttnScopeWorker } from 'attnscope/worker';
 import { splitAttention } from '../../dist/attention-split.js';
 
-import { engine } from './engine.mjs';
+import { engine, engineOptions } from './engine.mjs';
 import { rng } from './support.mjs';
 
-const worker = createAttnScopeWorker();
+const worker = createAttnScopeWorker(engineOptions);
 // threads: 1 keeps the pool of single-thread workers that copies and splits
 // (Node would otherwise run it as one threaded engine: threads.test.mjs).
 const pool = createAttnScopePool({ workers: 3, minSplitFlops: 0, threads: 1 });
