@@ -11,6 +11,8 @@
 #   ATTN_BENCH_POOL=0 npm run bench     skip the worker-pool benchmark (pool-bench.mjs, ~1 minute)
 #   ATTN_BENCH_GPT2=0 npm run bench     skip GPT-2 against onnxruntime-web and TF.js (gpt2-bench.mjs,
 #                                       ~10 minutes and 3 GB of memory at GPT-2 small's size)
+#   ATTN_BENCH_THREADS=0 npm run bench  skip the threaded build against onnxruntime-web's threads (threads-bench.mjs)
+#   npm run bench -- --threads=8        the thread count of that comparison (default: every hardware thread)
 #   ATTN_BENCH_RELAXED=0 npm run bench  do not turn on Node 20's relaxed SIMD (plain SIMD build only)
 # Other arguments go to attention-bench.mjs (--sizes=64,256 --no-large --out=dir).
 set -euo pipefail
@@ -76,6 +78,13 @@ if [[ ${ATTN_BENCH_GPT2:-1} != 0 ]]; then
   gpt2_args=()
   for a in "$@"; do [[ $a == --quick ]] && gpt2_args+=("$a"); done
   node "${node_flags[@]}" web/bench/gpt2-bench.mjs "${gpt2_args[@]+"${gpt2_args[@]}"}"
+fi
+
+if [[ ${ATTN_BENCH_THREADS:-1} != 0 ]]; then
+  step "Node: the threaded build against onnxruntime-web with as many threads, and its scaling"
+  threads_args=()
+  for a in "$@"; do [[ $a == --quick || $a == --out=* || $a == --threads=* ]] && threads_args+=("$a"); done
+  node web/bench/threads-bench.mjs "${threads_args[@]+"${threads_args[@]}"}"
 fi
 
 if [[ -f scripts/bench-native.sh && ${ATTN_BENCH_NATIVE:-1} != 0 ]]; then

@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Builds the npm package into dist/: the wasm module (Emscripten through
-# CMake) in two flavours, plain SIMD (build/wasm) and relaxed SIMD
-# (build/wasm-relaxed, see cpp/src/kernels/multiply_add.hpp), the TypeScript
-# API (web/lib) and the loader's types.
+# CMake) in three flavours, plain SIMD (build/wasm), relaxed SIMD
+# (build/wasm-relaxed, see cpp/src/kernels/multiply_add.hpp) and threaded
+# plain SIMD (build/wasm-threads: pthreads and shared memory, its own glue
+# and pthread worker), the TypeScript API (web/lib) and the loader's types.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export NODE_PATH=/usr/share/nodejs   # emcc's optimizer needs Debian's acorn
 
-for flavour in wasm:OFF wasm-relaxed:ON; do
-  emcmake cmake -S . -B "build/${flavour%:*}" -DCMAKE_BUILD_TYPE=Release \
-    -DATTNSCOPE_BUILD_TESTS=OFF -DATTNSCOPE_BUILD_BENCH=OFF "-DATTN_WASM_RELAXED_SIMD=${flavour#*:}" >/dev/null
-  cmake --build "build/${flavour%:*}" --target attnscope_wasm -j2
+# directory:relaxed:threads
+for flavour in wasm:OFF:OFF wasm-relaxed:ON:OFF wasm-threads:OFF:ON; do
+  IFS=: read -r dir relaxed threads <<<"$flavour"
+  emcmake cmake -S . -B "build/$dir" -DCMAKE_BUILD_TYPE=Release -DATTNSCOPE_BUILD_TESTS=OFF \
+    -DATTNSCOPE_BUILD_BENCH=OFF "-DATTN_WASM_RELAXED_SIMD=$relaxed" "-DATTN_WASM_THREADS=$threads" >/dev/null
+  cmake --build "build/$dir" --target attnscope_wasm -j2
 done
 # One loader serves both wasm files: they must export and import the same.
 cmp -s build/wasm/cpp/bindings/attnscope.mjs build/wasm-relaxed/cpp/bindings/attnscope.mjs || {
@@ -24,7 +27,18 @@ node node_modules/typescript/bin/tsc -p web/lib/tsconfig.json
 # imports ./attnscope.mjs; the loader finds attnscope.wasm next to itself.
 cp build/wasm/cpp/bindings/attnscope.mjs build/wasm/cpp/bindings/attnscope.wasm dist/
 cp build/wasm-relaxed/cpp/bindings/attnscope.wasm dist/attnscope-relaxed.wasm
+cp build/wasm-threads/cpp/bindings/attnscope-threads.{wasm,worker.js} dist/
+# The threaded glue starts its pthread workers with Module.attnscopeWorker when
+# given (Node has no Web Worker, web/lib/node-web-worker.ts); the rewrite also
+# hides the glue's new Worker(new URL(...)) from bundlers, which would otherwise
+# bundle the worker script (the loader always passes locateFile instead).
+sed 's/new Worker(/new (Module["attnscopeWorker"]||Worker)(/g' \
+  build/wasm-threads/cpp/bindings/attnscope-threads.mjs >dist/attnscope-threads.mjs
+[ "$(grep -o 'new (Module\["attnscopeWorker"\]||Worker)(' dist/attnscope-threads.mjs | wc -l)" = 2 ] || {
+  echo "build: expected the threaded glue to start workers in 2 places (dist/attnscope-threads.mjs)" >&2
+  exit 1
+}
 # An interrupted rewrite after linking would leave clang's prototype opcodes.
 node scripts/relaxed-simd-opcodes.mjs --check dist/attnscope-relaxed.wasm
-cp web/lib/attnscope.d.mts dist/
-echo "build: dist/ ready ($(wc -c < dist/attnscope.wasm) bytes of wasm, $(wc -c < dist/attnscope-relaxed.wasm) relaxed)"
+cp web/lib/attnscope.d.mts web/lib/attnscope-threads.d.mts dist/
+echo "build: dist/ ready ($(wc -c < dist/attnscope.wasm) bytes of wasm, $(wc -c < dist/attnscope-relaxed.wasm) relaxed, $(wc -c < dist/attnscope-threads.wasm) threaded)"

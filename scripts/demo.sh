@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Builds everything (package, then site) and serves the site on localhost.
+# Builds everything (package, then site) and serves the site on localhost,
+# cross-origin isolated (COOP/COEP headers, web/app/vite.config.ts), so the
+# engine runs its threaded build.
 # PORT=… picks the port (default 5173).
 set -euo pipefail
 cd "$(dirname "$0")/.."

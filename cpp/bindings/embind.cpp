@@ -22,6 +22,21 @@ namespace {
 std::string version() { return attnscope::version(); }
 std::string simd_arch() { return attnscope::simd_arch(); }
 
+/// set_threads as a result string: "" or the core's message (nothing throws
+/// across the boundary).
+std::string set_threads(double threads) {
+  if (!(threads >= 1 && threads <= double(attnscope::kMaxThreads))) {
+    return "set_threads: threads must be 1 to " + std::to_string(attnscope::kMaxThreads);
+  }
+  try {
+    attnscope::set_threads(static_cast<std::size_t>(threads));
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+double thread_count() { return static_cast<double>(attnscope::thread_count()); }
+
 /// Bytes currently allocated by malloc: lets tests check that calls, good or
 /// rejected, leave nothing behind.
 double heap_in_use() { return static_cast<double>(mallinfo().uordblks); }
@@ -53,6 +68,8 @@ EMSCRIPTEN_BINDINGS(attnscope) {
   emscripten::constant("kOutputRecord", static_cast<double>(attnscope::bindings::kOutputRecord));
   emscripten::function("_version", &version);
   emscripten::function("_simd_arch", &simd_arch);
+  emscripten::function("_set_threads", &set_threads);
+  emscripten::function("_thread_count", &thread_count);
   emscripten::function("_heap_in_use", &heap_in_use);
   emscripten::function("_heap_size", &heap_size);
   emscripten::function("_memory_available", &memory_available);

@@ -20,6 +20,7 @@
 #include "kernels/pack_keys.hpp"
 #include "kernels/scan.hpp"
 #include "kernels/softmax_rows.hpp"
+#include "thread_pool.hpp"
 
 namespace attnscope::detail {
 
@@ -35,29 +36,45 @@ int value_exponent_shift(const float* v, std::size_t n, std::size_t T) {
   return static_cast<int>(std::ceil(std::log2(growth)));
 }
 
-// A decode step: few rows per key/value head, read in place.
+// A decode step: few rows per key/value head, read in place; the key/value
+// heads are shared among the threads.
 std::size_t attention_decode(const float* q, const float* k, const float* v,
                              const AttentionDims& dims, float scale, const ScoreTerms& terms,
                              float* out, std::uint8_t* fully_masked, bool* scores_finite) {
   const std::size_t Tq = dims.q_len, Tk = dims.k_len, d_k = dims.d_k, d_v = dims.d_v;
   const std::size_t group = dims.group(), rows = group * Tq;
+  const std::size_t kv_heads = dims.batch * dims.kv_heads;
+  const std::size_t slots = std::min(parallel_slots(), kv_heads);
   std::vector<float> scores =
-      allocate_zeros({rows * Tk}, "attention: scores of a decode step").data;
-  std::vector<float> keys_t = allocate_zeros({d_k * kernels::kKeyTile}, "attention: key tile").data;
-  std::size_t count = 0;
-  for (std::size_t b = 0; b < dims.batch; ++b) {
-    for (std::size_t kv = 0; kv < dims.kv_heads; ++kv) {
-      const std::size_t kv_head = b * dims.kv_heads + kv;
-      const std::size_t first_head = b * dims.heads + kv * group;
-      const bool finite = kernels::decode_attention_best(
-          q + first_head * Tq * d_k, k + kv_head * Tk * d_k, v + kv_head * Tk * d_v, rows, Tk, d_k,
-          d_v, scale, head_mask(terms, dims, b, kv * group, group), out + first_head * Tq * d_v,
-          fully_masked + first_head * Tq, scores.data(), keys_t.data());
-      *scores_finite = *scores_finite && finite;
-      for (std::size_t i = 0; i < rows; ++i) count += fully_masked[first_head * Tq + i];
-    }
-  }
-  return count;
+      allocate_zeros({slots, rows * Tk}, "attention: scores of a decode step").data;
+  std::vector<float> keys_t =
+      allocate_zeros({slots, d_k * kernels::kKeyTile}, "attention: key tile").data;
+  std::vector<std::uint8_t> finite(kv_heads, 1);
+  parallel_for(kv_heads, slots, [&](std::size_t kv_head, std::size_t slot) {
+    const std::size_t b = kv_head / dims.kv_heads, kv = kv_head % dims.kv_heads;
+    const std::size_t first_head = b * dims.heads + kv * group;
+    finite[kv_head] = kernels::decode_attention_best(
+        q + first_head * Tq * d_k, k + kv_head * Tk * d_k, v + kv_head * Tk * d_v, rows, Tk, d_k,
+        d_v, scale, head_mask(terms, dims, b, kv * group, group), out + first_head * Tq * d_v,
+        fully_masked + first_head * Tq, scores.data() + slot * rows * Tk,
+        keys_t.data() + slot * d_k * kernels::kKeyTile);
+  });
+  *scores_finite = std::count(finite.begin(), finite.end(), 0) == 0;
+  return std::count(fully_masked, fully_masked + dims.batch * dims.heads * Tq, 1);
+}
+
+// Rows per task of the flash path: the whole group on one thread; with more,
+// about four tasks per thread (so that uneven causal blocks even out), in
+// whole 16-row tiles, and in whole 128-row blocks once that large (the blocks
+// that keep a key tile in cache, flash_attention.hpp).
+std::size_t rows_per_task(std::size_t rows, std::size_t kv_heads, std::size_t slots) {
+  if (slots <= 1) return rows;
+  const std::size_t tasks_per_head =
+      std::max<std::size_t>(1, (4 * slots + kv_heads - 1) / kv_heads);
+  const auto round_up = [](std::size_t n, std::size_t to) { return (n + to - 1) / to * to; };
+  std::size_t chunk = round_up((rows + tasks_per_head - 1) / tasks_per_head, kernels::kQueryTile);
+  if (chunk > kernels::kQueryBlock) chunk = round_up(chunk, kernels::kQueryBlock);
+  return std::min(chunk, round_up(rows, kernels::kQueryTile));
 }
 
 }  // namespace
@@ -72,43 +89,73 @@ bool decode_reads_every_key(const AttentionDims& dims, const Mask& mask) {
   return !mask.window || *mask.window >= static_cast<std::int64_t>(dims.k_len);
 }
 
+// The key/value heads are packed first (one task each), every head into its
+// own buffer, so the packed keys and values take as much memory as k and v.
+// Then each task runs one block of query rows of one head group; every row
+// goes through the same kernel code whichever task holds it (tasks start on
+// whole 16-row tiles and share the head's in-range decision), so the output
+// does not depend on the thread count.
 std::size_t attention_fast(const float* q, const float* k, const float* v,
                            const AttentionDims& dims, float scale, const ScoreTerms& terms,
                            float* out, std::uint8_t* fully_masked, bool* scores_finite) {
   *scores_finite = true;
   using Arch = xsimd::default_arch;
   const std::size_t Tq = dims.q_len, Tk = dims.k_len, d_k = dims.d_k, d_v = dims.d_v;
-  const std::size_t group = dims.group();
-  if (group * Tq <= kernels::kDecodeMaxRows) {
+  const std::size_t group = dims.group(), rows = group * Tq;
+  if (rows <= kernels::kDecodeMaxRows) {
     return attention_decode(q, k, v, dims, scale, terms, out, fully_masked, scores_finite);
   }
-  std::vector<float> packed_keys(kernels::packed_keys_size(Tk, d_k, kernels::kKeyTile));
-  std::vector<float> packed_values(kernels::packed_values_size(Tk, d_v));
-  kernels::FlashWorkspace workspace;
-  std::size_t count = 0;
-  for (std::size_t b = 0; b < dims.batch; ++b) {
-    for (std::size_t kv = 0; kv < dims.kv_heads; ++kv) {
-      const std::size_t kv_head = b * dims.kv_heads + kv;
-      const std::size_t first_head = b * dims.heads + kv * group;
-      const float* values = v + kv_head * Tk * d_v;
-      float* group_out = out + first_head * Tq * d_v;
-      kernels::pack_value_panels(values, Tk, d_v, packed_values.data());
-      const int shift = value_exponent_shift(values, Tk * d_v, Tk);
-      if (shift) {
-        kernels::scale_row<Arch>(packed_values.data(), packed_values.size(),
-                                 std::ldexp(1.0f, -shift));
-      }
-      kernels::pack_key_tiles(k + kv_head * Tk * d_k, Tk, d_k, kernels::kKeyTile,
-                              packed_keys.data());
-      kernels::flash_attention_best(q + first_head * Tq * d_k, packed_keys.data(),
-                                    packed_values.data(), group * Tq, Tk, d_k, d_v, scale,
-                                    head_mask(terms, dims, b, kv * group, group), group_out,
-                                    fully_masked + first_head * Tq, workspace);
-      if (shift) kernels::scale_row<Arch>(group_out, group * Tq * d_v, std::ldexp(1.0f, shift));
-      for (std::size_t i = 0; i < group * Tq; ++i) count += fully_masked[first_head * Tq + i];
+  const std::size_t kv_heads = dims.batch * dims.kv_heads;
+  const std::size_t keys_size = kernels::packed_keys_size(Tk, d_k, kernels::kKeyTile);
+  const std::size_t values_size = kernels::packed_values_size(Tk, d_v);
+  std::vector<float> packed_keys(kv_heads * keys_size);
+  std::vector<float> packed_values(kv_heads * values_size);
+  std::vector<int> shifts(kv_heads);
+  std::vector<std::uint8_t> in_range(kv_heads);
+  const std::size_t slots = parallel_slots();
+  std::vector<kernels::FlashWorkspace> workspaces(slots);
+  for (kernels::FlashWorkspace& ws : workspaces) kernels::size_workspace(ws, d_k, d_v);
+  const auto mask_of = [&](std::size_t kv_head) {
+    const std::size_t b = kv_head / dims.kv_heads, kv = kv_head % dims.kv_heads;
+    return head_mask(terms, dims, b, kv * group, group);
+  };
+  const auto queries_of = [&](std::size_t kv_head) { return q + kv_head * rows * d_k; };
+
+  parallel_for(kv_heads, slots, [&](std::size_t kv_head, std::size_t slot) {
+    const float* values = v + kv_head * Tk * d_v;
+    float* head_values = packed_values.data() + kv_head * values_size;
+    float* head_keys = packed_keys.data() + kv_head * keys_size;
+    kernels::pack_value_panels(values, Tk, d_v, head_values);
+    shifts[kv_head] = value_exponent_shift(values, Tk * d_v, Tk);
+    if (shifts[kv_head]) {
+      kernels::scale_row<Arch>(head_values, values_size, std::ldexp(1.0f, -shifts[kv_head]));
     }
-  }
-  return count;
+    kernels::pack_key_tiles(k + kv_head * Tk * d_k, Tk, d_k, kernels::kKeyTile, head_keys);
+    in_range[kv_head] =
+        kernels::flash_in_range_best(queries_of(kv_head), head_keys, rows, Tk, d_k, scale,
+                                     mask_of(kv_head), workspaces[slot].scores.data());
+  });
+
+  // Tasks go last blocks first: under a causal mask those are the longest,
+  // and starting them first keeps the threads' finishing times close.
+  const std::size_t chunk = rows_per_task(rows, kv_heads, slots);
+  const std::size_t chunks = (rows + chunk - 1) / chunk;
+  parallel_for(kv_heads * chunks, slots, [&](std::size_t task, std::size_t slot) {
+    const std::size_t kv_head = task % kv_heads;
+    const std::size_t begin = (chunks - 1 - task / kv_heads) * chunk;
+    const kernels::FlashRowRange range{begin, std::min(rows, begin + chunk),
+                                       in_range[kv_head] != 0};
+    float* head_out = out + kv_head * rows * d_v;
+    kernels::flash_attention_rows_best(
+        queries_of(kv_head), packed_keys.data() + kv_head * keys_size,
+        packed_values.data() + kv_head * values_size, Tk, d_k, d_v, scale, mask_of(kv_head),
+        head_out, fully_masked + kv_head * rows, range, workspaces[slot]);
+    if (shifts[kv_head]) {
+      kernels::scale_row<Arch>(head_out + range.begin * d_v, (range.end - range.begin) * d_v,
+                               std::ldexp(1.0f, shifts[kv_head]));
+    }
+  });
+  return std::count(fully_masked, fully_masked + kv_heads * rows, 1);
 }
 
 }  // namespace attnscope::detail

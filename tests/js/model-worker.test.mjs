@@ -4,10 +4,10 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 
 import { createAttnScopeWorker } from 'attnscope/worker';
-import { engine } from './engine.mjs';
+import { engine, engineOptions } from './engine.mjs';
 import { tinyGpt2 } from './support-gpt2.mjs';
 
-const worker = createAttnScopeWorker();
+const worker = createAttnScopeWorker(engineOptions);
 after(() => worker.terminate());
 
 test('a model in the worker runs, generates and saves as on the main thread, bit for bit', async () => {

@@ -11,7 +11,9 @@ import { engine } from './engine.mjs';
 import { rng } from './support.mjs';
 
 // minSplitFlops 0: even the small inputs below are split.
-const pool = createAttnScopePool({ workers: 3, minSplitFlops: 0 });
+// threads: 1 keeps the pool of single-thread workers that copies and splits
+// (Node would otherwise run it as one threaded engine: threads.test.mjs).
+const pool = createAttnScopePool({ workers: 3, minSplitFlops: 0, threads: 1 });
 after(() => pool.terminate());
 
 function inputs(seed, [B, H, T, d], dv = d) {
@@ -24,6 +26,7 @@ test('ready reports every worker and the engine it runs', async () => {
   assert.deepEqual(await pool.ready, {
     version: engine.version,
     simdArch: engine.simdArch,
+    threads: 1,
     workers: 3,
   });
   assert.equal(pool.size, 3);

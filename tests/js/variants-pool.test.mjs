@@ -7,11 +7,13 @@ import { after, test } from 'node:test';
 import { createAttnScopePool, createAttnScopeWorker } from 'attnscope/worker';
 import { splitAttention } from '../../dist/attention-split.js';
 
-import { engine } from './engine.mjs';
+import { engine, engineOptions } from './engine.mjs';
 import { rng } from './support.mjs';
 
-const worker = createAttnScopeWorker();
-const pool = createAttnScopePool({ workers: 3, minSplitFlops: 0 });
+const worker = createAttnScopeWorker(engineOptions);
+// threads: 1 keeps the pool of single-thread workers that copies and splits
+// (Node would otherwise run it as one threaded engine: threads.test.mjs).
+const pool = createAttnScopePool({ workers: 3, minSplitFlops: 0, threads: 1 });
 after(() => {
   worker.terminate();
   pool.terminate();

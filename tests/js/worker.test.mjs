@@ -5,14 +5,18 @@ import { after, test } from 'node:test';
 
 import { createAttnScopeWorker, AttnScopeError } from 'attnscope/worker';
 
-import { engine } from './engine.mjs';
+import { engine, engineOptions } from './engine.mjs';
 import { I2, assertClose, rng, seed001, headsNotDividingWidth } from './support.mjs';
 
-const worker = createAttnScopeWorker();
+const worker = createAttnScopeWorker(engineOptions);
 after(() => worker.terminate());
 
 test('ready reports the same version and SIMD arch as the in-thread engine', async () => {
-  assert.deepEqual(await worker.ready, { version: engine.version, simdArch: engine.simdArch });
+  assert.deepEqual(await worker.ready, {
+    version: engine.version,
+    simdArch: engine.simdArch,
+    threads: engine.threads,
+  });
   assert.equal(await worker.version, engine.version);
 });
 
@@ -86,7 +90,7 @@ test('calls may overlap; answers come back to the right caller', async () => {
 });
 
 test('terminate() rejects pending and later calls', async () => {
-  const w = createAttnScopeWorker();
+  const w = createAttnScopeWorker(engineOptions);
   await w.ready;
   const pending = w.attention({
     q: new Float32Array(300 * 8),

@@ -17,6 +17,16 @@ function dropCspInDev(): Plugin {
   };
 }
 
+/**
+ * Cross-origin isolation: with these headers the page gets SharedArrayBuffer,
+ * and the package's engine runs its threaded build (docs/USAGE.md, "Threads").
+ * The site loads nothing from other origins, so require-corp blocks nothing.
+ */
+const crossOriginIsolation = {
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Embedder-Policy': 'require-corp',
+};
+
 export default defineConfig({
   root: here,
   base: './',
@@ -31,6 +41,6 @@ export default defineConfig({
     assetsInlineLimit: 0,
     chunkSizeWarningLimit: 2000,
   },
-  server: { fs: { allow: [root] } },
-  preview: { host: '127.0.0.1' },
+  server: { fs: { allow: [root] }, headers: crossOriginIsolation },
+  preview: { host: '127.0.0.1', headers: crossOriginIsolation },
 });

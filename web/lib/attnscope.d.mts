@@ -43,6 +43,9 @@ export interface AttnModule {
   HEAPU8: Uint8Array;
   _version(): string;
   _simd_arch(): string;
+  /** The core's set_threads: "" or the reason it refused. */
+  _set_threads(threads: number): string;
+  _thread_count(): number;
   _heap_in_use(): number;
   _heap_size(): number;
   /** Bytes malloc can still obtain, growth included. */

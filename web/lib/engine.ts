@@ -797,6 +797,7 @@ export function createEngine(raw: AttnModule): AttnScope {
   return {
     version,
     simdArch,
+    threads: raw._thread_count(),
     selfAttention: guarded('selfAttention', selfAttention),
     attention: guarded('attention', attention),
     attentionBackward: guarded('attentionBackward', attentionBackward),

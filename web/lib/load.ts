@@ -2,6 +2,13 @@
 import createAttnModule, { type AttnModuleOptions } from './attnscope.mjs';
 import { createEngine } from './engine.js';
 import { AttnScopeError } from './errors.js';
+import {
+  browserHardwareThreads,
+  kThreadsGlueFileName,
+  kThreadsWasmFileName,
+  kThreadsWorkerFileName,
+  resolveThreads,
+} from './threads.js';
 import type { AttnScope, CreateOptions, SimdFlavour } from './types.js';
 
 /** The plain SIMD (simd128) module's file name, resolved next to the loader unless overridden. */
@@ -49,9 +56,52 @@ export function wasmFileFor(simd: SimdFlavour = 'auto'): string {
  * a literal new URL(..., import.meta.url) so that bundlers emit both files.
  */
 export function defaultWasmUrl(file: string): URL {
+  if (file === kThreadsWasmFileName) return new URL('./attnscope-threads.wasm', import.meta.url);
+  if (file === kThreadsWorkerFileName) {
+    return new URL('./attnscope-threads.worker.js', import.meta.url);
+  }
+  if (file === kThreadsGlueFileName) return new URL('./attnscope-threads.mjs', import.meta.url);
   return file === kRelaxedWasmFileName
     ? new URL('./attnscope-relaxed.wasm', import.meta.url)
     : new URL('./attnscope.wasm', import.meta.url);
+}
+
+/** Where this context runs: its hardware threads, and (Node) the Worker class for pthreads. */
+export interface Platform {
+  hardwareThreads: number;
+  workerClass?: new (url: string) => unknown;
+}
+
+/** The build to load and its thread count, from the simd and threads options. */
+export function chooseBuild(
+  checked: CreateOptions,
+  platform: Platform,
+): { file: string; threads: number } {
+  const explicitWasm =
+    checked.wasmBinary !== undefined ||
+    checked.wasmUrl !== undefined ||
+    checked.locateFile !== undefined;
+  // An explicit relaxed build is single-thread; "auto" then means 1.
+  const requested =
+    checked.simd === 'relaxed' && (checked.threads ?? 'auto') === 'auto' ? 1 : checked.threads;
+  const threads = resolveThreads(requested, platform.hardwareThreads, explicitWasm);
+  if (threads > 1 && checked.simd === 'relaxed') {
+    loadFailure(
+      `threads ${threads} runs the threaded build, which has simd128 only, not simd "relaxed"`,
+    );
+  }
+  if (threads > 1) {
+    wasmFileFor(checked.simd);
+    return { file: kThreadsWasmFileName, threads };
+  }
+  return { file: wasmFileFor(checked.simd), threads };
+}
+
+/** The URL of one of the package's files: through locateFile when given, else beside this module. */
+export function fileUrl(options: CreateOptions, file: string): string {
+  return options.locateFile
+    ? locate(options, file, new URL('./', import.meta.url).href)
+    : defaultWasmUrl(file).href;
 }
 
 /** Throws an AttnScopeError for createAttnScope. */
@@ -105,6 +155,8 @@ export function checkedOptions(options: unknown): CreateOptions {
   }
   const simd = own('simd');
   if (simd !== undefined) checked.simd = simd as CreateOptions['simd'];
+  const threads = own('threads');
+  if (threads !== undefined) checked.threads = threads as CreateOptions['threads'];
   return checked;
 }
 
@@ -152,14 +204,25 @@ async function download(url: string): Promise<ArrayBuffer> {
   return response.arrayBuffer();
 }
 
+/** How to run the threaded build: its thread count and where its files are. */
+export interface ThreadedRun {
+  threads: number;
+  glueUrl: string;
+  workerUrl: string;
+  workerClass?: new (url: string) => unknown;
+}
+
 /**
  * Instantiates the glue on a module compiled here, so that every failure is
  * an AttnScopeError naming the file or bytes and the cause, and the glue has
  * nothing to abort on (its print, printErr and onAbort go nowhere else).
+ * With `threaded`, the threaded build's glue starts threads − 1 pthread
+ * workers before it is ready, and the core's pool is set to `threads`.
  */
 export async function instantiateCompiled(
   module: WebAssembly.Module,
   what: string,
+  threaded?: ThreadedRun,
 ): Promise<AttnScope> {
   let fail: (e: unknown) => void = () => {};
   const failed = new Promise<never>((_, reject) => {
@@ -176,28 +239,62 @@ export async function instantiateCompiled(
   };
   let raw;
   try {
-    raw = await Promise.race([createAttnModule(moduleOptions), failed]);
+    if (threaded) {
+      const { default: createThreaded } = await import('./attnscope-threads.mjs');
+      raw = await Promise.race([
+        createThreaded({
+          ...moduleOptions,
+          attnscopeWorkers: threaded.threads - 1,
+          mainScriptUrlOrBlob: threaded.glueUrl,
+          locateFile: (file) => (file.endsWith('.worker.js') ? threaded.workerUrl : file),
+          ...(threaded.workerClass ? { attnscopeWorker: threaded.workerClass } : {}),
+        }),
+        failed,
+      ]);
+    } else {
+      raw = await Promise.race([createAttnModule(moduleOptions), failed]);
+    }
   } catch (e) {
     loadFailure(`could not instantiate ${what}: ${reason(e)}`, e);
+  }
+  if (threaded) {
+    const refused = raw._set_threads(threaded.threads);
+    if (refused) loadFailure(`could not start ${threaded.threads} threads: ${refused}`);
   }
   return createEngine(raw);
 }
 
+/** The threaded run for `threads` threads (undefined for 1), its files found as `options` says. */
+export function threadedRun(
+  options: CreateOptions,
+  threads: number,
+  platform: Platform,
+): ThreadedRun | undefined {
+  if (threads <= 1) return undefined;
+  return {
+    threads,
+    glueUrl: fileUrl(options, kThreadsGlueFileName),
+    workerUrl: fileUrl(options, kThreadsWorkerFileName),
+    ...(platform.workerClass ? { workerClass: platform.workerClass } : {}),
+  };
+}
+
 /** Loads the wasm as described by `options` (browser and worker: fetched; Node passes wasmBinary). */
-export async function instantiate(options: unknown, what?: string): Promise<AttnScope> {
+export async function instantiate(
+  options: unknown,
+  what?: string,
+  platform: Platform = { hardwareThreads: browserHardwareThreads() },
+): Promise<AttnScope> {
   const checked = checkedOptions(options);
+  const { file, threads } = chooseBuild(checked, platform);
+  const threaded = threadedRun(checked, threads, platform);
   if (checked.wasmBinary !== undefined) {
     const label = what ?? 'wasmBinary';
-    return instantiateCompiled(await compile(checked.wasmBinary, label), label);
+    return instantiateCompiled(await compile(checked.wasmBinary, label), label, threaded);
   }
-  let url: string;
-  if (checked.locateFile === undefined && checked.wasmUrl !== undefined) {
-    url = String(checked.wasmUrl);
-  } else {
-    const file = wasmFileFor(checked.simd);
-    url = checked.locateFile
-      ? locate(checked, file, new URL('./', import.meta.url).href)
-      : defaultWasmUrl(file).href;
-  }
-  return instantiateCompiled(await compile(await download(url), url), url);
+  const url =
+    checked.locateFile === undefined && checked.wasmUrl !== undefined
+      ? String(checked.wasmUrl)
+      : fileUrl(checked, file);
+  return instantiateCompiled(await compile(await download(url), url), url, threaded);
 }

@@ -2,9 +2,11 @@
 // see wasmFileFor) from disk and passes the bytes, since Node's fetch cannot
 // load file:// URLs.
 import { readFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 
 import { AttnScopeError } from './errors.js';
-import { checkedOptions, instantiate, locate, wasmFileFor } from './load.js';
+import { chooseBuild, checkedOptions, instantiate, locate, type Platform } from './load.js';
+import { NodeWebWorker } from './node-web-worker.js';
 import type { AttnScope, CreateOptions } from './types.js';
 
 export * from './index.js';
@@ -29,13 +31,17 @@ async function readWasm(location: string | URL): Promise<Uint8Array> {
  */
 export async function createAttnScope(options?: CreateOptions): Promise<AttnScope> {
   const checked = checkedOptions(options);
-  if (checked.wasmBinary !== undefined) return instantiate(checked);
+  const platform: Platform = {
+    hardwareThreads: availableParallelism(),
+    workerClass: NodeWebWorker,
+  };
+  if (checked.wasmBinary !== undefined) return instantiate(checked, undefined, platform);
   const here = new URL('./', import.meta.url);
+  const { file, threads } = chooseBuild(checked, platform);
   let location: string | URL;
   if (checked.locateFile === undefined && checked.wasmUrl !== undefined) {
     location = checked.wasmUrl;
   } else {
-    const file = wasmFileFor(checked.simd);
     location = checked.locateFile ? locate(checked, file, here.href) : new URL(file, here);
   }
   let wasmBinary: Uint8Array;
@@ -47,5 +53,7 @@ export async function createAttnScope(options?: CreateOptions): Promise<AttnScop
       { cause: e },
     );
   }
-  return instantiate({ wasmBinary }, String(location));
+  // The bytes of the chosen build, with the thread count already resolved.
+  const { wasmUrl: _wasmUrl, ...rest } = checked;
+  return instantiate({ ...rest, wasmBinary, threads }, String(location), platform);
 }

@@ -486,6 +486,8 @@ export interface AttnScope {
   readonly version: string;
   /** SIMD instruction set the kernels were compiled for (under WebAssembly: "sse2", mapped onto 128-bit wasm SIMD; "sse2+relaxed_madd" in the relaxed-SIMD build). */
   readonly simdArch: string;
+  /** Threads the engine computes on: 1 for the single-thread builds, else the threaded build's count. */
+  readonly threads: number;
   /** Multi-head self-attention: project, split heads, attend, concatenate, optionally W_O. */
   selfAttention(args: SelfAttentionArgs): SelfAttentionResult;
   /** Scaled dot-product attention on given queries, keys and values. */
@@ -548,4 +550,12 @@ export interface CreateOptions {
   wasmBinary?: ArrayBuffer | Uint8Array;
   /** Which build to load when neither wasmUrl nor wasmBinary names one; default "auto". */
   simd?: SimdFlavour;
+  /**
+   * Threads to compute on (an integer 1 to 256), or "auto" (the default): every
+   * hardware thread (at most 8), through the threaded build, where it can run (Node, or a
+   * cross-origin isolated page: `crossOriginIsolated`), else 1. 1 loads a
+   * single-thread build; more than 1 where the threaded build cannot run is an
+   * AttnScopeError. With wasmUrl or wasmBinary, "auto" means 1.
+   */
+  threads?: number | 'auto';
 }

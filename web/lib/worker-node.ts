@@ -44,7 +44,11 @@ export function createAttnScopeWorker(options: WorkerCreateOptions = {}): AttnSc
  * const r = await pool.attention({ q, k, v, shape: [H, T, d], trace: false });
  */
 export function createAttnScopePool(options: PoolCreateOptions = {}): AttnScopePool {
-  return createPool(() => createAttnScopeWorker(options), options, hardwareThreads());
+  return createPool(
+    (threads) => createAttnScopeWorker({ ...options, threads }),
+    options,
+    hardwareThreads(),
+  );
 }
 
 // os.availableParallelism arrived in Node 18.14; older Nodes count CPUs.

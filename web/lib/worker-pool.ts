@@ -2,15 +2,19 @@
 // to the worker with the fewest calls in flight; a large `attention` call is
 // split by batch or by head across all of them (attention-split.ts).
 //
-// The workers share nothing: each part's inputs are copied to its worker and
+// Where the threaded build runs (Node, cross-origin isolated pages), the pool
+// is instead one worker whose engine computes on `workers` threads over
+// shared memory: no copies, and calls of any size use every thread.
+//
+// Otherwise the workers share nothing: each part's inputs are copied to its worker and
 // the results come back by transfer. That costs a copy of the inputs, small
 // next to the work of a call large enough to split (docs/performance/journal.md, "Worker pool"),
 // and in exchange the pool needs no SharedArrayBuffer, hence no cross-origin
 // isolation, and runs wherever `attnscope/worker` runs (browsers, bundlers,
-// Node). Emscripten's pthreads would need both, and their ES-module build does
-// not load in Node with this toolchain.
+// Node).
 import { mergeAttention, splitAttention } from './attention-split.js';
 import { AttnScopeError } from './errors.js';
+import { threadsUnavailableReason } from './threads.js';
 import { keepingAttentionOutput, keepingLinearOutput } from './output-buffer.js';
 import {
   infoOf,
@@ -37,7 +41,7 @@ export interface PoolCreateOptions extends WorkerCreateOptions {
 
 /** What the pool reports once every worker has loaded the engine. */
 export interface PoolInfo extends WorkerInfo {
-  /** Number of workers. */
+  /** Number of workers (1 when that worker runs the threaded build on `threads` threads). */
   workers: number;
 }
 
@@ -53,7 +57,7 @@ export interface AttnScopePool extends Omit<
 > {
   /** Resolves once every worker has loaded the wasm; rejects with AttnScopeError if one cannot. */
   readonly ready: Promise<PoolInfo>;
-  /** Number of workers. */
+  /** Number of workers asked for: that many single-thread workers, or the threads of one threaded engine. */
   readonly size: number;
   /** Memory of each worker's engine, in worker order. */
   memoryUsage(): Promise<MemoryUsage[]>;
@@ -68,9 +72,25 @@ export function defaultPoolSize(hardwareThreads: number | undefined): number {
   return Math.max(1, Math.min(kMaxDefaultWorkers, Math.floor(hardwareThreads ?? 1) || 1));
 }
 
-/** Builds a pool of `options.workers` workers made by `start`. */
+/** Whether a pool with these options runs as one threaded engine (`threads: 1` says no). */
+export function poolIsThreaded(options: PoolCreateOptions, size: number): boolean {
+  return (
+    size > 1 &&
+    options.threads !== 1 &&
+    threadsUnavailableReason() === '' &&
+    options.wasmBinary === undefined &&
+    options.wasmUrl === undefined &&
+    options.simd !== 'relaxed'
+  );
+}
+
+/**
+ * Builds a pool of `options.workers` workers made by `start(threads)`: one
+ * worker of that many threads where the threaded build runs, else that many
+ * single-thread workers.
+ */
 export function createPool(
-  start: () => AttnScopeWorker,
+  start: (threads: number) => AttnScopeWorker,
   options: PoolCreateOptions,
   hardwareThreads: number | undefined,
 ): AttnScopePool {
@@ -87,11 +107,12 @@ export function createPool(
     );
   }
 
-  const workers = Array.from({ length: size }, start);
+  const threaded = poolIsThreaded(options, size);
+  const workers = threaded ? [start(size)] : Array.from({ length: size }, () => start(1));
   const inFlight = workers.map(() => 0);
   const ready = Promise.all(workers.map((w) => w.ready)).then(([first]): PoolInfo => ({
     ...first!,
-    workers: size,
+    workers: workers.length,
   }));
   ready.catch(() => undefined);
 
@@ -112,7 +133,7 @@ export function createPool(
     args: AttentionArgs,
     transfer?: ArrayBuffer[],
   ): Promise<AttentionResult> {
-    const split = size > 1 ? splitAttention(args, size, minSplitFlops) : undefined;
+    const split = workers.length > 1 ? splitAttention(args, size, minSplitFlops) : undefined;
     if (!split) return onLeastBusy((w) => w.attention(args, transfer));
     // Parts go to the least busy workers first, one each.
     const order = inFlight.map((busy, index) => ({ busy, index })).sort((a, b) => a.busy - b.busy);

@@ -42,6 +42,8 @@ export interface WorkerCreateOptions {
   wasmBinary?: ArrayBuffer | Uint8Array;
   /** Which build to load when neither wasmUrl nor wasmBinary names one (see CreateOptions.simd). */
   simd?: SimdFlavour;
+  /** Threads of the worker's engine (see CreateOptions.threads); default "auto". */
+  threads?: number | 'auto';
 }
 
 /** What a worker reports once its engine is loaded. */
@@ -50,6 +52,8 @@ export interface WorkerInfo {
   version: string;
   /** SIMD instruction set of the kernels. */
   simdArch: string;
+  /** Threads the engine computes on (1: a single-thread build). */
+  threads: number;
 }
 
 /**
@@ -132,12 +136,17 @@ const kMethods = [
 type Method = (typeof kMethods)[number] | ModelMethod;
 const kAllMethods: readonly string[] = [...kMethods, ...kModelMethods];
 
-type InitOptions = { wasmUrl?: string; wasmBinary?: ArrayBuffer | Uint8Array; simd?: SimdFlavour };
+type InitOptions = {
+  wasmUrl?: string;
+  wasmBinary?: ArrayBuffer | Uint8Array;
+  simd?: SimdFlavour;
+  threads?: number | 'auto';
+};
 type ToWorker =
   | { type: 'init'; options: InitOptions }
   | { type: 'call'; id: number; method: Method; args: unknown };
 type FromWorker =
-  | { type: 'ready'; version: string; simdArch: string }
+  | { type: 'ready'; version: string; simdArch: string; threads: number }
   | { type: 'init-error'; message: string }
   | { type: 'result'; id: number; ok: true; value: unknown }
   | { type: 'result'; id: number; ok: false; name: string; message: string };
@@ -186,7 +195,12 @@ export function serve(
       engine.then(
         (e) =>
           port.post(
-            { type: 'ready', version: e.version, simdArch: e.simdArch } satisfies FromWorker,
+            {
+              type: 'ready',
+              version: e.version,
+              simdArch: e.simdArch,
+              threads: e.threads,
+            } satisfies FromWorker,
             [],
           ),
         (e: unknown) =>
@@ -263,7 +277,11 @@ export function createClient(port: ClientPort, options: WorkerCreateOptions): At
   port.listen((data) => {
     const message = data as FromWorker;
     if (message.type === 'ready')
-      settleReady.resolve({ version: message.version, simdArch: message.simdArch });
+      settleReady.resolve({
+        version: message.version,
+        simdArch: message.simdArch,
+        threads: message.threads,
+      });
     else if (message.type === 'init-error') settleReady.reject(new AttnScopeError(message.message));
     else {
       const call = pending.get(message.id);
@@ -283,6 +301,7 @@ export function createClient(port: ClientPort, options: WorkerCreateOptions): At
   if (options.wasmBinary !== undefined) init.wasmBinary = options.wasmBinary;
   else if (options.wasmUrl !== undefined) init.wasmUrl = String(options.wasmUrl);
   if (options.simd !== undefined) init.simd = options.simd;
+  if (options.threads !== undefined) init.threads = options.threads;
   port.post({ type: 'init', options: init } satisfies ToWorker, []);
 
   function call<T>(method: Method, args?: unknown, transfer: ArrayBuffer[] = []): Promise<T> {

@@ -46,7 +46,7 @@ export function createAttnScopeWorker(options: WorkerCreateOptions = {}): AttnSc
  */
 export function createAttnScopePool(options: PoolCreateOptions = {}): AttnScopePool {
   return createPool(
-    () => createAttnScopeWorker(options),
+    (threads) => createAttnScopeWorker({ ...options, threads }),
     options,
     globalThis.navigator?.hardwareConcurrency,
   );

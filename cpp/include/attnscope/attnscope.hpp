@@ -8,6 +8,7 @@
 #include "attnscope/gpt2.hpp"
 #include "attnscope/llama_block.hpp"
 #include "attnscope/tensor.hpp"
+#include "attnscope/threads.hpp"
 #include "attnscope/train.hpp"
 
 namespace attnscope {

@@ -83,6 +83,16 @@ struct HeadMask {
   }
 };
 
+/// The query rows [begin, end) that one flash_attention_rows call computes
+/// (begin a multiple of kQueryTile, so that every 16-row tile is the one the
+/// whole call would form), and whether the in-range exp pass applies, decided
+/// once for all rows of the head (flash_in_range): two calls that split a
+/// head's rows then give the rows of one call bit for bit.
+struct FlashRowRange {
+  std::size_t begin = 0, end = 0;
+  bool in_range = false;
+};
+
 /// Scratch buffers reused across heads (sized on first use).
 struct FlashWorkspace {
   std::vector<float> queries;  // kQueryBlock × d_k, as row panels (pack_row_panels)

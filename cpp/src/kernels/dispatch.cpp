@@ -31,14 +31,20 @@ auto& dispatcher() {
 
 }  // namespace
 
-void flash_attention_best(const float* q, const float* packed_keys, const float* packed_values,
-                          std::size_t rows, std::size_t keys, std::size_t d_k, std::size_t d_v,
-                          float scale, const HeadMask& mask, float* out, std::uint8_t* fully_masked,
-                          FlashWorkspace& ws) {
+bool flash_in_range_best(const float* q, const float* packed_keys, std::size_t rows,
+                         std::size_t keys, std::size_t d_k, float scale, const HeadMask& mask,
+                         float* scratch) {
+  return dispatcher<FlashInRangeKernel>()(q, packed_keys, rows, keys, d_k, scale, mask, scratch);
+}
+
+void flash_attention_rows_best(const float* q, const float* packed_keys, const float* packed_values,
+                               std::size_t keys, std::size_t d_k, std::size_t d_v, float scale,
+                               const HeadMask& mask, float* out, std::uint8_t* fully_masked,
+                               const FlashRowRange& rows, FlashWorkspace& ws) {
   // Sized here: the dispatched call is noexcept and must not allocate.
   size_workspace(ws, d_k, d_v);
-  dispatcher<FlashAttentionKernel>()(q, packed_keys, packed_values, rows, keys, d_k, d_v, scale,
-                                     mask, out, fully_masked, ws);
+  dispatcher<FlashAttentionRowsKernel>()(q, packed_keys, packed_values, keys, d_k, d_v, scale, mask,
+                                         out, fully_masked, rows, ws);
 }
 
 bool decode_attention_best(const float* q, const float* keys, const float* values, std::size_t rows,

@@ -14,12 +14,19 @@
 
 namespace attnscope::kernels {
 
-/// flash_attention for `rows` query rows (one head, or a GQA group's
-/// heads stacked) against `keys` keys; see flash_attention.hpp.
-void flash_attention_best(const float* q, const float* packed_keys, const float* packed_values,
-                          std::size_t rows, std::size_t keys, std::size_t d_k, std::size_t d_v,
-                          float scale, const HeadMask& mask, float* out, std::uint8_t* fully_masked,
-                          FlashWorkspace& ws);
+/// flash_in_range for `rows` query rows (one head, or a GQA group's heads
+/// stacked) against `keys` keys; see flash_attention.hpp. `scratch` holds
+/// kKeyTile floats.
+bool flash_in_range_best(const float* q, const float* packed_keys, std::size_t rows,
+                         std::size_t keys, std::size_t d_k, float scale, const HeadMask& mask,
+                         float* scratch);
+
+/// flash_attention_rows: the query rows `rows` of such a head against `keys`
+/// keys; see flash_attention.hpp.
+void flash_attention_rows_best(const float* q, const float* packed_keys, const float* packed_values,
+                               std::size_t keys, std::size_t d_k, std::size_t d_v, float scale,
+                               const HeadMask& mask, float* out, std::uint8_t* fully_masked,
+                               const FlashRowRange& rows, FlashWorkspace& ws);
 
 /// decode_attention (a few query rows against keys and values read in
 /// place); see decode_attention.hpp. Returns whether every score was finite.
@@ -43,12 +50,18 @@ const char* best_arch_name();
 
 // One functor per entry point: xsimd::dispatch calls operator()(Arch{}, ...)
 // for the chosen Arch; each kernels_<arch>.cpp defines its instantiation.
-struct FlashAttentionKernel {
+struct FlashInRangeKernel {
+  template <class Arch>
+  bool operator()(Arch, const float* q, const float* packed_keys, std::size_t rows,
+                  std::size_t keys, std::size_t d_k, float scale, const HeadMask& mask,
+                  float* scratch) const;
+};
+struct FlashAttentionRowsKernel {
   template <class Arch>
   void operator()(Arch, const float* q, const float* packed_keys, const float* packed_values,
-                  std::size_t rows, std::size_t keys, std::size_t d_k, std::size_t d_v, float scale,
+                  std::size_t keys, std::size_t d_k, std::size_t d_v, float scale,
                   const HeadMask& mask, float* out, std::uint8_t* fully_masked,
-                  FlashWorkspace& ws) const;
+                  const FlashRowRange& rows, FlashWorkspace& ws) const;
 };
 struct DecodeAttentionKernel {
   template <class Arch>

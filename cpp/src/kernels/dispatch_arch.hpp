@@ -14,13 +14,21 @@
 namespace attnscope::kernels {
 
 template <class Arch>
-void FlashAttentionKernel::operator()(Arch, const float* q, const float* packed_keys,
-                                      const float* packed_values, std::size_t rows,
-                                      std::size_t keys, std::size_t d_k, std::size_t d_v,
-                                      float scale, const HeadMask& mask, float* out,
-                                      std::uint8_t* fully_masked, FlashWorkspace& ws) const {
-  flash_attention<Arch>(q, packed_keys, packed_values, rows, keys, d_k, d_v, scale, mask, out,
-                        fully_masked, ws);
+bool FlashInRangeKernel::operator()(Arch, const float* q, const float* packed_keys,
+                                    std::size_t rows, std::size_t keys, std::size_t d_k,
+                                    float scale, const HeadMask& mask, float* scratch) const {
+  return flash_in_range<Arch>(q, packed_keys, rows, keys, d_k, scale, mask, scratch);
+}
+
+template <class Arch>
+void FlashAttentionRowsKernel::operator()(Arch, const float* q, const float* packed_keys,
+                                          const float* packed_values, std::size_t keys,
+                                          std::size_t d_k, std::size_t d_v, float scale,
+                                          const HeadMask& mask, float* out,
+                                          std::uint8_t* fully_masked, const FlashRowRange& rows,
+                                          FlashWorkspace& ws) const {
+  flash_attention_rows<Arch>(q, packed_keys, packed_values, keys, d_k, d_v, scale, mask, out,
+                             fully_masked, rows, ws);
 }
 
 template <class Arch>
@@ -58,10 +66,13 @@ const char* ArchNameKernel::operator()(Arch) const {
 }  // namespace attnscope::kernels
 
 #define ATTN_INSTANTIATE_KERNELS(A)                                                              \
-  template void attnscope::kernels::FlashAttentionKernel::operator()<A>(                         \
-      A, const float*, const float*, const float*, std::size_t, std::size_t, std::size_t,        \
-      std::size_t, float, const attnscope::kernels::HeadMask&, float*, std::uint8_t*,            \
-      attnscope::kernels::FlashWorkspace&) const;                                                \
+  template bool attnscope::kernels::FlashInRangeKernel::operator()<A>(                           \
+      A, const float*, const float*, std::size_t, std::size_t, std::size_t, float,               \
+      const attnscope::kernels::HeadMask&, float*) const;                                        \
+  template void attnscope::kernels::FlashAttentionRowsKernel::operator()<A>(                     \
+      A, const float*, const float*, const float*, std::size_t, std::size_t, std::size_t, float, \
+      const attnscope::kernels::HeadMask&, float*, std::uint8_t*,                                \
+      const attnscope::kernels::FlashRowRange&, attnscope::kernels::FlashWorkspace&) const;      \
   template bool attnscope::kernels::DecodeAttentionKernel::operator()<A>(                        \
       A, const float*, const float*, const float*, std::size_t, std::size_t, std::size_t,        \
       std::size_t, float, const attnscope::kernels::HeadMask&, float*, std::uint8_t*, float*,    \

@@ -279,22 +279,40 @@ template <class Arch = xsimd::default_arch>
 void flash_attention(const float* q, const float* packed_keys, const float* packed_values,
                      std::size_t rows_total, std::size_t keys, std::size_t d_k, std::size_t d_v,
                      float scale, const HeadMask& mask, float* out, std::uint8_t* fully_masked,
-                     FlashWorkspace& ws) {
+                     FlashWorkspace& ws);
+
+/// Whether the unmasked tiles of a head (all its rows_total query rows) take
+/// the in-range exp pass. Tiles with masked keys keep the clamped exp (their
+/// scores hold -inf, and an additive mask is not bounded by the norms).
+/// `scratch` holds kKeyTile floats.
+template <class Arch = xsimd::default_arch>
+bool flash_in_range(const float* q, const float* packed_keys, std::size_t rows_total,
+                    std::size_t keys, std::size_t d_k, float scale, const HeadMask& mask,
+                    float* scratch) {
+  return !mask.has_dense_terms() &&
+         exponents_in_range<Arch>(q, packed_keys, rows_total, keys, d_k, scale, scratch);
+}
+
+/// flash_attention for the query rows [rows.begin, rows.end) only; q, out,
+/// fully_masked and the mask's rows are indexed as in the whole call.
+template <class Arch = xsimd::default_arch>
+void flash_attention_rows(const float* q, const float* packed_keys, const float* packed_values,
+                          std::size_t keys, std::size_t d_k, std::size_t d_v, float scale,
+                          const HeadMask& mask, float* out, std::uint8_t* fully_masked,
+                          const FlashRowRange& rows_range, FlashWorkspace& ws) {
   constexpr std::size_t W = xsimd::batch<float, Arch>::size;
   static_assert(kKeyTile % W == 0, "key tiles must hold whole batches");
   float* scores = ws.scores.data();
   float* weights = ws.weights.data();
   float* partial = ws.partial.data();
   const bool dense_mask = mask.has_dense_terms();
-  // Tiles with masked keys keep the clamped exp (their scores hold -inf,
-  // and an additive mask is not bounded by the norms).
-  const bool in_range =
-      !dense_mask && exponents_in_range<Arch>(q, packed_keys, rows_total, keys, d_k, scale, scores);
+  const bool in_range = rows_range.in_range;
+  const std::size_t rows_end = rows_range.end;
   constexpr std::size_t kTilesPerBlock = kQueryBlock / kQueryTile;
   TileKeyRange tile_keys[kTilesPerBlock];
 
-  for (std::size_t b0 = 0; b0 < rows_total; b0 += kQueryBlock) {
-    const std::size_t block_rows = std::min(kQueryBlock, rows_total - b0);
+  for (std::size_t b0 = rows_range.begin; b0 < rows_end; b0 += kQueryBlock) {
+    const std::size_t block_rows = std::min(kQueryBlock, rows_end - b0);
     std::size_t block_begin = keys, block_end = 0;
     for (std::size_t q0 = b0; q0 < b0 + block_rows; q0 += kQueryTile) {
       const TileKeyRange range =
@@ -375,6 +393,17 @@ void flash_attention(const float* q, const float* packed_keys, const float* pack
       scale_row<Arch>(dst, d_v, 1.0f / sum);
     }
   }
+}
+
+template <class Arch>
+void flash_attention(const float* q, const float* packed_keys, const float* packed_values,
+                     std::size_t rows_total, std::size_t keys, std::size_t d_k, std::size_t d_v,
+                     float scale, const HeadMask& mask, float* out, std::uint8_t* fully_masked,
+                     FlashWorkspace& ws) {
+  const bool in_range =
+      flash_in_range<Arch>(q, packed_keys, rows_total, keys, d_k, scale, mask, ws.scores.data());
+  flash_attention_rows<Arch>(q, packed_keys, packed_values, keys, d_k, d_v, scale, mask, out,
+                             fully_masked, FlashRowRange{0, rows_total, in_range}, ws);
 }
 
 }  // namespace ATTN_KERNEL_ISA

@@ -1,0 +1,160 @@
+#include "thread_pool.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "attnscope/tensor.hpp"
+#include "attnscope/threads.hpp"
+
+namespace attnscope {
+
+namespace {
+
+// A WebAssembly build without -pthread cannot start threads at all.
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+constexpr bool kCanStartThreads = false;
+#else
+constexpr bool kCanStartThreads = true;
+#endif
+
+class ThreadPool {
+ public:
+  ~ThreadPool() { stop_workers(); }
+
+  std::size_t threads() const { return threads_.load(); }
+
+  void resize(std::size_t threads) {
+    std::lock_guard<std::mutex> running(run_mutex_);
+    stop_workers();
+    threads_ = 1;
+    try {
+      for (std::size_t i = 1; i < threads; ++i) {
+        workers_.emplace_back([this, i] { work(i); });
+      }
+    } catch (const std::system_error& e) {
+      const std::size_t started = workers_.size() + 1;
+      stop_workers();
+      throw ResourceError("set_threads: could only start " + std::to_string(started) + " of " +
+                          std::to_string(threads) + " threads (" + e.what() + ")");
+    }
+    threads_ = threads;
+  }
+
+  void run(std::size_t tasks, std::size_t slots, const detail::ParallelTask& task) {
+    std::unique_lock<std::mutex> running(run_mutex_, std::try_to_lock);
+    if (!running || workers_.empty() || slots <= 1 || tasks <= 1) {
+      for (std::size_t t = 0; t < tasks; ++t) task(t, 0);
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(state_mutex_);
+      task_ = &task;
+      tasks_ = tasks;
+      slots_ = slots;
+      next_task_ = 0;
+      error_ = nullptr;
+      busy_ = workers_.size();
+      ++generation_;
+    }
+    wake_.notify_all();
+    take_tasks(0);
+    std::unique_lock<std::mutex> lock(state_mutex_);
+    done_.wait(lock, [this] { return busy_ == 0; });
+    task_ = nullptr;
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  void stop_workers() {
+    {
+      std::lock_guard<std::mutex> lock(state_mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& worker : workers_) worker.join();
+    workers_.clear();
+    stop_ = false;
+  }
+
+  void work(std::size_t slot) {
+    std::size_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(state_mutex_);
+        wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+        if (stop_) return;
+        seen = generation_;
+      }
+      if (slot < slots_) take_tasks(slot);
+      std::lock_guard<std::mutex> lock(state_mutex_);
+      if (--busy_ == 0) done_.notify_one();
+    }
+  }
+
+  void take_tasks(std::size_t slot) {
+    for (std::size_t t = next_task_++; t < tasks_; t = next_task_++) {
+      try {
+        (*task_)(t, slot);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(state_mutex_);
+        if (!error_) error_ = std::current_exception();
+        next_task_ = tasks_;  // skip what has not started
+      }
+    }
+  }
+
+  std::mutex run_mutex_;  // held by the one call using the workers, and by resize
+  std::mutex state_mutex_;
+  std::condition_variable wake_, done_;
+  std::vector<std::thread> workers_;
+  std::atomic<std::size_t> threads_{1};
+  // The current call, written under state_mutex_ before the workers wake.
+  const detail::ParallelTask* task_ = nullptr;
+  std::size_t tasks_ = 0, slots_ = 0;
+  std::atomic<std::size_t> next_task_{0};
+  std::exception_ptr error_;
+  std::size_t busy_ = 0, generation_ = 0;
+  bool stop_ = false;
+};
+
+ThreadPool& pool() {
+  static ThreadPool instance;
+  return instance;
+}
+
+}  // namespace
+
+void set_threads(std::size_t threads) {
+  const std::size_t limit = kCanStartThreads ? kMaxThreads : 1;
+  if (threads < 1 || threads > limit) {
+    throw Error("set_threads: threads is " + std::to_string(threads) + ", expected 1 to " +
+                std::to_string(limit) + (kCanStartThreads ? "" : " (this build has no threads)"));
+  }
+  pool().resize(threads);
+}
+
+std::size_t thread_count() { return pool().threads(); }
+
+std::size_t hardware_threads() {
+  if (!kCanStartThreads) return 1;
+  const unsigned n = std::thread::hardware_concurrency();
+  return n ? n : 1;
+}
+
+namespace detail {
+
+std::size_t parallel_slots() { return pool().threads(); }
+
+void parallel_for(std::size_t tasks, std::size_t slots, const ParallelTask& task) {
+  pool().run(tasks, slots, task);
+}
+
+}  // namespace detail
+
+}  // namespace attnscope

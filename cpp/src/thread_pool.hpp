@@ -1,0 +1,28 @@
+// The pool behind set_threads (attnscope/threads.hpp): threads − 1 threads,
+// started once by set_threads and parked between calls, plus the calling
+// thread. A parallel call hands out task indices 0 .. tasks − 1 from one
+// counter; whoever is free takes the next, so uneven tasks (causal blocks)
+// balance themselves.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+namespace attnscope::detail {
+
+/// A task gets its index and a slot in [0, slots): no two tasks run at the
+/// same time in one slot, so a slot can own scratch memory.
+using ParallelTask = std::function<void(std::size_t task, std::size_t slot)>;
+
+/// How many slots parallel_for may use right now (thread_count()): size the
+/// per-slot scratch with it before calling parallel_for.
+std::size_t parallel_slots();
+
+/// Runs task(0 .. tasks − 1) on at most `slots` threads, the caller included,
+/// and returns when all have finished. Runs them all on the caller when the
+/// pool is busy with another call or has no threads. If tasks throw, the
+/// first exception is rethrown once every started task has finished; the
+/// tasks not yet started are skipped.
+void parallel_for(std::size_t tasks, std::size_t slots, const ParallelTask& task);
+
+}  // namespace attnscope::detail

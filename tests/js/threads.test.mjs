@@ -1,0 +1,161 @@
+// The threaded build through the package: createAttnScope({ threads }) gives
+// the single-thread build's results bit for bit for every mask and variant,
+// with 2, 3 and every hardware thread; many concurrent calls through a
+// threaded pool; bad `threads` values are clear AttnScopeErrors.
+import assert from 'node:assert/strict';
+import { availableParallelism } from 'node:os';
+import { test } from 'node:test';
+
+import { AttnScopeError, createAttnScope } from 'attnscope';
+import { createAttnScopePool } from 'attnscope/worker';
+import { rng } from './support.mjs';
+
+const single = await createAttnScope({ threads: 1, simd: 'simd128' });
+const counts = [...new Set([2, 3, availableParallelism()])];
+const threaded = await Promise.all(counts.map((threads) => createAttnScope({ threads })));
+
+/** Attention arguments for dims and a variant, seeded. */
+function make(seed, { B, H, Hkv, Tq, Tk, d }, variant) {
+  const r = rng(seed);
+  const args = {
+    q: r.floats(B * H * Tq * d),
+    k: r.floats(B * Hkv * Tk * d),
+    v: r.floats(B * Hkv * Tk * d),
+    shape: [B, H, Tq, d],
+    kvShape: [B, Hkv, Tk, d],
+    trace: false,
+  };
+  const masks = {
+    causal: 'causal',
+    padding: { lengths: Array.from({ length: B }, () => Math.ceil((2 * Tk) / 3)) },
+    additive: { additive: r.floats(Tq * Tk, -2, 2), additiveShape: [Tq, Tk] },
+    boolean: {
+      allowed: Uint8Array.from(r.floats(Tq * Tk), (x) => (x > -0.4 ? 1 : 0)),
+      allowedShape: [Tq, Tk],
+    },
+    window: { window: Math.floor(Tk / 5) + 1 },
+    sinks: { causal: true, window: Math.floor(Tk / 5) + 1, sinks: 3 },
+  };
+  if (masks[variant]) args.mask = masks[variant];
+  if (variant === 'rope') args.rope = { base: 10000 };
+  if (variant === 'alibi') args.bias = 'alibi';
+  return args;
+}
+
+const variants = [
+  'none',
+  'causal',
+  'padding',
+  'additive',
+  'boolean',
+  'window',
+  'sinks',
+  'rope',
+  'alibi',
+];
+// One head at T = 256 (split by query blocks only), GQA, MQA with a KV cache
+// (Tq < Tk), a decode step (Tq = 1), lengths off the 16-row tiles.
+const shapes = [
+  { B: 1, H: 1, Hkv: 1, Tq: 256, Tk: 256, d: 64 },
+  { B: 2, H: 4, Hkv: 2, Tq: 130, Tk: 130, d: 16 },
+  { B: 1, H: 4, Hkv: 1, Tq: 37, Tk: 300, d: 8 },
+  { B: 1, H: 8, Hkv: 2, Tq: 1, Tk: 70, d: 16 },
+  { B: 3, H: 2, Hkv: 2, Tq: 17, Tk: 17, d: 32 },
+];
+
+const bits = (f) => Buffer.from(f.buffer, f.byteOffset, f.byteLength);
+
+test('engine.threads reports the build in use', () => {
+  assert.equal(single.threads, 1);
+  threaded.forEach((engine, i) => assert.equal(engine.threads, counts[i]));
+  for (const engine of threaded) assert.equal(engine.simdArch, single.simdArch);
+});
+
+test('threaded attention equals the single-thread build bit for bit, every mask and variant', () => {
+  let seed = 1;
+  for (const dims of shapes) {
+    for (const variant of variants) {
+      const args = make(seed++, dims, variant);
+      const expected = single.attention(args);
+      for (const [i, engine] of threaded.entries()) {
+        const r = engine.attention(args);
+        assert.deepEqual(r.output.shape, expected.output.shape);
+        assert.ok(
+          bits(r.output.data).equals(bits(expected.output.data)),
+          `${variant} ${JSON.stringify(dims)} on ${counts[i]} threads`,
+        );
+      }
+    }
+  }
+});
+
+test('threaded self-attention (causal, GQA) equals the single-thread build bit for bit', () => {
+  const r = rng(99);
+  const [T, C, H, d] = [150, 32, 4, 8];
+  const args = {
+    x: r.floats(2 * T * C),
+    shape: [2, T, C],
+    wq: r.floats(C * H * d),
+    wk: r.floats(C * H * d),
+    wv: r.floats(C * H * d),
+    heads: H,
+    mask: 'causal',
+    trace: false,
+  };
+  const expected = single.selfAttention(args).output.data;
+  for (const engine of threaded)
+    assert.ok(bits(engine.selfAttention(args).output.data).equals(bits(expected)));
+});
+
+test('many concurrent calls through a threaded pool equal the single-thread build', async () => {
+  const pool = createAttnScopePool({ workers: 2 });
+  try {
+    const info = await pool.ready;
+    assert.equal(info.workers, 1);
+    assert.equal(info.threads, 2);
+    const calls = Array.from({ length: 40 }, (_, i) =>
+      make(1000 + i, shapes[i % shapes.length], variants[i % variants.length]),
+    );
+    const results = await Promise.all(calls.map((args) => pool.attention(args)));
+    results.forEach((r, i) =>
+      assert.ok(
+        bits(r.output.data).equals(bits(single.attention(calls[i]).output.data)),
+        `call ${i}`,
+      ),
+    );
+  } finally {
+    pool.terminate();
+  }
+});
+
+test('bad threads values are AttnScopeErrors naming threads, and loading still works after', async () => {
+  const bad = [
+    [0, /threads must be from 1 to 256, got 0/],
+    [-2, /threads must be from 1 to 256, got -2/],
+    [257, /threads must be from 1 to 256, got 257/],
+    [1.5, /threads must be "auto" or an integer from 1 to 256, got 1.5/],
+    [Number.NaN, /threads must be "auto" or an integer from 1 to 256, got NaN/],
+    ['4', /threads must be "auto" or an integer from 1 to 256, got "4"/],
+    [null, /threads must be "auto" or an integer from 1 to 256, got null/],
+  ];
+  for (const [threads, message] of bad) {
+    await assert.rejects(createAttnScope({ threads }), (e) => {
+      assert.ok(e instanceof AttnScopeError, String(e));
+      assert.match(e.message, message);
+      return true;
+    });
+  }
+  await assert.rejects(
+    createAttnScope({ threads: 2, simd: 'relaxed' }),
+    /has simd128 only, not simd "relaxed"/,
+  );
+  assert.equal((await createAttnScope({ threads: 2 })).threads, 2);
+});
+
+test('threads: 1 loads a single-thread build, "auto" the threaded one in Node', async () => {
+  assert.equal((await createAttnScope({ threads: 1 })).threads, 1);
+  assert.equal(
+    (await createAttnScope({ simd: 'simd128', threads: 'auto' })).threads,
+    Math.min(8, availableParallelism()),
+  );
+});
