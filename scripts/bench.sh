@@ -51,7 +51,7 @@ if [[ ${ATTN_BENCH_PROBE:-1} != 0 ]]; then
       -Ibuild/wasm/third-party-include web/bench/core-probe.cpp "$lib" \
       -o build/bench-probe/core-probe.mjs -sMODULARIZE=1 -sEXPORT_ES6=1 -sENVIRONMENT=web,worker \
       -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB \
-      -sEXPORTED_FUNCTIONS=_probe_prepare_attention,_probe_run_attention,_probe_prepare_linear,_probe_run_linear,_probe_prepare_matmul,_probe_run_matmul,_probe_prepare_products,_probe_run_products
+      -sEXPORTED_FUNCTIONS=_probe_prepare_attention,_probe_run_attention,_probe_prepare_decode,_probe_prepare_linear,_probe_run_linear,_probe_prepare_matmul,_probe_run_matmul,_probe_prepare_products,_probe_run_products
   fi
 fi
 

@@ -76,6 +76,20 @@ EMSCRIPTEN_KEEPALIVE int probe_run_attention() {
   }
 }
 
+/// Prepares a decode step (fast path): one query per head, (1, H, 1, d),
+/// against a cache of (1, Hkv, Tk, d) keys and values, causal.
+EMSCRIPTEN_KEEPALIVE void probe_prepare_decode(int heads, int kv_heads, int Tk, int d) {
+  const std::size_t kv = std::size_t(kv_heads) * Tk * d;
+  q = attnscope::Tensor({1, std::size_t(heads), 1, std::size_t(d)},
+                        filled(std::size_t(heads) * d, 1));
+  const attnscope::Shape kv_shape{1, std::size_t(kv_heads), std::size_t(Tk), std::size_t(d)};
+  k = attnscope::Tensor(kv_shape, filled(kv, 2));
+  v = attnscope::Tensor(kv_shape, filled(kv, 3));
+  options = {};
+  options.mask.causal = true;
+  options.trace = false;
+}
+
 /// Prepares linear: x (rows, in) · W (in, out), no bias.
 EMSCRIPTEN_KEEPALIVE void probe_prepare_linear(int rows, int in_dim, int out_dim) {
   x = attnscope::Tensor({std::size_t(rows), std::size_t(in_dim)},

@@ -36,6 +36,17 @@ export async function createCoreAttention({ H, T, d, causal }) {
   };
 }
 
+/** A decode step (Tq = 1) of H query heads against Hkv heads of Tk cached keys; runs as attention. */
+export async function createCoreDecode({ H, Hkv, Tk, d }) {
+  const m = await loadCoreProbe();
+  m._probe_prepare_decode(H, Hkv, Tk, d);
+  return {
+    run: async () => check(m._probe_run_attention(), 'decode step'),
+    output: () => null,
+    release: async () => {},
+  };
+}
+
 /** linear x (rows, in) · W (in, out) on the probe's own inputs. */
 export async function createCoreLinear({ rows, inDim, outDim }) {
   const m = await loadCoreProbe();

@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { cpuMs, gaussian } from './inputs.mjs';
 import { loadAttnScope } from './attnscope-runner.mjs';
 import { createOrtGroupQueryAttention } from './ort-runner.mjs';
+import { createCoreDecode, loadCoreProbe } from './core-probe.mjs';
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (x, digits = 2) => (Number.isFinite(x) ? x.toFixed(digits) : '—');
@@ -146,6 +147,23 @@ export async function runVariantsBench({ quick = false, clock = 'wall', outDir }
     `  decode step Tq=1 Tk=4096 H=32 Hkv=8 d=128: ${fmt(stepMs * 1000, 0)} µs per step; K/V ${fmt(kvBytes / 2 ** 20, 1)} MiB, ` +
       `${fmt(bytesPerUs, 0)} B/µs = ${fmt((100 * bytesPerUs) / copy, 0)}% of memory copy (${fmt(copy, 0)} B/µs)`,
   );
+  // The same step in the core alone (web/bench/core-probe.cpp), its cache
+  // already in wasm memory as a model's is: the read the kernel itself makes.
+  if (await loadCoreProbe()) {
+    const core = await createCoreDecode(decode);
+    const coreMs = await timeAsync(() => core.run(), quick ? 9 : 41, clock);
+    const coreBytesPerUs = kvBytes / (coreMs * 1000);
+    Object.assign(result.decode, {
+      coreUsPerStep: coreMs * 1000,
+      coreKvBytesPerUs: coreBytesPerUs,
+      coreFractionOfCopy: coreBytesPerUs / copy,
+    });
+    result.decode.coreMet = coreBytesPerUs / copy >= 0.5;
+    console.log(
+      `    the core alone (cache in wasm memory, no copy in): ${fmt(coreMs * 1000, 0)} µs per step, ` +
+        `${fmt(coreBytesPerUs, 0)} B/µs = ${fmt((100 * coreBytesPerUs) / copy, 0)}% of memory copy`,
+    );
+  }
 
   const long = quick ? 4096 : 16384;
   const windowed = { H: 1, Hkv: 1, Tq: long, Tk: long, d: 64 };
