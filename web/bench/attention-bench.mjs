@@ -420,7 +420,7 @@ let large = null;
 if (!quick && !args['no-large']) {
   console.log(`causal T=${kLargeT} on a fresh engine ...`);
   const { createAttnScope } = await import(new URL(`file://${distDir}/node.js`).href);
-  const fresh = await createAttnScope();
+  const fresh = await createAttnScope({ threads: 1 });
   const n = kHeads * kLargeT * kHeadDim;
   const q = gaussian(n, 11);
   const k = gaussian(n, 12);

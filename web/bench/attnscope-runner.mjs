@@ -23,7 +23,9 @@ export function loadAttnScope(simd = 'auto') {
         const entry = resolve(distDir, 'node.js');
         if (!existsSync(entry)) return null;
         const { createAttnScope } = await import(pathToFileURL(entry).href);
-        return createAttnScope({ simd });
+        // One thread: every table this engine serves compares single-thread runtimes
+        // (threads-bench.mjs times the threaded build on its own).
+        return createAttnScope({ simd, threads: 1 });
       })(),
     );
   }
