@@ -20,7 +20,9 @@ const kWindows = 16; // held-out windows of contextLength tokens
 const kRepeats = 8; // passages written twice
 const [modelPath, tokenizerPath, textPath, output] = process.argv.slice(2);
 if (!modelPath || !tokenizerPath || !textPath) {
-  console.error('usage: node head-patterns.mjs <model.safetensors> <tokenizer.json> <heldout.txt> [out.json]');
+  console.error(
+    'usage: node head-patterns.mjs <model.safetensors> <tokenizer.json> <heldout.txt> [out.json]',
+  );
   process.exit(2);
 }
 

@@ -18,7 +18,9 @@ let tokenizer;
 let model;
 
 before(async () => {
-  tokenizer = bpeTokenizer(JSON.parse(readFileSync(join(repo, 'models/kjv/tokenizer.json'), 'utf8')));
+  tokenizer = bpeTokenizer(
+    JSON.parse(readFileSync(join(repo, 'models/kjv/tokenizer.json'), 'utf8')),
+  );
   const engine = await createAttnScope();
   model = engine.loadModel(readFileSync(join(repo, 'models/kjv/model.safetensors')));
 });
@@ -33,7 +35,10 @@ test('the shipped KJV model: its own tokens, the package’s next token, and bac
   await page.selectOption('#model-source', 'kjv');
   await page.waitForSelector('#gpt2-loaded');
   assert.match(await page.textContent('#kjv-about'), /King James Bible/);
-  assert.match(await page.textContent('#gpt2-loaded'), /4 layers × 4 heads, d_model 128, vocabulary 4,096/);
+  assert.match(
+    await page.textContent('#gpt2-loaded'),
+    /4 layers × 4 heads, d_model 128, vocabulary 4,096/,
+  );
   before = await waitReady(page, before);
   await page.fill('#text', kText);
   await waitReady(page, before);
@@ -49,7 +54,9 @@ test('the shipped KJV model: its own tokens, the package’s next token, and bac
   );
   // The top next token is the forward pass's argmax after the last token.
   const V = model.config.vocabSize;
-  const last = model.forward({ tokens, trace: false }).logits.data.subarray((tokens.length - 1) * V);
+  const last = model
+    .forward({ tokens, trace: false })
+    .logits.data.subarray((tokens.length - 1) * V);
   const best = last.indexOf(Math.max(...last));
   const top = await page.$eval('#next-tokens tbody tr', (tr) => Number(tr.dataset.token));
   assert.equal(top, best, `the page's top token ${top} (${tokenizer.decode([top])}) vs ${best}`);

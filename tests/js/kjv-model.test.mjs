@@ -44,7 +44,10 @@ test('kjv model: the tokenizer has 4096 word pieces and round-trips', () => {
   // Common words are one token each, with their leading space.
   for (const word of [' the', ' king', ' Egypt', ' Joseph', 'And'])
     assert.equal(tokenizer.encode(word).length, 1, `"${word}" is one token`);
-  assert.ok(ids.length < kHeldOut.length / 3, `${ids.length} tokens for ${kHeldOut.length} characters`);
+  assert.ok(
+    ids.length < kHeldOut.length / 3,
+    `${ids.length} tokens for ${kHeldOut.length} characters`,
+  );
 });
 
 test('kjv model: the file loads with its config and is at most 8 MB', async () => {
