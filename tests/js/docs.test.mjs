@@ -18,6 +18,8 @@ const kPublicDeclarations = [
   'reference.d.ts',
   'reference-gpt2.d.ts',
   'gpt2-tokenizer.d.ts',
+  'bpe-tokenizer.d.ts',
+  'token-text.d.ts',
   'safetensors.d.ts',
   'sampling.d.ts',
 ];

@@ -183,6 +183,20 @@ const traced = Math.min(64, config.contextLength);
 start = now();
 model.forward({ tokens: tokens(traced), trace: true });
 console.log(`attnscope forward T=${traced} (trace): ${show(since(start))}`);
+// A page's token edits at T = 64 (what the site runs per edit): a word typed at
+// the end, then one changed in the middle, each after the previous text ran.
+const edited = tokens(traced);
+model.forward({ tokens: edited.slice(0, traced - 1), trace: true, reusePrefix: true });
+start = now();
+model.forward({ tokens: edited, trace: true, reusePrefix: true });
+const appended = since(start);
+edited[traced / 2] = (edited[traced / 2] + 1) % config.vocabSize;
+start = now();
+model.forward({ tokens: edited, trace: true, reusePrefix: true });
+console.log(
+  `attnscope token edit at T=${traced} (trace, reusePrefix): a token appended ${show(appended)}; ` +
+    `one changed at ${traced / 2} ${show(since(start))}`,
+);
 
 const perSecond = (count, ms) => (count - 1) / (ms / 1000);
 let first;

@@ -1,4 +1,5 @@
-// The model the page computes with: the seeded toy (null here) or the visitor's GPT-2,
+// The model the page computes with: the seeded toy (null here), the visitor's GPT-2 or
+// the shipped KJV model,
 // and the layer shown. Written by the model picker and the model view; run.ts reads
 // them. Not part of a link: a link cannot carry the visitor's file.
 import { signal } from '@preact/signals';
@@ -6,6 +7,8 @@ import type { Vocabulary } from '../train/vocabulary';
 import type { ModelConfig } from './protocol';
 
 export interface LoadedGpt2 {
+  /** The visitor's own file, or the model attnscope ships (gpt2/kjv.ts). */
+  source: 'gpt2' | 'kjv';
   fileName: string;
   fileBytes: number;
   config: ModelConfig;

@@ -1,15 +1,16 @@
-// The model picker: the seeded toy (random weights, said plainly) or the visitor's own
-// GPT-2 from a .safetensors file read in the browser, with progress while it reads and
-// loads, and the engine's message when the file is refused (the text is never touched).
+// The model picker: the seeded toy (random weights, said plainly), the model attnscope
+// trained on the King James Bible and ships with the site, or the visitor's own GPT-2
+// from a .safetensors file read in the browser, with progress while it reads and loads,
+// and the engine's message when the file is refused (the text is never touched).
 import { effect, signal } from '@preact/signals';
 import { loadGpt2, unloadGpt2, type LoadProgress } from '../gpt2/client';
 import { loadedGpt2, selectLayer } from '../gpt2/state';
-import { loadTokenizer } from '../gpt2/tokens';
+import { fetchKjvModel } from '../gpt2/kjv';
+import { loadTokenizer, useTokenizer } from '../gpt2/tokens';
 import { vocabularyOfFile } from '../train/model-file';
 
-// The sources offered, in order. A model trained by the project itself joins this list
-// as a third entry once there is one to offer.
-type Source = 'toy' | 'gpt2';
+// The sources offered, in order.
+type Source = 'toy' | 'gpt2' | 'kjv';
 const chosen = signal<Source>('toy');
 const progress = signal<LoadProgress | null>(null);
 const failure = signal<string | null>(null);
@@ -22,17 +23,18 @@ effect(() => {
   document.body.dataset.model = loadedGpt2.value ? 'gpt2' : 'toy';
 });
 
-async function openFile(file: File): Promise<void> {
+async function openFile(file: File | Promise<File>, source: 'gpt2' | 'kjv'): Promise<void> {
   failure.value = null;
-  progress.value = { phase: 'reading', loaded: 0, total: file.size };
+  progress.value = { phase: 'reading', loaded: 0, total: file instanceof File ? file.size : 0 };
   try {
-    const [config, , vocabulary] = await Promise.all([
-      loadGpt2(file, (p) => (progress.value = p)),
-      loadTokenizer(),
-      vocabularyOfFile(file),
+    const [read, tokenizer] = await Promise.all([file, loadTokenizer(source)]);
+    const [config, vocabulary] = await Promise.all([
+      loadGpt2(read, (p) => (progress.value = p)),
+      vocabularyOfFile(read),
     ]);
+    useTokenizer(tokenizer);
     selectLayer(0);
-    loadedGpt2.value = { fileName: file.name, fileBytes: file.size, config, vocabulary };
+    loadedGpt2.value = { source, fileName: read.name, fileBytes: read.size, config, vocabulary };
   } catch (e) {
     failure.value = e instanceof Error ? e.message : String(e);
   } finally {
@@ -71,7 +73,7 @@ function FileChooser() {
   const busy = progress.value !== null;
   const pick = (files: FileList | null | undefined) => {
     const file = files?.[0];
-    if (file && !busy) void openFile(file);
+    if (file && !busy) void openFile(file, 'gpt2');
   };
   return (
     <div
@@ -108,20 +110,23 @@ function FileChooser() {
 
 /** The model choice, one field of the input bar. */
 export function ModelPicker() {
-  const source = loadedGpt2.value ? 'gpt2' : chosen.value;
+  const source = chosen.value;
+  const choose = (next: Source) => {
+    if (next === 'toy') return useToy();
+    chosen.value = next;
+    if (next === 'kjv' && loadedGpt2.value?.source !== 'kjv' && !progress.value)
+      void openFile(fetchKjvModel(), 'kjv');
+  };
   return (
     <label class="bar-field">
       Model
       <select
         id="model-source"
         value={source}
-        onChange={(e) =>
-          (e.currentTarget as HTMLSelectElement).value === 'toy'
-            ? useToy()
-            : (chosen.value = 'gpt2')
-        }
+        onChange={(e) => choose((e.currentTarget as HTMLSelectElement).value as Source)}
       >
         <option value="toy">Toy (random)</option>
+        <option value="kjv">attnscope’s KJV model</option>
         <option value="gpt2">GPT-2 file…</option>
       </select>
     </label>
@@ -149,15 +154,33 @@ function FileSource() {
   );
 }
 
-/** Under the bar once GPT-2 is chosen: the file, where to get one, progress and the outcome. */
+/** What the shipped model is, under the bar once it is chosen. */
+function KjvSource() {
+  return (
+    <p class="hint" id="kjv-about">
+      A small GPT-2 (4 layers × 4 heads, 1.3 million parameters, 5.3 MB) that attnscope trained with
+      its own engine on the King James Bible, with its own 4096-token vocabulary. It knows only that
+      book’s English: try a verse. Its card, with what its heads do, is models/kjv/README.md in
+      attnscope’s repository.
+    </p>
+  );
+}
+
+/** Under the bar once a GPT-2 is chosen: where it comes from, progress and the outcome. */
 export function ModelSource() {
   const loaded = loadedGpt2.value;
-  const source = loaded ? 'gpt2' : chosen.value;
+  // A model trained on the page is shown as a file (its menu choice stays where it was).
+  const source = chosen.value === 'toy' && loaded ? loaded.source : chosen.value;
   if (source === 'toy') return null;
   return (
-    <section class="model-picker" aria-label="Your own GPT-2">
+    <section
+      class="model-picker"
+      aria-label={source === 'kjv' ? 'attnscope’s KJV model' : 'Your own GPT-2'}
+    >
       <div class="gpt2-source">
-        {loaded ? (
+        {source === 'kjv' ? (
+          <KjvSource />
+        ) : loaded?.source === 'gpt2' ? (
           <details class="another-file">
             <summary>Load another file</summary>
             <FileSource />

@@ -23,6 +23,7 @@ export async function showInPage(task: Task): Promise<string> {
   const config = await loadGpt2(file, () => undefined);
   selectLayer(Math.min(1, config.layers - 1));
   loadedGpt2.value = {
+    source: 'gpt2',
     fileName: file.name,
     fileBytes: file.size,
     config,
