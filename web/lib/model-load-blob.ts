@@ -4,8 +4,13 @@
 // are ever held besides the model itself, so loading a 548 MB file needs
 // about 548 MB, not twice that.
 import type { AttnModule } from './attnscope.mjs';
-import { callEngine } from './call.js';
-import { modelCall, modelHandle, weightStorage, type RequireMemory } from './model.js';
+import {
+  allocateModel,
+  modelCall,
+  modelHandle,
+  weightStorage,
+  type RequireMemory,
+} from './model.js';
 import { readGpt2 } from './model-load.js';
 import type { LoadModelFromBlobOptions, Model } from './model-types.js';
 import { decodeElements, parseSafetensors, safetensorsHeaderBytes } from './safetensors.js';
@@ -46,22 +51,7 @@ export async function loadModelFromBlob(
   const headerBytes = safetensorsHeaderBytes(first, size);
   const header = parseSafetensors(await read(blob, 0, 8 + headerBytes), size);
   const { config, entries } = readGpt2(fn, header, own(options, 'config'));
-  const weightBytes = entries.reduce(
-    (sum, [, shape]) => sum + 4 * shape.reduce((a, b) => a * b),
-    0,
-  );
-  requireMemory(fn, {}, weightBytes, 0, `a model of ${entries.length} tensors`);
-
-  const created = callEngine(fn, raw, 'gpt2_create', {
-    numbers: {
-      layers: config.layers,
-      heads: config.heads,
-      dModel: config.dModel,
-      vocabSize: config.vocabSize,
-      contextLength: config.contextLength,
-    },
-  });
-  const handle = created.model as number;
+  const handle = allocateModel(raw, requireMemory, fn, config, entries.length);
   try {
     // Progress is the position reached in the file: the buffers loadModel
     // skips (attn.bias, masked_bias) count as read once passed.

@@ -81,22 +81,7 @@ export function loadModel(
   if (options !== undefined && (typeof options !== 'object' || options === null))
     fail(fn, `options must be an object, got ${describe(options)}`);
   const { config, entries } = readGpt2(fn, parseSafetensors(bytes), own(options, 'config'));
-  const weightBytes = entries.reduce(
-    (sum, [, shape]) => sum + 4 * shape.reduce((a, b) => a * b),
-    0,
-  );
-  requireMemory(fn, {}, weightBytes, 0, `a model of ${entries.length} tensors`);
-
-  const created = callEngine(fn, raw, 'gpt2_create', {
-    numbers: {
-      layers: config.layers,
-      heads: config.heads,
-      dModel: config.dModel,
-      vocabSize: config.vocabSize,
-      contextLength: config.contextLength,
-    },
-  });
-  const handle = created.model as number;
+  const handle = allocateModel(raw, requireMemory, fn, config, entries.length);
   try {
     for (const [name, , entry] of entries) {
       const { address, size } = weightStorage(raw, fn, handle, name, true);
@@ -109,6 +94,34 @@ export function loadModel(
     throw e;
   }
   return modelHandle(raw, requireMemory, handle, config);
+}
+
+/**
+ * The core's storage for a model of `config` (zeros, filled by the caller
+ * through gpt2_weight), after checking that wasm memory can hold it; its handle.
+ */
+export function allocateModel(
+  raw: AttnModule,
+  requireMemory: RequireMemory,
+  fn: string,
+  config: ModelConfig,
+  tensors: number,
+): number {
+  const weightBytes = gpt2TensorShapes(config).reduce(
+    (sum, [, shape]) => sum + 4 * shape.reduce((a, b) => a * b),
+    0,
+  );
+  requireMemory(fn, {}, weightBytes, 0, `a model of ${tensors} tensors`);
+  const created = callEngine(fn, raw, 'gpt2_create', {
+    numbers: {
+      layers: config.layers,
+      heads: config.heads,
+      dModel: config.dModel,
+      vocabSize: config.vocabSize,
+      contextLength: config.contextLength,
+    },
+  });
+  return created.model as number;
 }
 
 /** Every exception of a model method as an AttnScopeError. */

@@ -4,6 +4,7 @@
 import { useLayoutEffect, useRef } from 'preact/hooks';
 import { colorTable, kMaskedColor, parseColor, type ColorKind } from '../views/colors';
 import { Legend } from '../views/common';
+import { paintCells } from '../views/paint-cells';
 
 export function AnalysisMap({
   data,
@@ -23,18 +24,9 @@ export function AnalysisMap({
   for (const v of data) range = Math.max(range, Math.abs(v));
   range = range || 1;
   useLayoutEffect(() => {
-    const canvas = ref.current!;
-    canvas.width = T;
-    canvas.height = T;
-    const ctx = canvas.getContext('2d')!;
-    const img = ctx.createImageData(T, T);
     const table = colorTable(kind, range);
     const grey = parseColor(kMaskedColor);
-    for (let k = 0; k < T * T; k++) {
-      const [r, g, b] = k % T > Math.floor(k / T) ? grey : table.at(data[k]);
-      img.data.set([r, g, b, 255], 4 * k);
-    }
-    ctx.putImageData(img, 0, 0);
+    paintCells(ref.current!, T, T, (i, j) => (j > i ? grey : table.at(data[i * T + j])));
   }, [data, T, kind, range]);
   return (
     <figure class="analysis-map">

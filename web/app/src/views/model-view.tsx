@@ -8,6 +8,7 @@ import { gpt2Layer, selectLayer } from '../gpt2/state';
 import { selectHead } from '../store';
 import { sliceOf } from '../tensor';
 import { colorTable, kMaskedColor, parseColor } from './colors';
+import { paintCells } from './paint-cells';
 import { Legend } from './common';
 import type { ViewProps } from './types';
 
@@ -26,23 +27,26 @@ function maskOf(r: ViewProps['r'], b: number, h: number): (i: number, j: number)
   return (i, j) => masked.get(i, j) === -Infinity;
 }
 
-function Thumb({ data, T, size, masked }: { data: Float32Array; T: number; size: number; masked: (i: number, j: number) => boolean }) {
+function Thumb({
+  data,
+  T,
+  size,
+  masked,
+}: {
+  data: Float32Array;
+  T: number;
+  size: number;
+  masked: (i: number, j: number) => boolean;
+}) {
   const ref = useRef<HTMLCanvasElement>(null);
   useLayoutEffect(() => {
-    const canvas = ref.current!;
-    canvas.width = T;
-    canvas.height = T;
-    const ctx = canvas.getContext('2d')!;
-    const img = ctx.createImageData(T, T);
     const table = colorTable('prob', 1);
     const grey = parseColor(kMaskedColor);
-    for (let k = 0; k < T * T; k++) {
-      const [r, g, b] = masked(Math.floor(k / T), k % T) ? grey : table.at(data[k]);
-      img.data.set([r, g, b, 255], 4 * k);
-    }
-    ctx.putImageData(img, 0, 0);
+    paintCells(ref.current!, T, T, (i, j) => (masked(i, j) ? grey : table.at(data[i * T + j])));
   }, [data, T]);
-  return <canvas ref={ref} style={{ width: `${size}px`, height: `${size}px` }} aria-hidden="true" />;
+  return (
+    <canvas ref={ref} style={{ width: `${size}px`, height: `${size}px` }} aria-hidden="true" />
+  );
 }
 
 /** Mean weight of queries 2..T on the key `key(i)` of each query i; one score per layer and head. */
@@ -71,7 +75,14 @@ export function ModelView({ r, b, head, width }: ViewProps) {
     selectHead(h);
   };
   const move = (e: KeyboardEvent, at: number) => {
-    const step = { ArrowRight: 1, ArrowLeft: -1, ArrowDown: H, ArrowUp: -H, Home: -at, End: layers.length * H - 1 - at }[e.key];
+    const step = {
+      ArrowRight: 1,
+      ArrowLeft: -1,
+      ArrowDown: H,
+      ArrowUp: -H,
+      Home: -at,
+      End: layers.length * H - 1 - at,
+    }[e.key];
     if (step === undefined) return;
     e.preventDefault();
     const next = Math.max(0, Math.min(layers.length * H - 1, at + step));
@@ -99,19 +110,41 @@ export function ModelView({ r, b, head, width }: ViewProps) {
         {`Every head of ${r.gpt2 ? `all ${layers.length} layers` : 'the page’s one attention layer'}: rows are layers, columns heads; each map is that head’s attention weights over the ${T} tokens (rows: queries, columns: keys). Select one to show it in the other views.${r.gpt2 ? '' : ' With the toy’s random weights the maps are chance; load a GPT-2 to see learned heads.'}`}
       </p>
       <Legend kind="prob" range={1} note="every map on the same 0–1 scale" />
-      <div class="model-grid" ref={grid} role="group" aria-label="Attention maps by layer and head" style={{ gridTemplateColumns: `2rem repeat(${H}, ${size + 8}px)` }}>
+      <div
+        class="model-grid"
+        ref={grid}
+        role="group"
+        aria-label="Attention maps by layer and head"
+        style={{ gridTemplateColumns: `2rem repeat(${H}, ${size + 8}px)` }}
+      >
         <span />
-        {Array.from({ length: H }, (_, h) => <span class="grid-head">{`h${h + 1}`}</span>)}
+        {Array.from({ length: H }, (_, h) => (
+          <span class="grid-head">{`h${h + 1}`}</span>
+        ))}
         {layers.map((w, l) => [
           <span class="grid-head">{`L${l + 1}`}</span>,
           ...Array.from({ length: H }, (_, h) => {
             const at = l * H + h;
             const selected = l === layer && h === head;
             return (
-              <button type="button" class={`thumb${selected ? ' current' : ''}`} tabIndex={at === focus ? 0 : -1}
-                aria-label={`Layer ${l + 1}, head ${h + 1}`} aria-pressed={selected}
-                onClick={() => { setFocus(at); choose(l, h); }} onKeyDown={(e) => move(e, at)}>
-                <Thumb data={w.subarray(h * T * T, (h + 1) * T * T)} T={T} size={size} masked={maskOf(r, b, h)} />
+              <button
+                type="button"
+                class={`thumb${selected ? ' current' : ''}`}
+                tabIndex={at === focus ? 0 : -1}
+                aria-label={`Layer ${l + 1}, head ${h + 1}`}
+                aria-pressed={selected}
+                onClick={() => {
+                  setFocus(at);
+                  choose(l, h);
+                }}
+                onKeyDown={(e) => move(e, at)}
+              >
+                <Thumb
+                  data={w.subarray(h * T * T, (h + 1) * T * T)}
+                  T={T}
+                  size={size}
+                  masked={maskOf(r, b, h)}
+                />
               </button>
             );
           }),
@@ -121,7 +154,9 @@ export function ModelView({ r, b, head, width }: ViewProps) {
         {search('Heads that attend to the previous token', (i) => i - 1)}
         {search('Heads that attend to the first token', () => 0)}
       </div>
-      <p class="hint">Head search: the mean weight that queries 2 to T give to that key, highest first.</p>
+      <p class="hint">
+        Head search: the mean weight that queries 2 to T give to that key, highest first.
+      </p>
     </div>
   );
 }

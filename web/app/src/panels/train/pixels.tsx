@@ -1,5 +1,6 @@
 // A matrix drawn as one canvas pixel per cell (scaled up by CSS without smoothing).
 import { useLayoutEffect, useRef } from 'preact/hooks';
+import { paintCells, type Rgb } from '../../views/paint-cells';
 
 export function PixelCanvas({
   rows,
@@ -12,21 +13,14 @@ export function PixelCanvas({
   rows: number;
   cols: number;
   /** The colour of cell (i, j). */
-  color: (i: number, j: number) => readonly [number, number, number];
+  color: (i: number, j: number) => Rgb;
   width: number;
   height: number;
   label?: string;
 }) {
   const ref = useRef<HTMLCanvasElement>(null);
   useLayoutEffect(() => {
-    const canvas = ref.current!;
-    canvas.width = cols;
-    canvas.height = rows;
-    const ctx = canvas.getContext('2d')!;
-    const img = ctx.createImageData(cols, rows);
-    for (let i = 0; i < rows; i++)
-      for (let j = 0; j < cols; j++) img.data.set([...color(i, j), 255], 4 * (i * cols + j));
-    ctx.putImageData(img, 0, 0);
+    paintCells(ref.current!, rows, cols, color);
   });
   return (
     <canvas
