@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 
 import { createAttnScopeWorker } from 'attnscope/worker';
-import { engine } from './engine.mjs';
+import { engine, engineOptions } from './engine.mjs';
 import { tinyGpt2 } from './support-gpt2.mjs';
 
 const tokens = [3, 1, 4, 1, 5, 9, 2, 6];
@@ -78,7 +78,7 @@ test('a file on disk opened with fs.openAsBlob loads without reading it whole fi
 });
 
 test('the worker loads a model from a Blob, and refuses a bad one naming the problem', async () => {
-  const worker = createAttnScopeWorker();
+  const worker = createAttnScopeWorker(engineOptions);
   try {
     const tiny = tinyGpt2({ dtype: 'F16', seed: 9 });
     const remote = await worker.loadModelFromBlob(new Blob([tiny.bytes]));
