@@ -125,6 +125,8 @@ test('copy/induction trains below 0.1, becomes the page’s model, exports and l
   await waitReady(page);
   const text = await page.inputValue('#text');
   assert.match(text, /^[A-P]{20}$/);
+  // The model's run on the probe ends after the hand-over; its token strip shows then.
+  await page.waitForFunction(() => document.querySelectorAll('.token-strip li').length > 0);
   const pieces = await page.$$eval('.token-strip li', (lis) => lis.map((li) => li.textContent));
   assert.deepEqual(pieces, text.split(''));
   await page.click('#tab-model');
