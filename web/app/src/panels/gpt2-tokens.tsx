@@ -1,4 +1,4 @@
-// The tokens GPT-2 reads from the visitor's text: its byte-level BPE pieces, each shown
+// The tokens the loaded model reads from the visitor's text: its byte-level BPE pieces, each shown
 // as the text it stands for (spaces as ␣, line breaks as ↵), with its id on hover.
 import { visiblePiece } from '../gpt2/tokens';
 import { run } from '../store';
@@ -9,7 +9,7 @@ export function Gpt2Tokens() {
   return (
     <div class="gpt2-tokens">
       <p class="hint" id="gpt2-token-count">
-        {`GPT-2 reads ${g.tokens.length} token${g.tokens.length === 1 ? '' : 's'} (␣ is a space that belongs to the token):`}
+        {`The model reads ${g.tokens.length} token${g.tokens.length === 1 ? '' : 's'} (␣ is a space that belongs to the token):`}
       </p>
       <ol class="token-strip" aria-labelledby="gpt2-token-count">
         {g.texts.map((text, i) => (
