@@ -104,7 +104,7 @@ function randomGpt2File() {
     const gain = /ln_.*\.weight$/.test(name);
     // A uniform of the same spread as N(0, 0.02): 0.02·√12 ≈ 0.069.
     for (let i = 0; i < n; i++) data[at + i] = gain ? 1 : 0.069 * uniform();
-    weights.set(name, data.subarray(at, at + n));
+    weights.set(name, { data: data.subarray(at, at + n), shape });
     at += n;
   }
   return { file, weights };

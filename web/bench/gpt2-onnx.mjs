@@ -11,7 +11,8 @@
 import { encodeModel } from './onnx-model.mjs';
 
 /**
- * @param {Map<string, Float32Array>} weights GPT-2's tensors by Hugging Face name (no prefix)
+ * @param {Map<string, { data: Float32Array, shape: number[] }>} weights GPT-2's tensors by
+ *   Hugging Face name (no prefix)
  * @param {{ layers: number, heads: number, dModel: number, vocabSize: number }} config
  */
 export function gpt2OnnxModel(weights, { layers, heads: H, dModel: C, vocabSize: V }) {
@@ -29,9 +30,7 @@ export function gpt2OnnxModel(weights, { layers, heads: H, dModel: C, vocabSize:
     ['gelu_cubic', [], Float32Array.of(0.044715)],
     ['gelu_scale', [], Float32Array.of(Math.sqrt(2 / Math.PI))],
   ];
-  for (const [name, data] of weights) {
-    initializers.push([name, shapeOf(name, C, data.length), data]);
-  }
+  for (const [name, { data, shape }] of weights) initializers.push([name, shape, data]);
   const layerNorm = (x, prefix, out) =>
     op('LayerNormalization', [x, `${prefix}.weight`, `${prefix}.bias`], [out], {
       axis: -1,
@@ -97,16 +96,6 @@ export function gpt2OnnxModel(weights, { layers, heads: H, dModel: C, vocabSize:
   op('Transpose', ['wte.weight'], ['wte_t'], { perm: [1, 0] });
   op('MatMul', ['final', 'wte_t'], ['logits']);
   return encodeModel({ nodes, initializers, inputs, outputs, opsets: [['', 17]] });
-}
-
-/** A tensor's shape from its name and element count (GPT-2's layout, Conv1D weights as (in, out)). */
-function shapeOf(name, C, n) {
-  if (name === 'wte.weight' || name === 'wpe.weight') return [n / C, C];
-  if (/\.weight$/.test(name) && !/ln_/.test(name)) {
-    const rows = /mlp\.c_proj/.test(name) ? 4 * C : C;
-    return [rows, n / rows];
-  }
-  return [n];
 }
 
 /** Additive mask for `count` new tokens after `past` cached ones: causal, aligned to the end. */

@@ -1,4 +1,5 @@
 // The peers of the GPT-2 benchmark, each behind the same small interface:
+// Both take the weights as a Map of name (Hugging Face's, no prefix) → { data, shape }.
 //   forward(tokens) → Float32Array logits (T × V), every position, as model.forward gives
 //   generate(prompt, count) → { tokens, decode: { wall, cpu } }: greedy, through the
 //     runtime's own key/value cache; decode times (ms) the steps after the first new token
@@ -18,6 +19,21 @@ const argmaxLast = (logits, V) => {
   return best;
 };
 const int64 = (xs) => BigInt64Array.from(xs, (x) => BigInt(x));
+/**
+ * Greedy decoding: the prompt, then one token a step; `next(tokens, start)`
+ * runs tokens at positions start.. through the runtime's cache and returns
+ * their logits. Times the steps after the first new token.
+ */
+async function greedy(prompt, count, V, next) {
+  const tokens = [argmaxLast(await next(prompt, 0), V)];
+  const elapsed = clock();
+  while (tokens.length < count) {
+    const start = prompt.length + tokens.length - 1;
+    tokens.push(argmaxLast(await next([tokens.at(-1)], start), V));
+  }
+  return { tokens, decode: elapsed() };
+}
+
 /** A clock of wall and process CPU time (ms) from now. */
 function clock() {
   const wall = performance.now();
@@ -75,17 +91,15 @@ export async function createOrtGpt2(weights, config) {
       return logits;
     },
     async generate(prompt, count) {
-      let out = await run(prompt, 0, null);
-      const tokens = [argmaxLast(out.logits.data, V)];
-      const elapsed = clock();
-      while (tokens.length < count) {
-        const next = await run([tokens.at(-1)], prompt.length + tokens.length - 1, out);
+      let out = null;
+      const result = await greedy(prompt, count, V, async (tokens, start) => {
+        const next = await run(tokens, start, out);
         dispose(out);
         out = next;
-        tokens.push(argmaxLast(out.logits.data, V));
-      }
+        return out.logits.data;
+      });
       dispose(out);
-      return { tokens, decode: elapsed() };
+      return result;
     },
     release: () => session.release(),
   };
@@ -97,12 +111,7 @@ export async function createTfjsGpt2(weights, config) {
   const { layers, heads: H, dModel: C, vocabSize: V } = config;
   const d = C / H;
   const w = new Map();
-  for (const [name, data] of weights) {
-    const rows = name === 'wte.weight' || name === 'wpe.weight' ? data.length / C : null;
-    const isMatrix = /\.weight$/.test(name) && !/ln_/.test(name);
-    const r = rows ?? (/mlp\.c_proj/.test(name) ? 4 * C : C);
-    w.set(name, isMatrix || rows ? tf.tensor2d(data, [r, data.length / r]) : tf.tensor1d(data));
-  }
+  for (const [name, { data, shape }] of weights) w.set(name, tf.tensor(data, shape));
   // wteᵀ once: the wasm backend's matMul with transposeB takes a much slower path.
   const wteT = tf.transpose(w.get('wte.weight'));
   const scale = tf.scalar(1 / Math.sqrt(d));
@@ -178,15 +187,14 @@ export async function createTfjsGpt2(weights, config) {
       return logits;
     },
     async generate(prompt, count) {
-      let { logits, cache } = tidyStep(prompt, 0, null);
-      const tokens = [argmaxLast(logits, V)];
-      const elapsed = clock();
-      while (tokens.length < count) {
-        ({ logits, cache } = tidyStep([tokens.at(-1)], prompt.length + tokens.length - 1, cache));
-        tokens.push(argmaxLast(logits, V));
-      }
+      let cache = null;
+      const result = await greedy(prompt, count, V, (tokens, start) => {
+        let logits;
+        ({ logits, cache } = tidyStep(tokens, start, cache));
+        return logits;
+      });
       for (const kv of cache) (kv.k.dispose(), kv.v.dispose());
-      return { tokens, decode: elapsed() };
+      return result;
     },
     async release() {
       for (const t of w.values()) t.dispose();
