@@ -123,6 +123,8 @@ test('copy/induction trains below 0.1, becomes the page’s model, exports and l
   assert.match(await page.textContent('#train-handoff'), /now the page’s model/);
   await page.waitForFunction(() => document.body.dataset.model === 'gpt2');
   await waitReady(page);
+  // The model menu says a file runs, not the toy.
+  assert.equal(await page.inputValue('#model-source'), 'gpt2');
   const text = await page.inputValue('#text');
   assert.match(text, /^[A-P]{20}$/);
   // The model's run on the probe ends after the hand-over; its token strip shows then.

@@ -2,7 +2,7 @@
 // trained on the King James Bible and ships with the site, or the visitor's own GPT-2
 // from a .safetensors file read in the browser, with progress while it reads and loads,
 // and the engine's message when the file is refused (the text is never touched).
-import { effect, signal } from '@preact/signals';
+import { computed, effect, signal } from '@preact/signals';
 import { loadGpt2, unloadGpt2, type LoadProgress } from '../gpt2/client';
 import { loadedGpt2, selectLayer } from '../gpt2/state';
 import { fetchKjvModel } from '../gpt2/kjv';
@@ -12,6 +12,11 @@ import { vocabularyOfFile } from '../train/model-file';
 // The sources offered, in order.
 type Source = 'toy' | 'gpt2' | 'kjv';
 const chosen = signal<Source>('toy');
+// What the page runs: the menu's choice, or the loaded model's source when a model
+// arrived without the menu (one trained on the page is handed over as a file).
+const shown = computed<Source>(() =>
+  chosen.value === 'toy' && loadedGpt2.value ? loadedGpt2.value.source : chosen.value,
+);
 const progress = signal<LoadProgress | null>(null);
 const failure = signal<string | null>(null);
 
@@ -110,7 +115,7 @@ function FileChooser() {
 
 /** The model choice, one field of the input bar. */
 export function ModelPicker() {
-  const source = chosen.value;
+  const source = shown.value;
   const choose = (next: Source) => {
     if (next === 'toy') return useToy();
     chosen.value = next;
@@ -169,8 +174,7 @@ function KjvSource() {
 /** Under the bar once a GPT-2 is chosen: where it comes from, progress and the outcome. */
 export function ModelSource() {
   const loaded = loadedGpt2.value;
-  // A model trained on the page is shown as a file (its menu choice stays where it was).
-  const source = chosen.value === 'toy' && loaded ? loaded.source : chosen.value;
+  const source = shown.value;
   if (source === 'toy') return null;
   return (
     <section
