@@ -11,7 +11,8 @@
 #   ATTN_BENCH_POOL=0 npm run bench     skip the worker-pool benchmark (pool-bench.mjs, ~1 minute)
 #   ATTN_BENCH_GPT2=0 npm run bench     skip GPT-2 against onnxruntime-web and TF.js (gpt2-bench.mjs,
 #                                       ~10 minutes and 3 GB of memory at GPT-2 small's size)
-#   ATTN_BENCH_THREADS=0 npm run bench  skip the threaded build against onnxruntime-web's threads (threads-bench.mjs)
+#   ATTN_BENCH_THREADS=0 npm run bench  skip the threaded build against onnxruntime-web's threads
+#                                       (threads-bench.mjs in Node, threads-browser.mjs in Chromium)
 #   npm run bench -- --threads=8        the thread count of that comparison (default: every hardware thread)
 #   ATTN_BENCH_RELAXED=0 npm run bench  do not turn on Node 20's relaxed SIMD (plain SIMD build only)
 # Other arguments go to attention-bench.mjs (--sizes=64,256 --no-large --out=dir).
@@ -85,6 +86,8 @@ if [[ ${ATTN_BENCH_THREADS:-1} != 0 ]]; then
   threads_args=()
   for a in "$@"; do [[ $a == --quick || $a == --out=* || $a == --threads=* ]] && threads_args+=("$a"); done
   node web/bench/threads-bench.mjs "${threads_args[@]+"${threads_args[@]}"}"
+  step "Chromium: the same comparison on a cross-origin-isolated page"
+  node web/bench/threads-browser.mjs "${threads_args[@]+"${threads_args[@]}"}"
 fi
 
 if [[ -f scripts/bench-native.sh && ${ATTN_BENCH_NATIVE:-1} != 0 ]]; then
