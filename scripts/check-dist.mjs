@@ -43,6 +43,7 @@ const builtAt = (file) => {
 const checks = [
   ['dist/attnscope.wasm', ['cpp'], /\.(cpp|hpp|txt)$/],
   ['dist/attnscope-threads.wasm', ['cpp'], /\.(cpp|hpp|txt)$/],
+  ['dist/attnscope-threads-relaxed.wasm', ['cpp'], /\.(cpp|hpp|txt)$/],
   ['dist/index.js', ['web/lib'], /\.(ts|mts)$/],
 ];
 for (const [built, dirs, pattern] of checks) {

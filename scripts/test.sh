@@ -49,12 +49,16 @@ step "core compiled to wasm: Catch2 suite under Node (ctest)"
 # Node 20, which would leave ctest with no tests; hence the explicit emulator.
 # The relaxed-SIMD flavour (fused multiply-add) runs the same suite; its
 # CMake adds Node's relaxed-SIMD flag to the emulator where Node needs one.
-for flavour in wasm-tests:OFF wasm-tests-relaxed:ON; do
-  emcmake cmake -S . -B "build/${flavour%:*}" -DCMAKE_BUILD_TYPE=Release -DATTNSCOPE_BUILD_BENCH=OFF \
-    "-DATTN_WASM_RELAXED_SIMD=${flavour#*:}" \
+# The threaded flavour (pthreads on shared memory) runs it with the core's
+# pool on several threads, as the threaded package builds do.
+# directory:relaxed:threads
+for flavour in wasm-tests:OFF:OFF wasm-tests-relaxed:ON:OFF wasm-tests-threads:OFF:ON; do
+  IFS=: read -r dir relaxed threads <<<"$flavour"
+  emcmake cmake -S . -B "build/$dir" -DCMAKE_BUILD_TYPE=Release -DATTNSCOPE_BUILD_BENCH=OFF \
+    "-DATTN_WASM_RELAXED_SIMD=$relaxed" "-DATTN_WASM_THREADS=$threads" \
     "-DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/node;--no-experimental-fetch" >/dev/null
-  cmake --build "build/${flavour%:*}" --target attnscope_tests -j"$jobs"
-  ctest --test-dir "build/${flavour%:*}" --output-on-failure --no-tests=error -j"$jobs"
+  cmake --build "build/$dir" --target attnscope_tests -j"$jobs"
+  ctest --test-dir "build/$dir" --output-on-failure --no-tests=error -j"$jobs"
 done
 
 step "npm package: build dist/ + JS tests"

@@ -1,18 +1,21 @@
 // The threaded build through the package: createAttnScope({ threads }) gives
 // the single-thread build's results bit for bit for every mask and variant,
 // with 2, 3 and every hardware thread; many concurrent calls through a
-// threaded pool; bad `threads` values are clear AttnScopeErrors.
+// threaded pool; bad `threads` values are clear AttnScopeErrors. Where the
+// engine has relaxed SIMD, the threaded relaxed build against the relaxed one.
 import assert from 'node:assert/strict';
 import { availableParallelism } from 'node:os';
 import { test } from 'node:test';
 
-import { AttnScopeError, createAttnScope } from 'attnscope';
+import { AttnScopeError, createAttnScope, hasRelaxedSimd } from 'attnscope';
 import { createAttnScopePool } from 'attnscope/worker';
 import { rng } from './support.mjs';
 
 const single = await createAttnScope({ threads: 1, simd: 'simd128' });
 const counts = [...new Set([2, 3, availableParallelism()])];
-const threaded = await Promise.all(counts.map((threads) => createAttnScope({ threads })));
+const threaded = await Promise.all(
+  counts.map((threads) => createAttnScope({ threads, simd: 'simd128' })),
+);
 
 /** Attention arguments for dims and a variant, seeded. */
 function make(seed, { B, H, Hkv, Tq, Tk, d }, variant) {
@@ -108,7 +111,7 @@ test('threaded self-attention (causal, GQA) equals the single-thread build bit f
 });
 
 test('many concurrent calls through a threaded pool equal the single-thread build', async () => {
-  const pool = createAttnScopePool({ workers: 2 });
+  const pool = createAttnScopePool({ workers: 2, simd: 'simd128' });
   try {
     const info = await pool.ready;
     assert.equal(info.workers, 1);
@@ -145,10 +148,6 @@ test('bad threads values are AttnScopeErrors naming threads, and loading still w
       return true;
     });
   }
-  await assert.rejects(
-    createAttnScope({ threads: 2, simd: 'relaxed' }),
-    /has simd128 only, not simd "relaxed"/,
-  );
   assert.equal((await createAttnScope({ threads: 2 })).threads, 2);
 });
 
@@ -159,3 +158,31 @@ test('threads: 1 loads a single-thread build, "auto" the threaded one in Node', 
     Math.min(8, availableParallelism()),
   );
 });
+
+test(
+  'the threaded relaxed build equals the relaxed build bit for bit',
+  { skip: !hasRelaxedSimd() && 'this engine has no relaxed SIMD' },
+  async () => {
+    const relaxed = await createAttnScope({ threads: 1, simd: 'relaxed' });
+    const relaxedThreaded = await createAttnScope({ threads: 2, simd: 'relaxed' });
+    assert.equal(relaxedThreaded.threads, 2);
+    assert.equal(relaxedThreaded.simdArch, relaxed.simdArch);
+    assert.match(relaxed.simdArch, /relaxed/);
+    let seed = 500;
+    for (const dims of shapes) {
+      for (const variant of variants) {
+        const args = make(seed++, dims, variant);
+        assert.ok(
+          bits(relaxedThreaded.attention(args).output.data).equals(
+            bits(relaxed.attention(args).output.data),
+          ),
+          `${variant} ${JSON.stringify(dims)}`,
+        );
+      }
+    }
+    // "auto" takes the relaxed build and the threads together where both can run.
+    const auto = await createAttnScope();
+    assert.equal(auto.simdArch, relaxed.simdArch);
+    assert.equal(auto.threads, Math.min(8, availableParallelism()));
+  },
+);

@@ -27,6 +27,9 @@ unexpected=$(tar -tzf "$tarball" | grep -vE '^package/(dist/|README\.md$|package
 tar -tzf "$tarball" > "$work/files"   # (grep -q on a pipe would cut tar off under pipefail)
 grep -q '^package/dist/attnscope.wasm$' "$work/files"
 grep -q '^package/dist/attnscope-relaxed.wasm$' "$work/files"
+for threaded in attnscope-threads.wasm attnscope-threads-relaxed.wasm attnscope-threads.mjs attnscope-threads-relaxed.mjs attnscope-threads.worker.js; do
+  grep -q "^package/dist/$threaded\$" "$work/files" || { echo "package: dist/$threaded missing from the tarball"; exit 1; }
+done
 echo "tarball: $(basename "$tarball"), $(wc -c <"$tarball") bytes, $(tar -tzf "$tarball" | wc -l) files"
 
 install_into() {  # dir: an empty project with only the tarball installed
@@ -52,6 +55,7 @@ install_into "$work/vite-app"
 # Both builds are emitted: attnscope-<hash>.wasm and attnscope-relaxed-<hash>.wasm.
 [[ $(ls "$work"/vite-app/dist/assets/ | grep -c '^attnscope-.*\.wasm$') -ge 2 ]] || { echo "vite build emitted fewer than 2 wasm files"; exit 1; }
 ls "$work"/vite-app/dist/assets/ | grep -q '^attnscope-relaxed-.*\.wasm$' || { echo "vite build emitted no attnscope-relaxed.wasm"; exit 1; }
+ls "$work"/vite-app/dist/assets/ | grep -q '^attnscope-threads-relaxed-.*\.wasm$' || { echo "vite build emitted no attnscope-threads-relaxed.wasm"; exit 1; }
 echo "vite build: $(ls "$work"/vite-app/dist/assets/ | tr '\n' ' ')"
 
 serve_and_check() {  # mode port

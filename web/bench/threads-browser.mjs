@@ -95,7 +95,8 @@ try {
     const engineWith = async (n) => {
       if (!engines.has(n)) engines.set(n, await createAttnScope({ threads: n, simd: 'simd128' }));
       const engine = engines.get(n);
-      if (engine.threads !== n) throw new Error(`asked ${n} threads, the engine runs ${engine.threads}`);
+      if (engine.threads !== n)
+        throw new Error(`asked ${n} threads, the engine runs ${engine.threads}`);
       return engine;
     };
     console.log(

@@ -14,7 +14,11 @@ export function threadsBenchOptions(argv, hardwareThreads) {
     throw new Error(`--threads must be a whole number ≥ 1, got ${args.threads}`);
   return {
     threads,
-    sizes: args.sizes ? String(args.sizes).split(',').map(Number) : quick ? [256] : [256, 1024, 2048],
+    sizes: args.sizes
+      ? String(args.sizes).split(',').map(Number)
+      : quick
+        ? [256]
+        : [256, 1024, 2048],
     reps: Number(args.reps ?? (quick ? 3 : 7)),
     scalingT: Number(args['scaling-t'] ?? (quick ? 256 : 1024)),
     out: args.out,

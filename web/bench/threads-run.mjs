@@ -72,7 +72,8 @@ async function timePair({ ort, engine, T, causal, threads, reps, withOrt }) {
     }
   }
   await warmUp(() => engine.attention(call));
-  for (const s of sessions) await warmUp(async () => (await s.session.run(s.feeds)).output.dispose?.());
+  for (const s of sessions)
+    await warmUp(async () => (await s.session.run(s.feeds)).output.dispose?.());
   const ours = [];
   for (let r = 0; r < reps; r++) {
     let t0 = performance.now();

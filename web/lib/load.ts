@@ -5,6 +5,8 @@ import { AttnScopeError } from './errors.js';
 import {
   browserHardwareThreads,
   kThreadsGlueFileName,
+  kThreadsRelaxedGlueFileName,
+  kThreadsRelaxedWasmFileName,
   kThreadsWasmFileName,
   kThreadsWorkerFileName,
   resolveThreads,
@@ -57,10 +59,16 @@ export function wasmFileFor(simd: SimdFlavour = 'auto'): string {
  */
 export function defaultWasmUrl(file: string): URL {
   if (file === kThreadsWasmFileName) return new URL('./attnscope-threads.wasm', import.meta.url);
+  if (file === kThreadsRelaxedWasmFileName) {
+    return new URL('./attnscope-threads-relaxed.wasm', import.meta.url);
+  }
   if (file === kThreadsWorkerFileName) {
     return new URL('./attnscope-threads.worker.js', import.meta.url);
   }
   if (file === kThreadsGlueFileName) return new URL('./attnscope-threads.mjs', import.meta.url);
+  if (file === kThreadsRelaxedGlueFileName) {
+    return new URL('./attnscope-threads-relaxed.mjs', import.meta.url);
+  }
   return file === kRelaxedWasmFileName
     ? new URL('./attnscope-relaxed.wasm', import.meta.url)
     : new URL('./attnscope.wasm', import.meta.url);
@@ -81,20 +89,13 @@ export function chooseBuild(
     checked.wasmBinary !== undefined ||
     checked.wasmUrl !== undefined ||
     checked.locateFile !== undefined;
-  // An explicit relaxed build is single-thread; "auto" then means 1.
-  const requested =
-    checked.simd === 'relaxed' && (checked.threads ?? 'auto') === 'auto' ? 1 : checked.threads;
-  const threads = resolveThreads(requested, platform.hardwareThreads, explicitWasm);
-  if (threads > 1 && checked.simd === 'relaxed') {
-    loadFailure(
-      `threads ${threads} runs the threaded build, which has simd128 only, not simd "relaxed"`,
-    );
-  }
+  const threads = resolveThreads(checked.threads, platform.hardwareThreads, explicitWasm);
+  const file = wasmFileFor(checked.simd);
   if (threads > 1) {
-    wasmFileFor(checked.simd);
-    return { file: kThreadsWasmFileName, threads };
+    const relaxed = file === kRelaxedWasmFileName;
+    return { file: relaxed ? kThreadsRelaxedWasmFileName : kThreadsWasmFileName, threads };
   }
-  return { file: wasmFileFor(checked.simd), threads };
+  return { file, threads };
 }
 
 /** The URL of one of the package's files: through locateFile when given, else beside this module. */
@@ -207,6 +208,8 @@ async function download(url: string): Promise<ArrayBuffer> {
 /** How to run the threaded build: its thread count and where its files are. */
 export interface ThreadedRun {
   threads: number;
+  /** Whether the bytes are the relaxed-SIMD threaded build (which has its own glue). */
+  relaxed: boolean;
   glueUrl: string;
   workerUrl: string;
   workerClass?: new (url: string) => unknown;
@@ -240,7 +243,10 @@ export async function instantiateCompiled(
   let raw;
   try {
     if (threaded) {
-      const { default: createThreaded } = await import('./attnscope-threads.mjs');
+      // Each glue is named in a literal import so that bundlers emit both.
+      const { default: createThreaded } = threaded.relaxed
+        ? await import('./attnscope-threads-relaxed.mjs')
+        : await import('./attnscope-threads.mjs');
       raw = await Promise.race([
         createThreaded({
           ...moduleOptions,
@@ -269,25 +275,43 @@ export function threadedRun(
   options: CreateOptions,
   threads: number,
   platform: Platform,
+  relaxed: boolean,
 ): ThreadedRun | undefined {
   if (threads <= 1) return undefined;
   return {
     threads,
-    glueUrl: fileUrl(options, kThreadsGlueFileName),
+    relaxed,
+    glueUrl: fileUrl(options, relaxed ? kThreadsRelaxedGlueFileName : kThreadsGlueFileName),
     workerUrl: fileUrl(options, kThreadsWorkerFileName),
     ...(platform.workerClass ? { workerClass: platform.workerClass } : {}),
   };
 }
 
-/** Loads the wasm as described by `options` (browser and worker: fetched; Node passes wasmBinary). */
+/**
+ * Loads the wasm as described by `options` (browser and worker: fetched; Node
+ * passes wasmBinary, read from `packageFile` when it is one of the package's
+ * files). Each threaded build needs its own glue: bytes the caller gives
+ * (wasmBinary, wasmUrl) get the relaxed build's only with simd "relaxed",
+ * since the bytes cannot tell.
+ */
 export async function instantiate(
   options: unknown,
   what?: string,
   platform: Platform = { hardwareThreads: browserHardwareThreads() },
+  packageFile?: string,
 ): Promise<AttnScope> {
   const checked = checkedOptions(options);
   const { file, threads } = chooseBuild(checked, platform);
-  const threaded = threadedRun(checked, threads, platform);
+  const callerBytes =
+    checked.wasmBinary !== undefined ||
+    (checked.wasmUrl !== undefined && checked.locateFile === undefined);
+  const relaxed =
+    packageFile !== undefined
+      ? packageFile === kThreadsRelaxedWasmFileName
+      : callerBytes
+        ? checked.simd === 'relaxed'
+        : file === kThreadsRelaxedWasmFileName;
+  const threaded = threadedRun(checked, threads, platform, relaxed);
   if (checked.wasmBinary !== undefined) {
     const label = what ?? 'wasmBinary';
     return instantiateCompiled(await compile(checked.wasmBinary, label), label, threaded);

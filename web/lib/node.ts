@@ -39,8 +39,9 @@ export async function createAttnScope(options?: CreateOptions): Promise<AttnScop
   const here = new URL('./', import.meta.url);
   const { file, threads } = chooseBuild(checked, platform);
   let location: string | URL;
-  if (checked.locateFile === undefined && checked.wasmUrl !== undefined) {
-    location = checked.wasmUrl;
+  const fromPackage = !(checked.locateFile === undefined && checked.wasmUrl !== undefined);
+  if (!fromPackage) {
+    location = checked.wasmUrl as string | URL;
   } else {
     location = checked.locateFile ? locate(checked, file, here.href) : new URL(file, here);
   }
@@ -55,5 +56,10 @@ export async function createAttnScope(options?: CreateOptions): Promise<AttnScop
   }
   // The bytes of the chosen build, with the thread count already resolved.
   const { wasmUrl: _wasmUrl, ...rest } = checked;
-  return instantiate({ ...rest, wasmBinary, threads }, String(location), platform);
+  return instantiate(
+    { ...rest, wasmBinary, threads },
+    String(location),
+    platform,
+    fromPackage ? file : undefined,
+  );
 }

@@ -14,6 +14,13 @@ export const kMaxAutoThreads = 8;
 /** The threaded build's files, beside the loader. */
 export const kThreadsWasmFileName = 'attnscope-threads.wasm';
 export const kThreadsGlueFileName = 'attnscope-threads.mjs';
+/**
+ * The threaded build with relaxed SIMD and its own glue: the glue bakes in
+ * addresses of the module's static data, which the two builds lay out
+ * differently. The pthread worker script is the same.
+ */
+export const kThreadsRelaxedWasmFileName = 'attnscope-threads-relaxed.wasm';
+export const kThreadsRelaxedGlueFileName = 'attnscope-threads-relaxed.mjs';
 export const kThreadsWorkerFileName = 'attnscope-threads.worker.js';
 
 const kIsolationHeaders =

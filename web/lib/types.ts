@@ -544,7 +544,11 @@ export type SimdFlavour = 'auto' | 'simd128' | 'relaxed';
 export interface CreateOptions {
   /** Where to fetch (browser) or read (Node: a file URL, path, or http(s) URL) the wasm from. */
   wasmUrl?: string | URL;
-  /** Emscripten-style resolver: gets the chosen file's name ("attnscope.wasm" or "attnscope-relaxed.wasm") and the loader's directory, returns a URL. */
+  /**
+   * Emscripten-style resolver: gets the chosen file's name ("attnscope.wasm", "attnscope-relaxed.wasm",
+   * or a threaded build's: "attnscope-threads.wasm", "attnscope-threads-relaxed.wasm", their glue
+   * ".mjs" and "attnscope-threads.worker.js") and the loader's directory, returns a URL.
+   */
   locateFile?: (path: string, scriptDirectory: string) => string;
   /** The wasm bytes themselves; nothing is fetched. */
   wasmBinary?: ArrayBuffer | Uint8Array;
@@ -552,10 +556,12 @@ export interface CreateOptions {
   simd?: SimdFlavour;
   /**
    * Threads to compute on (an integer 1 to 256), or "auto" (the default): every
-   * hardware thread (at most 8), through the threaded build, where it can run (Node, or a
-   * cross-origin isolated page: `crossOriginIsolated`), else 1. 1 loads a
+   * hardware thread (at most 8), through the threaded build of the `simd` flavour, where it can
+   * run (Node, or a cross-origin isolated page: `crossOriginIsolated`), else 1. 1 loads a
    * single-thread build; more than 1 where the threaded build cannot run is an
-   * AttnScopeError. With wasmUrl or wasmBinary, "auto" means 1.
+   * AttnScopeError. With wasmUrl or wasmBinary, "auto" means 1, and more than 1 needs the
+   * threaded bytes, with simd "relaxed" for the relaxed threaded build's (the bytes cannot tell
+   * which glue they need).
    */
   threads?: number | 'auto';
 }

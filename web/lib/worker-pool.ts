@@ -79,8 +79,7 @@ export function poolIsThreaded(options: PoolCreateOptions, size: number): boolea
     options.threads !== 1 &&
     threadsUnavailableReason() === '' &&
     options.wasmBinary === undefined &&
-    options.wasmUrl === undefined &&
-    options.simd !== 'relaxed'
+    options.wasmUrl === undefined
   );
 }
 
