@@ -16,6 +16,7 @@
 #include "kernels/dispatch.hpp"
 #include "kernels/dot.hpp"
 #include "kernels/mask_row.hpp"
+#include "kernels/softmax_rows.hpp"
 
 namespace attnscope::detail {
 
@@ -79,15 +80,16 @@ struct HeadTiles {
         if (!reaches(i0, m, j0)) continue;
         score_tile(i0, m, j0, n);
         for (std::size_t r = 0; r < m; ++r) {
-          const float* row = scores.data() + r * n;
-          const float tile_max = *std::max_element(row, row + n);
+          float* row = scores.data() + r * n;
+          const float tile_max = kernels::row_max<Arch>(row, n);
           if (tile_max == kNegInf) continue;
           const std::size_t i = i0 + r;
           if (tile_max > max[i]) {
             sum[i] *= std::exp(double(max[i]) - tile_max);
             max[i] = tile_max;
           }
-          for (std::size_t j = 0; j < n; ++j) sum[i] += std::exp(double(row[j]) - max[i]);
+          // exp(−inf − max) = 0: masked keys add nothing.
+          sum[i] += kernels::exp_sum_row<Arch>(row, row, n, max[i]);
         }
       }
     }
@@ -109,8 +111,10 @@ struct HeadTiles {
         for (std::size_t r = 0; r < m; ++r) {
           float* row = scores.data() + r * n;
           const float l = lse[i0 + r];
-          for (std::size_t j = 0; j < n; ++j) {
-            row[j] = (row[j] == kNegInf || l == kNegInf) ? 0.0f : std::exp(row[j] - l);
+          if (l == kNegInf) {
+            std::fill(row, row + n, 0.0f);
+          } else {
+            kernels::exp_sum_row<Arch>(row, row, n, l);  // masked: exp(−inf) = 0
           }
         }
         // dP = dO·vᵀ, then dS = scale·P ∘ (dP − dO·O).
