@@ -15,11 +15,14 @@ namespace {
 
 constexpr const char* kFn = "attention_backward";
 
-// The forward's own messages, under this function's name.
+// The forward's own messages, under this function's name. The flash form
+// also keeps each query's log-sum-exp from it.
 AttentionResult forward_for_backward(const TensorView& q, const TensorView& k, const TensorView& v,
-                                     const AttentionOptions& options) {
+                                     const AttentionOptions& options,
+                                     std::vector<float>& log_sum_exp) {
   const std::string forward_name = "attention:";
   try {
+    if (!options.trace) return detail::attention_with_log_sum_exp(q, k, v, options, log_sum_exp);
     return attention(q, k, v, options);
   } catch (const ResourceError&) {
     throw;
@@ -58,7 +61,8 @@ AttentionGradients backward_impl(const TensorView& q, const TensorView& k, const
                                  const TensorView& d_output, const AttentionOptions& options) {
   // The forward checks q, k, v and every option, and gives what the
   // backward needs: the weights (traced) or the output (flash).
-  const AttentionResult forward = forward_for_backward(q, k, v, options);
+  std::vector<float> log_sum_exp;
+  const AttentionResult forward = forward_for_backward(q, k, v, options, log_sum_exp);
   detail::check_tensor(d_output, kFn, "d_output");
   if (d_output.shape != forward.output.shape) {
     throw Error(std::string(kFn) + ": d_output has shape " + shape_to_string(d_output.shape) +
@@ -94,7 +98,7 @@ AttentionGradients backward_impl(const TensorView& q, const TensorView& k, const
     terms.bias = &options.bias.values;
     if (options.bias.alibi) terms.alibi_slopes = detail::alibi_slopes(dims.heads);
     detail::attention_backward_flash(queries, keys, v.data, forward.output.data.data(),
-                                     d_output.data, dims, scale, terms, out);
+                                     log_sum_exp.data(), d_output.data, dims, scale, terms, out);
   }
   if (rope.enabled) {
     rotate_back(g.dq, dims.batch * dims.heads, dims.q_len, dims.query_offset(), dims.d_k, rope);
