@@ -17,20 +17,29 @@
 #include "kernels/dot.hpp"
 #include "kernels/mask_row.hpp"
 #include "kernels/softmax_rows.hpp"
+#include "kernels/transpose.hpp"
 
 namespace attnscope::detail {
 
 namespace {
 
 using Arch = xsimd::default_arch;
-constexpr std::size_t kQueryTile = 32, kKeyTile = 64;
+constexpr std::size_t kQueryTile = 64, kKeyTile = 64;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-/// dst (cols, rows) = srcᵀ for src (rows, cols) with row stride `stride`.
+/// dst (cols, rows) = srcᵀ for src (rows, cols) with row stride `stride`:
+/// 4 × 4 blocks in registers, then the ragged edges one float at a time.
 void transpose(const float* src, std::size_t rows, std::size_t cols, std::size_t stride,
                float* dst) {
+  const std::size_t rows4 = rows - rows % 4, cols4 = cols - cols % 4;
+  for (std::size_t r = 0; r < rows4; r += 4) {
+    for (std::size_t c = 0; c < cols4; c += 4) {
+      kernels::transpose_4x4<Arch>(src + r * stride + c, stride, dst + c * rows + r, rows);
+    }
+  }
   for (std::size_t r = 0; r < rows; ++r) {
-    for (std::size_t c = 0; c < cols; ++c) dst[c * rows + r] = src[r * stride + c];
+    const std::size_t first = r < rows4 ? cols4 : 0;
+    for (std::size_t c = first; c < cols; ++c) dst[c * rows + r] = src[r * stride + c];
   }
 }
 
