@@ -12,6 +12,7 @@
 #   ATTN_BENCH_GPT2=0 npm run bench     skip GPT-2 against onnxruntime-web and TF.js (gpt2-bench.mjs,
 #                                       ~10 minutes and 3 GB of memory at GPT-2 small's size)
 #   ATTN_BENCH_TRAIN=0 npm run bench    skip the GPT-2 training step against TF.js (train-bench.mjs, ~1 minute)
+#                                       and the flash attention backward (backward-bench.mjs, ~1 minute)
 #   ATTN_BENCH_THREADS=0 npm run bench  skip the threaded build against onnxruntime-web's threads (threads-bench.mjs)
 #   npm run bench -- --threads=8        the thread count of that comparison (default: every hardware thread)
 #   ATTN_BENCH_RELAXED=0 npm run bench  do not turn on Node 20's relaxed SIMD (plain SIMD build only)
@@ -94,6 +95,10 @@ if [[ ${ATTN_BENCH_TRAIN:-1} != 0 ]]; then
     train_args+=(--native=none)
   fi
   node "${node_flags[@]}" web/bench/train-bench.mjs "${train_args[@]+"${train_args[@]}"}"
+  step "Node: the flash attention backward against the wasm SIMD peak (single thread)"
+  backward_args=()
+  for a in "$@"; do [[ $a == --clock=* ]] && backward_args+=("$a"); done
+  node "${node_flags[@]}" web/bench/backward-bench.mjs "${backward_args[@]+"${backward_args[@]}"}"
 fi
 
 if [[ ${ATTN_BENCH_THREADS:-1} != 0 ]]; then
