@@ -5,10 +5,10 @@
 // Two paths, chosen like the forward's by options.trace:
 //   trace = true   the traced form: runs the traced forward and uses its
 //                  softmax weights (B, H, Tq, Tk).
-//   trace = false  the flash-style form: never holds a Tq×Tk tensor. It
-//                  recomputes each query's log-sum-exp of its masked scores
-//                  in a first tiled pass, then recomputes the weights of one
-//                  key tile at a time from q, k and that log-sum-exp.
+//   trace = false  the flash-style form: never holds a Tq×Tk tensor. Its
+//                  forward also gives each query's log-sum-exp of its masked
+//                  scores; the weights are then recomputed one key tile at a
+//                  time from q, k and that log-sum-exp.
 // With scores s = scale·q·kᵀ (+ bias + masks), weights P = softmax(s) and
 // output O = P·v, per query row i: dv += Pᵀ·dO, dP = dO·vᵀ,
 // dS = P ∘ (dP − rowsum(dO ∘ O)), dq = scale·dS·k, dk += scale·dSᵀ·q.
