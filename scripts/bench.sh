@@ -13,6 +13,8 @@
 #                                       ~10 minutes and 3 GB of memory at GPT-2 small's size)
 #   ATTN_BENCH_THREADS=0 npm run bench  skip the threaded build against onnxruntime-web's threads
 #                                       (threads-bench.mjs in Node, threads-browser.mjs in Chromium)
+#   ATTN_BENCH_TRAIN=0 npm run bench    skip the GPT-2 training step against TF.js (train-bench.mjs, ~1 minute)
+#                                       and the flash attention backward (backward-bench.mjs, ~1 minute)
 #   npm run bench -- --threads=8        the thread count of that comparison (default: every hardware thread)
 #   ATTN_BENCH_RELAXED=0 npm run bench  do not turn on Node 20's relaxed SIMD (plain SIMD build only)
 # Other arguments go to attention-bench.mjs (--sizes=64,256 --no-large --out=dir).
@@ -79,6 +81,25 @@ if [[ ${ATTN_BENCH_GPT2:-1} != 0 ]]; then
   gpt2_args=()
   for a in "$@"; do [[ $a == --quick ]] && gpt2_args+=("$a"); done
   node "${node_flags[@]}" web/bench/gpt2-bench.mjs "${gpt2_args[@]+"${gpt2_args[@]}"}"
+fi
+
+if [[ ${ATTN_BENCH_TRAIN:-1} != 0 ]]; then
+  step "Node: a GPT-2 training step in attnscope and TF.js (single thread), and native's ratio"
+  train_args=()
+  for a in "$@"; do [[ $a == --clock=* ]] && train_args+=("$a"); done
+  if [[ ${ATTN_BENCH_NATIVE:-1} != 0 ]]; then
+    # The native side of the ratio: attnscope_bench train, built as bench-native.sh builds it.
+    cmake -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DATTNSCOPE_BUILD_TESTS=OFF \
+      -DATTN_NATIVE_ARCH="${ATTN_NATIVE_ARCH:-OFF}" >/dev/null
+    cmake --build build/bench -j2 --target attnscope_bench >/dev/null
+  else
+    train_args+=(--native=none)
+  fi
+  node "${node_flags[@]}" web/bench/train-bench.mjs "${train_args[@]+"${train_args[@]}"}"
+  step "Node: the flash attention backward against the wasm SIMD peak (single thread)"
+  backward_args=()
+  for a in "$@"; do [[ $a == --clock=* ]] && backward_args+=("$a"); done
+  node "${node_flags[@]}" web/bench/backward-bench.mjs "${backward_args[@]+"${backward_args[@]}"}"
 fi
 
 if [[ ${ATTN_BENCH_THREADS:-1} != 0 ]]; then

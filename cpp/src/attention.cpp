@@ -76,7 +76,8 @@ void check_key_value_shapes(const TensorView& q, const TensorView& k, const Tens
 }
 
 AttentionResult attention_impl(const TensorView& q, const TensorView& k, const TensorView& v,
-                               const AttentionOptions& options) {
+                               const AttentionOptions& options,
+                               std::vector<float>* log_sum_exp = nullptr) {
   check_tensor(q, kFn, "q");
   if (q.rank() < 2 || q.rank() > 4) {
     throw Error(std::string(kFn) + ": q has shape " + shape_to_string(q.shape) +
@@ -88,7 +89,8 @@ AttentionResult attention_impl(const TensorView& q, const TensorView& k, const T
   check_finite(q, kFn, "q");
 
   const detail::AttentionDims dims = detail::attention_dims(q, k, v);
-  const bool defer_checks = !options.trace && detail::decode_reads_every_key(dims, options.mask);
+  const bool defer_checks =
+      !options.trace && !log_sum_exp && detail::decode_reads_every_key(dims, options.mask);
   if (!defer_checks) {
     check_finite(k, kFn, "k");
     check_finite(v, kFn, "v");
@@ -107,12 +109,13 @@ AttentionResult attention_impl(const TensorView& q, const TensorView& k, const T
   AttentionResult result;
   result.output = detail::allocate_zeros(out_shape, "attention: output");
   result.fully_masked.assign(dims.batch * dims.heads * dims.q_len, 0);
+  if (log_sum_exp) log_sum_exp->assign(result.fully_masked.size(), 0.0f);
   std::optional<AttentionTrace> trace;
   if (options.trace) trace.emplace();
-  result.fully_masked_count =
-      detail::run_attention(q.data, k.data, v.data, dims, options, scale, square_shape, q.shape,
-                            k.shape, result.output.data.data(), result.fully_masked.data(),
-                            trace ? &*trace : nullptr, kFn, defer_checks ? &deferred : nullptr);
+  result.fully_masked_count = detail::run_attention(
+      q.data, k.data, v.data, dims, options, scale, square_shape, q.shape, k.shape,
+      result.output.data.data(), result.fully_masked.data(), trace ? &*trace : nullptr, kFn,
+      defer_checks ? &deferred : nullptr, log_sum_exp ? log_sum_exp->data() : nullptr);
   result.trace = std::move(trace);
   detail::check_result_finite(result.output, kFn, "the output");
   return result;
@@ -121,6 +124,18 @@ AttentionResult attention_impl(const TensorView& q, const TensorView& k, const T
 }  // namespace
 
 namespace detail {
+
+AttentionResult attention_with_log_sum_exp(const TensorView& q, const TensorView& k,
+                                           const TensorView& v, const AttentionOptions& options,
+                                           std::vector<float>& log_sum_exp) {
+  AttentionOptions fast = options;
+  fast.trace = false;
+  try {
+    return attention_impl(q, k, v, fast, &log_sum_exp);
+  } catch (const std::bad_alloc&) {
+    throw ResourceError(std::string(kFn) + ": out of memory");
+  }
+}
 
 AttentionDims attention_dims(const TensorView& q, const TensorView& k, const TensorView& v) {
   const std::size_t rank = q.rank();

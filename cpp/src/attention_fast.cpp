@@ -97,12 +97,14 @@ bool decode_reads_every_key(const AttentionDims& dims, const Mask& mask) {
 // does not depend on the thread count.
 std::size_t attention_fast(const float* q, const float* k, const float* v,
                            const AttentionDims& dims, float scale, const ScoreTerms& terms,
-                           float* out, std::uint8_t* fully_masked, bool* scores_finite) {
+                           float* out, std::uint8_t* fully_masked, bool* scores_finite,
+                           float* log_sum_exp) {
   *scores_finite = true;
   using Arch = xsimd::default_arch;
   const std::size_t Tq = dims.q_len, Tk = dims.k_len, d_k = dims.d_k, d_v = dims.d_v;
   const std::size_t group = dims.group(), rows = group * Tq;
-  if (rows <= kernels::kDecodeMaxRows) {
+  // The decode kernel keeps no log-sum-exp; the flash kernel takes few rows too.
+  if (rows <= kernels::kDecodeMaxRows && !log_sum_exp) {
     return attention_decode(q, k, v, dims, scale, terms, out, fully_masked, scores_finite);
   }
   const std::size_t kv_heads = dims.batch * dims.kv_heads;
@@ -146,6 +148,7 @@ std::size_t attention_fast(const float* q, const float* k, const float* v,
     const kernels::FlashRowRange range{begin, std::min(rows, begin + chunk),
                                        in_range[kv_head] != 0};
     float* head_out = out + kv_head * rows * d_v;
+    workspaces[slot].log_sum_exp = log_sum_exp ? log_sum_exp + kv_head * rows : nullptr;
     kernels::flash_attention_rows_best(
         queries_of(kv_head), packed_keys.data() + kv_head * keys_size,
         packed_values.data() + kv_head * values_size, Tk, d_k, d_v, scale, mask_of(kv_head),

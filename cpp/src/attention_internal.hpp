@@ -89,9 +89,12 @@ std::size_t attention_traced(const float* q, const float* k, const float* v,
 
 /// scores_finite: false when a decode step met a non-finite score (only
 /// possible when its input checks were deferred; see DeferredChecks).
+/// log_sum_exp, when given (B·H·Tq floats), receives each query's
+/// log-sum-exp of its masked scores (−inf when fully masked).
 std::size_t attention_fast(const float* q, const float* k, const float* v,
                            const AttentionDims& dims, float scale, const ScoreTerms& terms,
-                           float* out, std::uint8_t* fully_masked, bool* scores_finite);
+                           float* out, std::uint8_t* fully_masked, bool* scores_finite,
+                           float* log_sum_exp = nullptr);
 
 /// Validates the scale (finite custom factor) and returns the factor for d_k.
 float resolve_scale(const Scale& scale, std::size_t d_k, const char* fn);
@@ -127,7 +130,14 @@ std::size_t run_attention(const float* q, const float* k, const float* v, const 
                           const AttentionOptions& options, float scale, const Shape& square,
                           const Shape& q_shape, const Shape& k_shape, float* out,
                           std::uint8_t* fully_masked, Trace* trace, const char* fn,
-                          const DeferredChecks* deferred = nullptr);
+                          const DeferredChecks* deferred = nullptr, float* log_sum_exp = nullptr);
+
+/// attention() on the fast path (options.trace is ignored) that also gives
+/// each query's log-sum-exp, (B·H·Tq) as fully_masked: the forward of the
+/// flash backward. Throws what attention() throws, naming `fn`.
+AttentionResult attention_with_log_sum_exp(const TensorView& q, const TensorView& k,
+                                           const TensorView& v, const AttentionOptions& options,
+                                           std::vector<float>& log_sum_exp);
 
 }  // namespace attnscope::detail
 

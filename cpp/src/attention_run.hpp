@@ -16,7 +16,7 @@ std::size_t run_attention(const float* q, const float* k, const float* v, const 
                           const AttentionOptions& options, float scale, const Shape& square,
                           const Shape& q_shape, const Shape& k_shape, float* out,
                           std::uint8_t* fully_masked, Trace* trace, const char* fn,
-                          const DeferredChecks* deferred) {
+                          const DeferredChecks* deferred, float* log_sum_exp) {
   validate_mask(options.mask, dims, fn);
   validate_bias(options.bias, dims, fn);
   validate_rope(options.rope, dims, fn);
@@ -50,7 +50,7 @@ std::size_t run_attention(const float* q, const float* k, const float* v, const 
   if (!trace) {
     bool scores_finite = true;
     const std::size_t count =
-        attention_fast(q, k, v, dims, scale, terms, out, fully_masked, &scores_finite);
+        attention_fast(q, k, v, dims, scale, terms, out, fully_masked, &scores_finite, log_sum_exp);
     const std::size_t out_size = dims.batch * dims.heads * dims.q_len * dims.d_v;
     if (deferred && (!scores_finite || count > 0 || !kernels::all_finite(out, out_size))) {
       // Something went wrong: the checks skipped before name its cause.

@@ -1,8 +1,8 @@
 // The flash-style attention backward, per query head and in tiles of
-// kQueryTile queries × kKeyTile keys. A first pass finds each query's
-// log-sum-exp of its masked scores (online over key tiles); the second
-// recomputes each tile's weights as exp(score − lse) and adds the tile's
-// share to dq, dk and dv with the matmul kernel. Scratch is a few tiles and
+// kQueryTile queries × kKeyTile keys. The forward gives each query's
+// log-sum-exp of its masked scores; each tile's weights are recomputed as
+// exp(score − lse), and the tile's share added to dq, dk and dv with the
+// matmul kernel. Scratch is a few tiles and
 // two floats per query: no Tq×Tk buffer exists. Key tiles that every query
 // of a query tile has masked (causal, padding) are skipped.
 #include <algorithm>
@@ -16,20 +16,30 @@
 #include "kernels/dispatch.hpp"
 #include "kernels/dot.hpp"
 #include "kernels/mask_row.hpp"
+#include "kernels/softmax_rows.hpp"
+#include "kernels/transpose.hpp"
 
 namespace attnscope::detail {
 
 namespace {
 
 using Arch = xsimd::default_arch;
-constexpr std::size_t kQueryTile = 32, kKeyTile = 64;
+constexpr std::size_t kQueryTile = 64, kKeyTile = 64;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-/// dst (cols, rows) = srcᵀ for src (rows, cols) with row stride `stride`.
+/// dst (cols, rows) = srcᵀ for src (rows, cols) with row stride `stride`:
+/// 4 × 4 blocks in registers, then the ragged edges one float at a time.
 void transpose(const float* src, std::size_t rows, std::size_t cols, std::size_t stride,
                float* dst) {
+  const std::size_t rows4 = rows - rows % 4, cols4 = cols - cols % 4;
+  for (std::size_t r = 0; r < rows4; r += 4) {
+    for (std::size_t c = 0; c < cols4; c += 4) {
+      kernels::transpose_4x4<Arch>(src + r * stride + c, stride, dst + c * rows + r, rows);
+    }
+  }
   for (std::size_t r = 0; r < rows; ++r) {
-    for (std::size_t c = 0; c < cols; ++c) dst[c * rows + r] = src[r * stride + c];
+    const std::size_t first = r < rows4 ? cols4 : 0;
+    for (std::size_t c = first; c < cols; ++c) dst[c * rows + r] = src[r * stride + c];
   }
 }
 
@@ -68,34 +78,6 @@ struct HeadTiles {
     }
   }
 
-  void log_sum_exp(float* lse) {
-    std::vector<float> max(Tq, kNegInf);
-    std::vector<double> sum(Tq, 0.0);
-    for (std::size_t j0 = 0; j0 < Tk; j0 += kKeyTile) {
-      const std::size_t n = std::min(kKeyTile, Tk - j0);
-      transpose(keys + j0 * d_k, n, d_k, d_k, keys_t.data());
-      for (std::size_t i0 = 0; i0 < Tq; i0 += kQueryTile) {
-        const std::size_t m = std::min(kQueryTile, Tq - i0);
-        if (!reaches(i0, m, j0)) continue;
-        score_tile(i0, m, j0, n);
-        for (std::size_t r = 0; r < m; ++r) {
-          const float* row = scores.data() + r * n;
-          const float tile_max = *std::max_element(row, row + n);
-          if (tile_max == kNegInf) continue;
-          const std::size_t i = i0 + r;
-          if (tile_max > max[i]) {
-            sum[i] *= std::exp(double(max[i]) - tile_max);
-            max[i] = tile_max;
-          }
-          for (std::size_t j = 0; j < n; ++j) sum[i] += std::exp(double(row[j]) - max[i]);
-        }
-      }
-    }
-    for (std::size_t i = 0; i < Tq; ++i) {
-      lse[i] = max[i] == kNegInf ? kNegInf : static_cast<float>(max[i] + std::log(sum[i]));
-    }
-  }
-
   void gradients(const float* lse, const float* centre) {
     for (std::size_t j0 = 0; j0 < Tk; j0 += kKeyTile) {
       const std::size_t n = std::min(kKeyTile, Tk - j0);
@@ -109,8 +91,10 @@ struct HeadTiles {
         for (std::size_t r = 0; r < m; ++r) {
           float* row = scores.data() + r * n;
           const float l = lse[i0 + r];
-          for (std::size_t j = 0; j < n; ++j) {
-            row[j] = (row[j] == kNegInf || l == kNegInf) ? 0.0f : std::exp(row[j] - l);
+          if (l == kNegInf) {
+            std::fill(row, row + n, 0.0f);
+          } else {
+            kernels::exp_sum_row<Arch>(row, row, n, l);  // masked: exp(−inf) = 0
           }
         }
         // dP = dO·vᵀ, then dS = scale·P ∘ (dP − dO·O).
@@ -137,8 +121,9 @@ struct HeadTiles {
 }  // namespace
 
 void attention_backward_flash(const float* q, const float* k, const float* v, const float* output,
-                              const float* d_output, const AttentionDims& dims, float scale,
-                              const ScoreTerms& terms, const AttentionGradientBuffers& out) {
+                              const float* log_sum_exp, const float* d_output,
+                              const AttentionDims& dims, float scale, const ScoreTerms& terms,
+                              const AttentionGradientBuffers& out) {
   const std::size_t Tq = dims.q_len, Tk = dims.k_len, d_k = dims.d_k, d_v = dims.d_v;
   HeadTiles tiles(d_k, d_v);
   tiles.Tq = Tq;
@@ -146,7 +131,6 @@ void attention_backward_flash(const float* q, const float* k, const float* v, co
   tiles.d_k = d_k;
   tiles.d_v = d_v;
   tiles.scale = scale;
-  std::vector<float> lse = allocate_zeros({Tq}, "attention_backward: log-sum-exp").data;
   std::vector<float> centre = allocate_zeros({Tq}, "attention_backward: dO·O").data;
   for (std::size_t b = 0; b < dims.batch; ++b) {
     for (std::size_t h = 0; h < dims.heads; ++h) {
@@ -161,11 +145,10 @@ void attention_backward_flash(const float* q, const float* k, const float* v, co
       tiles.dq = out.dq + head * Tq * d_k;
       tiles.dk = out.dk + kv_head * Tk * d_k;
       tiles.dv = out.dv + kv_head * Tk * d_v;
-      tiles.log_sum_exp(lse.data());
       for (std::size_t i = 0; i < Tq; ++i) {
         centre[i] = kernels::dot<Arch>(tiles.d_out + i * d_v, output + (head * Tq + i) * d_v, d_v);
       }
-      tiles.gradients(lse.data(), centre.data());
+      tiles.gradients(log_sum_exp + head * Tq, centre.data());
     }
   }
 }

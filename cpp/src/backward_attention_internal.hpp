@@ -21,10 +21,12 @@ void attention_backward_traced(const float* q, const float* k, const float* v,
                                const AttentionDims& dims, float scale,
                                const AttentionGradientBuffers& out);
 
-/// From the forward's output (B, H, Tq, d_v): recomputes each query's
-/// log-sum-exp, then the weights one key tile at a time.
+/// From the forward's output (B, H, Tq, d_v) and each query's log-sum-exp
+/// of its masked scores (B, H, Tq): recomputes the weights one key tile at
+/// a time.
 void attention_backward_flash(const float* q, const float* k, const float* v, const float* output,
-                              const float* d_output, const AttentionDims& dims, float scale,
-                              const ScoreTerms& terms, const AttentionGradientBuffers& out);
+                              const float* log_sum_exp, const float* d_output,
+                              const AttentionDims& dims, float scale, const ScoreTerms& terms,
+                              const AttentionGradientBuffers& out);
 
 }  // namespace attnscope::detail

@@ -32,6 +32,10 @@ AttentionOptions options_for(const AttentionCase& c, bool trace) {
   o.mask.causal = c.causal;
   o.mask.lengths = c.lengths;
   if (c.window) o.mask.window = static_cast<std::int64_t>(c.window);
+  if (c.rope_base > 0) {
+    o.rope.enabled = true;
+    o.rope.base = c.rope_base;
+  }
   o.trace = trace;
   return o;
 }
@@ -129,6 +133,51 @@ TEST_CASE("attention_backward: grouped heads, a key/value cache, a window",
   check_case(c, 101);
 }
 
+TEST_CASE("attention_backward through rope: the gradient rotated back", "[backward][attention]") {
+  std::uint32_t seed = 300;
+  // Around the SIMD width and the flash tiles (32 queries × 64 keys); a small
+  // base turns even the last pairs by whole radians over these lengths.
+  for (std::size_t T : {1, 4, 7, 9, 33, 65}) {
+    for (std::size_t d : {2, 4, 8, 10, 16}) {
+      AttentionCase c;
+      c.B = 2;
+      c.H = 2;
+      c.Hkv = 2;
+      c.Tq = c.Tk = T;
+      c.dk = d;
+      c.dv = d + 1;
+      c.scale = 1.0 / std::sqrt(double(d));
+      c.rope_base = 100.0;
+      SECTION("T=" + std::to_string(T) + " d=" + std::to_string(d)) {
+        check_case(c, seed);
+        c.causal = true;
+        check_case(c, seed + 1);
+        c.lengths = {(T + 1) / 2, 0};
+        check_case(c, seed + 2);
+      }
+      seed += 3;
+    }
+  }
+  SECTION("grouped heads, a key/value cache (queries at Tk − Tq + i), a window") {
+    AttentionCase c;
+    c.B = 2;
+    c.H = 4;
+    c.Hkv = 2;
+    c.Tq = 9;
+    c.Tk = 70;
+    c.dk = 8;
+    c.dv = 5;
+    c.scale = 0.7;
+    c.causal = true;
+    c.rope_base = 10000.0;
+    check_case(c, 400);
+    c.Hkv = 1;
+    c.window = 6;
+    c.lengths = {66, 70};
+    check_case(c, 401);
+  }
+}
+
 TEST_CASE("attention_backward: large scores stay finite", "[backward][attention]") {
   AttentionCase c;
   c.Tq = c.Tk = 17;
@@ -155,5 +204,11 @@ TEST_CASE("attention_backward rejects bad input by name", "[backward][attention]
                     Catch::Contains("attention_backward: k has shape"));
   AttentionOptions rope;
   rope.rope.enabled = true;
-  CHECK_THROWS_WITH(attnscope::attention_backward(q, k, v, good, rope), Catch::Contains("rope"));
+  CHECK_NOTHROW(attnscope::attention_backward(q, k, v, good, rope));
+  const Tensor odd_q({1, 4, 3}, std::vector<float>(12, 0.5f));
+  CHECK_THROWS_WITH(attnscope::attention_backward(odd_q, odd_q, v, good, rope),
+                    Catch::Contains("attention_backward: rope needs an even d_k, got d_k=3"));
+  rope.rope.base = -1.0;
+  CHECK_THROWS_WITH(attnscope::attention_backward(q, k, v, good, rope),
+                    Catch::Contains("attention_backward: rope.base is -1"));
 }

@@ -21,6 +21,7 @@ struct AttentionCase {
   bool causal = false;
   std::vector<std::size_t> lengths;  // padding: keys j >= lengths[b] hidden
   std::size_t window = 0;            // 0 = none; else |pos(i) − j| < window
+  double rope_base = 0;  // 0 = none; else q at pos(i) and k at j rotated (attention.hpp)
 
   bool visible(std::size_t b, std::size_t i, std::size_t j) const {
     const std::size_t pos = Tk - Tq + i;
@@ -31,10 +32,34 @@ struct AttentionCase {
   }
 };
 
+/// x (heads, rows, d) with each row t rotated by `sign`·(first + t)·base^(−2p/d)
+/// on its pairs (p, p + d/2), computed directly in double; sign −1 undoes it.
+inline std::vector<double> rotate_double(const std::vector<double>& x, std::size_t rows,
+                                         std::size_t first, std::size_t d, double base,
+                                         double sign = 1.0) {
+  std::vector<double> out = x;
+  const std::size_t half = d / 2;
+  for (std::size_t at = 0; at < x.size(); at += d) {
+    const double pos = double(first + (at / d) % rows);
+    for (std::size_t p = 0; p < half; ++p) {
+      const double angle = sign * pos * std::pow(base, -2.0 * double(p) / double(d));
+      const double a = x[at + p], b = x[at + p + half];
+      out[at + p] = a * std::cos(angle) - b * std::sin(angle);
+      out[at + p + half] = b * std::cos(angle) + a * std::sin(angle);
+    }
+  }
+  return out;
+}
+
 /// Softmax weights (B, H, Tq, Tk) in double; a fully masked row is all 0.
+/// With rope_base, of q and k rotated first.
 inline std::vector<double> attention_weights_double(const AttentionCase& c,
-                                                    const std::vector<double>& q,
-                                                    const std::vector<double>& k) {
+                                                    const std::vector<double>& q_in,
+                                                    const std::vector<double>& k_in) {
+  const bool rope = c.rope_base > 0;
+  const std::vector<double> q =
+      rope ? rotate_double(q_in, c.Tq, c.Tk - c.Tq, c.dk, c.rope_base) : q_in;
+  const std::vector<double> k = rope ? rotate_double(k_in, c.Tk, 0, c.dk, c.rope_base) : k_in;
   std::vector<double> w(c.B * c.H * c.Tq * c.Tk, 0.0);
   for (std::size_t b = 0; b < c.B; ++b) {
     for (std::size_t h = 0; h < c.H; ++h) {
@@ -91,12 +116,20 @@ struct AttentionGradientsDouble {
 };
 
 /// The analytic backward in double, written from the chain rule on P and S.
+/// With rope_base: the chain rule on the rotated q and k, whose gradients
+/// the inverse rotation carries back (a rotation's transpose is its inverse).
 inline AttentionGradientsDouble attention_backward_double(const AttentionCase& c,
-                                                          const std::vector<double>& q,
-                                                          const std::vector<double>& k,
+                                                          const std::vector<double>& q_in,
+                                                          const std::vector<double>& k_in,
                                                           const std::vector<double>& v,
                                                           const std::vector<double>& d_out) {
-  const std::vector<double> w = attention_weights_double(c, q, k);
+  const bool rope = c.rope_base > 0;
+  const std::vector<double> q =
+      rope ? rotate_double(q_in, c.Tq, c.Tk - c.Tq, c.dk, c.rope_base) : q_in;
+  const std::vector<double> k = rope ? rotate_double(k_in, c.Tk, 0, c.dk, c.rope_base) : k_in;
+  AttentionCase plain = c;
+  plain.rope_base = 0;
+  const std::vector<double> w = attention_weights_double(plain, q, k);
   AttentionGradientsDouble g{std::vector<double>(q.size(), 0.0), std::vector<double>(k.size(), 0.0),
                              std::vector<double>(v.size(), 0.0)};
   std::vector<double> dp(c.Tk);
@@ -122,6 +155,10 @@ inline AttentionGradientsDouble attention_backward_double(const AttentionCase& c
         }
       }
     }
+  }
+  if (rope) {
+    g.dq = rotate_double(g.dq, c.Tq, c.Tk - c.Tq, c.dk, c.rope_base, -1.0);
+    g.dk = rotate_double(g.dk, c.Tk, 0, c.dk, c.rope_base, -1.0);
   }
   return g;
 }

@@ -524,8 +524,6 @@ export function createEngine(raw: AttnModule): AttnScope {
   function attentionBackward(args: AttentionBackwardArgs): AttentionBackwardResult {
     const fn = 'attentionBackward';
     argsObject(fn, args);
-    if (own(args, 'rope') !== undefined)
-      fail(fn, 'rope is not supported: the backward of the rotation is not implemented');
     if (own(args, 'out') !== undefined) fail(fn, 'out is not an argument of attentionBackward');
     const { q, k, v, dims, lead } = attentionTensors(fn, args);
     const options = attentionOptions(fn, args, dims);

@@ -2,6 +2,7 @@
 // chain rule on the softmax (independent of the engine): what
 // engine.attentionBackward must match, and what finite differences check.
 import { attendHead, maskFunction, type MaskDescription, type Values } from './reference.js';
+import { ropeRow } from './reference-variants.js';
 
 /** dq (T, dk), dk (T, dk), dv (T, dv) of one head, in doubles. */
 export interface HeadGradients {
@@ -53,9 +54,20 @@ export function attendHeadBackward(
   return g;
 }
 
+/** Each row t of a head's (T, d) rows rotated as at position `sign`·t (sign −1 undoes the rotation). */
+function ropeRows(x: Values, T: number, d: number, base: number, sign: 1 | -1): Float64Array {
+  const out = new Float64Array(T * d);
+  for (let t = 0; t < T; t++) {
+    out.set(ropeRow(Array.prototype.slice.call(x, t * d, (t + 1) * d), sign * t, base), t * d);
+  }
+  return out;
+}
+
 /**
  * The same for q, k (B, H, T, dk), v and dOutput (B, H, T, dv), head by head, with the masks of
- * maskFunction (causal, padding lengths, additive, boolean).
+ * maskFunction (causal, padding lengths, additive, boolean). With `ropeBase`, the scores use q and
+ * k rotated at their positions, and dq, dk are the rotated inputs' gradients rotated back
+ * (a rotation's transpose is its inverse).
  */
 export function attentionBackwardReference(
   q: Values,
@@ -65,6 +77,7 @@ export function attentionBackwardReference(
   shape: { B: number; H: number; T: number; dk: number; dv: number },
   factor: number,
   mask: MaskDescription = {},
+  { ropeBase }: { ropeBase?: number } = {},
 ): HeadGradients {
   const { B, H, T, dk, dv } = shape;
   const masks = maskFunction(mask, B, H, T);
@@ -75,12 +88,14 @@ export function attentionBackwardReference(
   };
   const slice = (x: Values, head: number, width: number) =>
     Array.prototype.slice.call(x, head * T * width, (head + 1) * T * width) as number[];
+  const rotate = (x: Values, sign: 1 | -1) =>
+    ropeBase === undefined ? x : ropeRows(x, T, dk, ropeBase, sign);
   for (let b = 0; b < B; b++) {
     for (let h = 0; h < H; h++) {
       const head = b * H + h;
       const g = attendHeadBackward(
-        slice(q, head, dk),
-        slice(k, head, dk),
+        rotate(slice(q, head, dk), 1),
+        rotate(slice(k, head, dk), 1),
         slice(v, head, dv),
         slice(dOutput, head, dv),
         T,
@@ -89,8 +104,8 @@ export function attentionBackwardReference(
         factor,
         masks(b, h),
       );
-      out.dq.set(g.dq, head * T * dk);
-      out.dk.set(g.dk, head * T * dk);
+      out.dq.set(rotate(g.dq, -1), head * T * dk);
+      out.dk.set(rotate(g.dk, -1), head * T * dk);
       out.dv.set(g.dv, head * T * dv);
     }
   }

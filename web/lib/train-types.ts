@@ -67,8 +67,11 @@ export interface Trainer {
   readonly steps: number;
 }
 
-/** Arguments of {@link AttnScope.attentionBackward}: those of attention() (no rope), and dOutput. */
-export interface AttentionBackwardArgs extends Omit<AttentionCommonOptions, 'rope'> {
+/**
+ * Arguments of {@link AttnScope.attentionBackward}: those of attention(), and dOutput. With rope,
+ * dq and dk are the gradients of the unrotated q and k (the rotation's transpose applied).
+ */
+export interface AttentionBackwardArgs extends AttentionCommonOptions {
   q: TensorInput;
   k: TensorInput;
   v: TensorInput;

@@ -5,16 +5,18 @@
 // Two paths, chosen like the forward's by options.trace:
 //   trace = true   the traced form: runs the traced forward and uses its
 //                  softmax weights (B, H, Tq, Tk).
-//   trace = false  the flash-style form: never holds a Tq×Tk tensor. It
-//                  recomputes each query's log-sum-exp of its masked scores
-//                  in a first tiled pass, then recomputes the weights of one
-//                  key tile at a time from q, k and that log-sum-exp.
+//   trace = false  the flash-style form: never holds a Tq×Tk tensor. Its
+//                  forward also gives each query's log-sum-exp of its masked
+//                  scores; the weights are then recomputed one key tile at a
+//                  time from q, k and that log-sum-exp.
 // With scores s = scale·q·kᵀ (+ bias + masks), weights P = softmax(s) and
 // output O = P·v, per query row i: dv += Pᵀ·dO, dP = dO·vᵀ,
 // dS = P ∘ (dP − rowsum(dO ∘ O)), dq = scale·dS·k, dk += scale·dSᵀ·q.
 // Grouped heads (GQA) sum the gradients of every query head that reads a
-// key/value head. Masked positions, and every position of a fully masked
-// query, get zero gradient (never NaN).
+// key/value head. With rope, the scores use q and k rotated (R(θ)·q at
+// pos(i), R(θ)·k at j), and their gradients come back through the
+// rotation's transpose: dq = R(−θ)·dq_rotated, dk = R(−θ)·dk_rotated. Masked positions, and every
+// position of a fully masked query, get zero gradient (never NaN).
 #pragma once
 
 #include "attnscope/attention.hpp"
@@ -30,8 +32,8 @@ struct AttentionGradients {
 
 /// d_output is shaped as attention()'s output, (B, H, Tq, d_v) at q's rank.
 /// Every check of attention() applies; also throws Error naming d_output
-/// for a wrong shape or a non-finite value, and for options.rope (its
-/// backward is not implemented). The scale, masks and biases are constants.
+/// for a wrong shape or a non-finite value. The scale, masks, biases and
+/// rope's angles are constants.
 AttentionGradients attention_backward(const TensorView& q, const TensorView& k, const TensorView& v,
                                       const TensorView& d_output,
                                       const AttentionOptions& options = {});

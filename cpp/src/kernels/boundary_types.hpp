@@ -100,6 +100,10 @@ struct FlashWorkspace {
   std::vector<float> weights;  // kQueryTile × kKeyTile, unnormalised
   std::vector<float> partial;  // kQueryBlock × d_v, unnormalised output
   std::vector<float> running_max, running_sum;  // kQueryBlock each
+  /// When set, each query row's log-sum-exp of its scaled, masked scores
+  /// (−inf for a fully masked row), indexed as fully_masked: what the
+  /// flash backward needs to recompute the weights.
+  float* log_sum_exp = nullptr;
 };
 
 }  // namespace attnscope::kernels

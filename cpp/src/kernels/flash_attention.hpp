@@ -386,9 +386,12 @@ void flash_attention_rows(const float* q, const float* packed_keys, const float*
       if (sum == 0.0f) {
         std::fill(dst, dst + d_v, 0.0f);
         fully_masked[b0 + r] = 1;
+        if (ws.log_sum_exp) ws.log_sum_exp[b0 + r] = kNegInf;
         continue;
       }
       fully_masked[b0 + r] = 0;
+      // The weights were exp(score − running_max) before the division by sum.
+      if (ws.log_sum_exp) ws.log_sum_exp[b0 + r] = ws.running_max[r] + std::log(sum);
       std::copy(partial + r * d_v, partial + (r + 1) * d_v, dst);
       scale_row<Arch>(dst, d_v, 1.0f / sum);
     }
