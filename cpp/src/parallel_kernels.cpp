@@ -28,9 +28,8 @@ std::size_t round_up(std::size_t x, std::size_t to) { return (x + to - 1) / to *
 
 /// Pieces of [0, count) for `slots` threads: at least `grain`, a multiple of it.
 std::size_t piece(std::size_t count, std::size_t grain, std::size_t slots) {
-  return std::max(grain, round_up((count + slots * kTasksPerThread - 1) /
-                                      (slots * kTasksPerThread),
-                                  grain));
+  return std::max(
+      grain, round_up((count + slots * kTasksPerThread - 1) / (slots * kTasksPerThread), grain));
 }
 
 }  // namespace

@@ -18,8 +18,7 @@ void parallel_matmul(const float* a, std::size_t lda, const float* b, std::size_
 
 /// kernels::vector_matrix (y (n) += x (k) · w (k × n)), split into blocks of
 /// columns.
-void parallel_vector_matrix(const float* x, const float* w, std::size_t k, std::size_t n,
-                            float* y);
+void parallel_vector_matrix(const float* x, const float* w, std::size_t k, std::size_t n, float* y);
 
 /// Runs block(begin, end) over [0, count) in pieces of `grain` (the last
 /// one shorter) on the pool. For per-element kernels with a SIMD body and a

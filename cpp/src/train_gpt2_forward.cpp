@@ -19,7 +19,6 @@ namespace attnscope::detail {
 namespace {
 
 using Arch = xsimd::default_arch;
-constexpr float kLayerNormEps = 1e-5f;
 
 std::vector<float> zeros(std::size_t n, const char* what) { return allocate_zeros({n}, what).data; }
 
