@@ -87,8 +87,8 @@ void attend(const Gpt2Config& c, const float* queries, std::size_t count, std::s
   options.mask.causal = true;  // bottom-right aligned: query i sits at position first + i
   if (allowed) options.mask.allowed = *allowed;
   options.trace = weights != nullptr;
-  // Heads in parallel: a decode step has one query row per head, too few to
-  // split inside attention(), which then runs each head on its own thread.
+  // One task per head: a decode step has one query row per head, too few for
+  // attention() to split; called inside a task, attention() stays on its thread.
   parallel_for(H, parallel_slots(), [&](std::size_t h, std::size_t) {
     const TensorView q({count, d}, queries + h * count * d, count * d);
     const TensorView k({keys, d}, kv.keys + h * kv.head_stride, keys * d);
