@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "allocate.hpp"
-#include "kernels/dispatch.hpp"
+#include "parallel_kernels.hpp"
 
 namespace attnscope::detail {
 
@@ -30,10 +30,10 @@ void linear_backward(const float* x, const float* w, const float* dy, std::size_
                      std::size_t in, std::size_t out, float* dx, float* dw, float* db) {
   if (dx) {
     const std::vector<float> w_t = transposed(w, in, out, "linear_backward: wᵀ");
-    kernels::matmul_best(dy, out, w_t.data(), in, dx, in, rows, out, in);
+    parallel_matmul(dy, out, w_t.data(), in, dx, in, rows, out, in);
   }
   const std::vector<float> x_t = transposed(x, rows, in, "linear_backward: xᵀ");
-  kernels::matmul_best(x_t.data(), rows, dy, out, dw, out, in, rows, out, /*accumulate=*/true);
+  parallel_matmul(x_t.data(), rows, dy, out, dw, out, in, rows, out, /*accumulate=*/true);
   if (db) {
     for (std::size_t r = 0; r < rows; ++r) {
       for (std::size_t j = 0; j < out; ++j) db[j] += dy[r * out + j];
@@ -73,32 +73,40 @@ void layer_norm_backward(const float* x, const float* gamma, const float* dy, st
 
 void gelu_tanh_backward(const float* x, const float* dy, std::size_t n, float* dx) {
   const double k = std::sqrt(2.0 / 3.14159265358979323846), c = 0.044715;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double v = x[i];
-    const double t = std::tanh(k * (v + c * v * v * v));
-    const double slope = 0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * k * (1.0 + 3.0 * c * v * v);
-    dx[i] = static_cast<float>(dy[i] * slope);
-  }
+  parallel_ranges(n, 1024, n * 32, [&](std::size_t i0, std::size_t i1) {
+    for (std::size_t i = i0; i < i1; ++i) {
+      const double v = x[i];
+      const double t = std::tanh(k * (v + c * v * v * v));
+      const double slope = 0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * k * (1.0 + 3.0 * c * v * v);
+      dx[i] = static_cast<float>(dy[i] * slope);
+    }
+  });
 }
 
 double cross_entropy(const float* logits, const std::int64_t* targets, std::size_t rows,
                      std::size_t vocab, float* dlogits) {
-  double total = 0.0;
   const double inv_rows = 1.0 / double(rows);
-  for (std::size_t r = 0; r < rows; ++r) {
-    const float* z = logits + r * vocab;
-    const float max = *std::max_element(z, z + vocab);
-    double sum = 0.0;
-    for (std::size_t v = 0; v < vocab; ++v) sum += std::exp(double(z[v]) - max);
-    const std::size_t target = static_cast<std::size_t>(targets[r]);
-    total += std::log(sum) - (double(z[target]) - max);
-    if (!dlogits) continue;
-    float* dz = dlogits + r * vocab;
-    for (std::size_t v = 0; v < vocab; ++v) {
-      const double p = std::exp(double(z[v]) - max) / sum;
-      dz[v] = static_cast<float>((p - (v == target ? 1.0 : 0.0)) * inv_rows);
+  // Rows in parallel, each loss kept apart and summed in row order after,
+  // so the total is the same at any thread count.
+  std::vector<double> losses(rows);
+  parallel_ranges(rows, 1, rows * vocab * 16, [&](std::size_t r0, std::size_t r1) {
+    for (std::size_t r = r0; r < r1; ++r) {
+      const float* z = logits + r * vocab;
+      const float max = *std::max_element(z, z + vocab);
+      double sum = 0.0;
+      for (std::size_t v = 0; v < vocab; ++v) sum += std::exp(double(z[v]) - max);
+      const std::size_t target = static_cast<std::size_t>(targets[r]);
+      losses[r] = std::log(sum) - (double(z[target]) - max);
+      if (!dlogits) continue;
+      float* dz = dlogits + r * vocab;
+      for (std::size_t v = 0; v < vocab; ++v) {
+        const double p = std::exp(double(z[v]) - max) / sum;
+        dz[v] = static_cast<float>((p - (v == target ? 1.0 : 0.0)) * inv_rows);
+      }
     }
-  }
+  });
+  double total = 0.0;
+  for (double loss : losses) total += loss;
   return total * inv_rows;
 }
 

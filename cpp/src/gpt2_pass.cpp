@@ -16,7 +16,8 @@
 #include "kernels/dispatch.hpp"
 #include "kernels/dot.hpp"
 #include "kernels/layer_norm.hpp"
-#include "kernels/vector_matrix.hpp"
+#include "parallel_kernels.hpp"
+#include "thread_pool.hpp"
 
 namespace attnscope::detail {
 
@@ -29,17 +30,26 @@ constexpr const char* kFn = "gpt2";
 /// Up to this many rows (a decode step), products stream W row by row.
 constexpr std::size_t kVectorRows = 2;
 
+/// Elements per task of GELU: a multiple of every batch width.
+constexpr std::size_t kGeluGrain = 4096;
+
 /// y (rows, out) = x (rows, in) · w (in, out) + b.
 void linear_rows(const float* x, std::size_t rows, std::size_t in, const float* w, const float* b,
                  std::size_t out, float* y) {
   for (std::size_t r = 0; r < rows; ++r) std::copy(b, b + out, y + r * out);
   if (rows <= kVectorRows) {
     for (std::size_t r = 0; r < rows; ++r) {
-      kernels::vector_matrix<Arch>(x + r * in, w, in, out, y + r * out);
+      parallel_vector_matrix(x + r * in, w, in, out, y + r * out);
     }
     return;
   }
-  kernels::matmul_best(x, in, w, out, y, out, rows, in, out, /*accumulate=*/true);
+  parallel_matmul(x, in, w, out, y, out, rows, in, out, /*accumulate=*/true);
+}
+
+void gelu_rows(float* x, std::size_t n) {
+  parallel_ranges(n, kGeluGrain, n * 16, [&](std::size_t begin, std::size_t end) {
+    kernels::gelu_tanh<Arch>(x + begin, end - begin);
+  });
 }
 
 /// Scratch of one pass, allocated once for all blocks.
@@ -77,7 +87,9 @@ void attend(const Gpt2Config& c, const float* queries, std::size_t count, std::s
   options.mask.causal = true;  // bottom-right aligned: query i sits at position first + i
   if (allowed) options.mask.allowed = *allowed;
   options.trace = weights != nullptr;
-  for (std::size_t h = 0; h < H; ++h) {
+  // One task per head: a decode step has one query row per head, too few for
+  // attention() to split; called inside a task, attention() stays on its thread.
+  parallel_for(H, parallel_slots(), [&](std::size_t h, std::size_t) {
     const TensorView q({count, d}, queries + h * count * d, count * d);
     const TensorView k({keys, d}, kv.keys + h * kv.head_stride, keys * d);
     const TensorView v({keys, d}, kv.values + h * kv.head_stride, keys * d);
@@ -104,7 +116,7 @@ void attend(const Gpt2Config& c, const float* queries, std::size_t count, std::s
     for (std::size_t t = 0; t < count; ++t) {
       std::copy_n(output.data.data() + t * d, d, out + t * c.d_model + h * d);
     }
-  }
+  });
 }
 
 /// Splits c_attn's output (count, 3C) into per-head queries (H, count, d)
@@ -165,7 +177,7 @@ Tensor gpt2_pass(const Gpt2Config& c, const Gpt2Weights& w, const std::int64_t* 
 
     gpt2_layer_norm_rows(b.x.data(), T, C, lw.ln2_gamma, lw.ln2_beta, b.normed.data());
     linear_rows(b.normed.data(), T, C, lw.fc_w, lw.fc_b, 4 * C, b.mlp.data());
-    kernels::gelu_tanh<Arch>(b.mlp.data(), T * 4 * C);
+    gelu_rows(b.mlp.data(), T * 4 * C);
     linear_rows(b.mlp.data(), T, 4 * C, lw.mlp_proj_w, lw.mlp_proj_b, C, b.normed.data());
     for (std::size_t i = 0; i < T * C; ++i) b.x[i] += b.normed[i];
   }
@@ -178,21 +190,26 @@ Tensor gpt2_pass(const Gpt2Config& c, const Gpt2Weights& w, const std::int64_t* 
 
 void gpt2_layer_norm_rows(const float* x, std::size_t rows, std::size_t C, const float* gamma,
                           const float* beta, float* y) {
-  for (std::size_t r = 0; r < rows; ++r) {
-    kernels::layer_norm_row<Arch>(x + r * C, gamma, beta, kLayerNormEps, y + r * C, C);
-  }
+  parallel_ranges(rows, 1, rows * C * 8, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t r = begin; r < end; ++r) {
+      kernels::layer_norm_row<Arch>(x + r * C, gamma, beta, kLayerNormEps, y + r * C, C);
+    }
+  });
 }
 
 void gpt2_logits(const float* hidden, std::size_t rows, const float* wte, std::size_t vocab,
                  std::size_t C, float* logits) {
   // A few rows (a decode step): one dot product per token, reading wte once.
   constexpr std::size_t kDotRows = 4;
+  constexpr std::size_t kDotGrain = 256;
   if (rows <= kDotRows) {
-    for (std::size_t r = 0; r < rows; ++r) {
-      for (std::size_t v = 0; v < vocab; ++v) {
-        logits[r * vocab + v] = kernels::dot<Arch>(hidden + r * C, wte + v * C, C);
+    parallel_ranges(vocab, kDotGrain, vocab * C * rows, [&](std::size_t v0, std::size_t v1) {
+      for (std::size_t r = 0; r < rows; ++r) {
+        for (std::size_t v = v0; v < v1; ++v) {
+          logits[r * vocab + v] = kernels::dot<Arch>(hidden + r * C, wte + v * C, C);
+        }
       }
-    }
+    });
     return;
   }
   // Many rows: logitsᵀ = wte · hiddenᵀ, a block of tokens at a time, so the
@@ -203,14 +220,17 @@ void gpt2_logits(const float* hidden, std::size_t rows, const float* wte, std::s
   for (std::size_t r = 0; r < rows; ++r) {
     for (std::size_t i = 0; i < C; ++i) hidden_t[i * rows + r] = hidden[r * C + i];
   }
-  std::vector<float> block = allocate_zeros({kBlock * rows}, "gpt2: logits block").data;
-  for (std::size_t v0 = 0; v0 < vocab; v0 += kBlock) {
-    const std::size_t n = std::min(kBlock, vocab - v0);
-    kernels::matmul_best(wte + v0 * C, C, hidden_t.data(), rows, block.data(), rows, n, C, rows);
+  // One block of tokens per task, each slot with its own block of results.
+  const std::size_t slots = parallel_slots();
+  std::vector<float> blocks = allocate_zeros({slots * kBlock * rows}, "gpt2: logits blocks").data;
+  parallel_for((vocab + kBlock - 1) / kBlock, slots, [&](std::size_t task, std::size_t slot) {
+    const std::size_t v0 = task * kBlock, n = std::min(kBlock, vocab - v0);
+    float* block = blocks.data() + slot * kBlock * rows;
+    kernels::matmul_best(wte + v0 * C, C, hidden_t.data(), rows, block, rows, n, C, rows);
     for (std::size_t v = 0; v < n; ++v) {
       for (std::size_t r = 0; r < rows; ++r) logits[r * vocab + v0 + v] = block[v * rows + r];
     }
-  }
+  });
 }
 
 void check_gpt2_tokens(const std::vector<std::int64_t>& tokens, std::size_t vocab, const char* fn) {

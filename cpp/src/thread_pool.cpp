@@ -23,6 +23,27 @@ constexpr bool kCanStartThreads = false;
 constexpr bool kCanStartThreads = true;
 #endif
 
+// Set while this thread runs a task: a parallel call from inside one (the
+// model's heads calling attention(), say) runs on this thread, as it would
+// if the pool were busy, instead of asking the pool it is part of.
+thread_local bool running_task = false;
+
+/// Marks the current thread as running tasks for its lifetime.
+class TaskScope {
+ public:
+  TaskScope() : outer_(running_task) { running_task = true; }
+  ~TaskScope() { running_task = outer_; }
+  TaskScope(const TaskScope&) = delete;
+  TaskScope& operator=(const TaskScope&) = delete;
+
+ private:
+  bool outer_;
+};
+
+void run_here(std::size_t tasks, const detail::ParallelTask& task) {
+  for (std::size_t t = 0; t < tasks; ++t) task(t, 0);
+}
+
 class ThreadPool {
  public:
   ~ThreadPool() { stop_workers(); }
@@ -47,10 +68,11 @@ class ThreadPool {
   }
 
   void run(std::size_t tasks, std::size_t slots, const detail::ParallelTask& task) {
+    if (running_task || slots <= 1 || tasks <= 1) return run_here(tasks, task);
     std::unique_lock<std::mutex> running(run_mutex_, std::try_to_lock);
-    if (!running || workers_.empty() || slots <= 1 || tasks <= 1) {
-      for (std::size_t t = 0; t < tasks; ++t) task(t, 0);
-      return;
+    if (!running || workers_.empty()) {
+      if (running) running.unlock();  // a parallel call inside a task may then use the pool
+      return run_here(tasks, task);
     }
     {
       std::lock_guard<std::mutex> lock(state_mutex_);
@@ -83,6 +105,7 @@ class ThreadPool {
   }
 
   void work(std::size_t slot) {
+    TaskScope scope;
     std::size_t seen = 0;
     for (;;) {
       {
@@ -98,6 +121,7 @@ class ThreadPool {
   }
 
   void take_tasks(std::size_t slot) {
+    TaskScope scope;
     for (std::size_t t = next_task_++; t < tasks_; t = next_task_++) {
       try {
         (*task_)(t, slot);

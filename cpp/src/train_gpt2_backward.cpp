@@ -9,7 +9,7 @@
 #include "attnscope/attention.hpp"
 #include "attnscope/backward.hpp"
 #include "backward_layers.hpp"
-#include "kernels/dispatch.hpp"
+#include "parallel_kernels.hpp"
 #include "train_gpt2_internal.hpp"
 
 namespace attnscope::detail {
@@ -26,13 +26,12 @@ std::vector<float> logits_backward(const float* dlogits, const std::vector<float
                                    const float* wte, std::size_t N, std::size_t V, std::size_t C,
                                    float* dwte) {
   std::vector<float> dfinal = zeros(N * C, "gpt2 training: dfinal");
-  kernels::matmul_best(dlogits, V, wte, C, dfinal.data(), C, N, V, C);
+  parallel_matmul(dlogits, V, wte, C, dfinal.data(), C, N, V, C);
   std::vector<float> dlogits_t = zeros(V * N, "gpt2 training: dlogitsᵀ");
   for (std::size_t r = 0; r < N; ++r) {
     for (std::size_t v = 0; v < V; ++v) dlogits_t[v * N + r] = dlogits[r * V + v];
   }
-  kernels::matmul_best(dlogits_t.data(), N, final.data(), C, dwte, C, V, N, C,
-                       /*accumulate=*/true);
+  parallel_matmul(dlogits_t.data(), N, final.data(), C, dwte, C, V, N, C, /*accumulate=*/true);
   return dfinal;
 }
 

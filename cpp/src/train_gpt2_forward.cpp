@@ -10,8 +10,8 @@
 #include "allocate.hpp"
 #include "attnscope/attention.hpp"
 #include "kernels/activation.hpp"
-#include "kernels/dispatch.hpp"
 #include "kernels/layer_norm.hpp"
+#include "parallel_kernels.hpp"
 #include "train_gpt2_internal.hpp"
 
 namespace attnscope::detail {
@@ -19,7 +19,6 @@ namespace attnscope::detail {
 namespace {
 
 using Arch = xsimd::default_arch;
-constexpr float kLayerNormEps = 1e-5f;
 
 std::vector<float> zeros(std::size_t n, const char* what) { return allocate_zeros({n}, what).data; }
 
@@ -28,17 +27,14 @@ std::vector<float> linear(const std::vector<float>& x, std::size_t rows, std::si
                           const float* w, const float* b, std::size_t out) {
   std::vector<float> y = zeros(rows * out, "gpt2 training: linear output");
   for (std::size_t r = 0; r < rows; ++r) std::copy(b, b + out, y.begin() + r * out);
-  kernels::matmul_best(x.data(), in, w, out, y.data(), out, rows, in, out, /*accumulate=*/true);
+  parallel_matmul(x.data(), in, w, out, y.data(), out, rows, in, out, /*accumulate=*/true);
   return y;
 }
 
 std::vector<float> layer_norm(const std::vector<float>& x, std::size_t rows, std::size_t C,
                               const float* gamma, const float* beta) {
   std::vector<float> y = zeros(rows * C, "gpt2 training: LayerNorm output");
-  for (std::size_t r = 0; r < rows; ++r) {
-    kernels::layer_norm_row<Arch>(x.data() + r * C, gamma, beta, kLayerNormEps, y.data() + r * C,
-                                  C);
-  }
+  gpt2_layer_norm_rows(x.data(), rows, C, gamma, beta, y.data());
   return y;
 }
 
@@ -124,7 +120,10 @@ Gpt2Activations gpt2_train_forward(const Gpt2Config& c, const Gpt2Weights& w,
     s.ln2 = layer_norm(s.middle, N, C, lw.ln2_gamma, lw.ln2_beta);
     s.fc = linear(s.ln2, N, C, lw.fc_w, lw.fc_b, 4 * C);
     s.gelu = s.fc;
-    kernels::gelu_tanh<Arch>(s.gelu.data(), s.gelu.size());
+    // Pieces of a multiple of 64 elements: each keeps its SIMD or scalar path.
+    parallel_ranges(s.gelu.size(), 4096, s.gelu.size() * 16, [&](std::size_t i0, std::size_t i1) {
+      kernels::gelu_tanh<Arch>(s.gelu.data() + i0, i1 - i0);
+    });
     x = linear(s.gelu, N, 4 * C, lw.mlp_proj_w, lw.mlp_proj_b, C);
     for (std::size_t i = 0; i < N * C; ++i) x[i] += s.middle[i];
   }

@@ -4,9 +4,11 @@
 // GELU (tanh form) kernel against its reference.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -69,7 +71,7 @@ TEST_CASE("gpt2: gelu_tanh matches its double reference at every length and for 
 TEST_CASE("gpt2: vector_matrix matches its double reference around the SIMD widths") {
   std::mt19937 rng(8);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  for (std::size_t k : {1u, 3u, 4u, 5u, 9u, 64u}) {
+  for (std::size_t k : {1u, 3u, 4u, 5u, 7u, 8u, 9u, 15u, 16u, 17u, 64u}) {
     for (std::size_t n : {1u, 3u, 4u, 7u, 8u, 9u, 16u, 17u, 33u}) {
       std::vector<float> x(k), w(k * n), y(n);
       for (float& v : x) v = dist(rng);
@@ -81,6 +83,24 @@ TEST_CASE("gpt2: vector_matrix matches its double reference around the SIMD widt
       require_close(y, want, 1e-5, "vector_matrix");
     }
   }
+}
+
+TEST_CASE("gpt2: vector_matrix split into column blocks gives the whole product's bits") {
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  const std::size_t k = 19, n = 64 + 64 + 13;
+  std::vector<float> x(k), w(k * n), whole(n);
+  for (float& v : x) v = dist(rng);
+  for (float& v : w) v = dist(rng);
+  for (float& v : whole) v = dist(rng);
+  std::vector<float> split = whole;
+  attnscope::kernels::vector_matrix<xsimd::default_arch>(x.data(), w.data(), k, n, whole.data());
+  for (std::size_t j0 : {0u, 64u, 128u}) {
+    const std::size_t j1 = std::min<std::size_t>(n, j0 + 64);
+    attnscope::kernels::vector_matrix_strided<xsimd::default_arch>(x.data(), w.data() + j0, k,
+                                                                   j1 - j0, n, split.data() + j0);
+  }
+  REQUIRE(std::memcmp(split.data(), whole.data(), n * sizeof(float)) == 0);
 }
 
 TEST_CASE("gpt2: forward matches the double reference layer by layer, traced and fast") {

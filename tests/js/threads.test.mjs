@@ -186,3 +186,42 @@ test(
     assert.equal(auto.threads, Math.min(8, availableParallelism()));
   },
 );
+test('a threaded GPT-2 forward, generation and training step equal the single-thread build bit for bit', () => {
+  // Big enough for every split in the core (matmul blocks, decode products, LM head, heads).
+  const config = { layers: 2, heads: 6, dModel: 192, vocabSize: 1000, contextLength: 64 };
+  const tokens = Array.from({ length: 40 }, (_, i) => (i * 7919 + 1) % config.vocabSize);
+  const batch = Array.from({ length: 2 * 33 }, (_, i) => (i * 104729 + 5) % config.vocabSize);
+  const run = (engine) => {
+    const model = engine.createModel({ ...config, seed: 7 });
+    try {
+      const fast = model.forward({ tokens, trace: false });
+      const traced = model.forward({ tokens, trace: true });
+      const generated = model.generate({
+        tokens: tokens.slice(0, 20),
+        maxNewTokens: 12,
+        temperature: 1,
+        topK: 50,
+        seed: 3,
+      });
+      const loss = model
+        .trainer({ lr: 1e-2, clip: 1 })
+        .step({ tokens: batch, shape: [2, 33] }).loss;
+      return {
+        logits: bits(fast.logits.data),
+        traced: bits(traced.logits.data),
+        attentions: traced.attentions.map((a) => bits(a.data)),
+        generated: generated.tokens,
+        loss,
+        weights: bits(model.save()),
+      };
+    } finally {
+      model.dispose();
+    }
+  };
+  const expected = run(single);
+  for (const [i, engine] of threaded.entries()) {
+    const got = run(engine);
+    for (const key of Object.keys(expected))
+      assert.deepEqual(got[key], expected[key], `${counts[i]} threads: ${key}`);
+  }
+});

@@ -14,22 +14,24 @@ const enginePromises = new Map();
  * Resolves to the engine, or to null when dist/ has not been built. `simd`
  * picks the build as createAttnScope's option does: by default the relaxed-SIMD
  * one where Node runs relaxed SIMD (scripts/bench.sh passes Node 20 its flag).
+ * `threads` above 1 loads the threaded build (gpt2-bench.mjs --threads).
  */
-export function loadAttnScope(simd = 'auto') {
-  if (!enginePromises.has(simd)) {
+export function loadAttnScope(simd = 'auto', threads = 1) {
+  const key = `${simd}/${threads}`;
+  if (!enginePromises.has(key)) {
     enginePromises.set(
-      simd,
+      key,
       (async () => {
         const entry = resolve(distDir, 'node.js');
         if (!existsSync(entry)) return null;
         const { createAttnScope } = await import(pathToFileURL(entry).href);
-        // One thread: every table this engine serves compares single-thread runtimes
-        // (threads-bench.mjs times the threaded build on its own).
-        return createAttnScope({ simd, threads: 1 });
+        // One thread by default: every table this engine serves compares
+        // single-thread runtimes (threads-bench.mjs times the threaded build on its own).
+        return createAttnScope(threads > 1 ? { threads } : { simd, threads: 1 });
       })(),
     );
   }
-  return enginePromises.get(simd);
+  return enginePromises.get(key);
 }
 
 /**

@@ -12,9 +12,11 @@
 //
 //   node web/bench/gpt2-bench.mjs [--quick] [--layers=12] [--heads=12] [--dModel=768]
 //        [--vocab=50257] [--context=1024] [--sizes=128,512] [--prompt=128] [--new=128]
-//        [--reps=3] [--peers=ort,tfjs | --peers=none]
+//        [--reps=3] [--peers=ort,tfjs | --peers=none] [--threads=1]
 //
 // --quick: 2 layers, T = 64, 16 new tokens (a smoke test of a few seconds).
+// --threads=N: attnscope's threaded build on N threads (the peers stay on one);
+// then the wall-clock figures are the ones to read, CPU time adds up every thread.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -43,6 +45,7 @@ const sizes = String(args.sizes ?? (quick ? '64' : '128,512'))
 const prompt = num('prompt', 128, 32);
 const newTokens = num('new', 128, 16);
 const reps = num('reps', 3, 1);
+const threads = Number(args.threads ?? 1);
 const peers = String(args.peers ?? 'ort,tfjs')
   .split(',')
   .filter((p) => p && p !== 'none');
@@ -113,13 +116,14 @@ function randomGpt2File() {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const mib = (bytes) => (bytes / 2 ** 20).toFixed(0);
 
-const engine = await loadAttnScope();
+const engine = await loadAttnScope('auto', threads);
 if (!engine) {
   console.error(`gpt2-bench: ${distDir}/node.js not found; run npm run build`);
   process.exit(1);
 }
 console.log(
-  `gpt2-bench: ${JSON.stringify(config)}, simd ${engine.simdArch}, ${new Date().toISOString()}`,
+  `gpt2-bench: ${JSON.stringify(config)}, simd ${engine.simdArch}, ${engine.threads} thread(s), ` +
+    new Date().toISOString(),
 );
 /** Wall-clock and CPU milliseconds since `start` (a `now()`). */
 const now = () => ({ wall: performance.now(), cpu: process.cpuUsage() });

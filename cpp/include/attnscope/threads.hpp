@@ -5,8 +5,10 @@
 // kept until the next set_threads: across batch × heads × blocks of 16 query
 // rows, so that one head at T = 256 still keeps every thread busy. Each query
 // row is computed by the same code in the same order whichever thread runs
-// it, so the results are bit for bit those of one thread. The traced path
-// and the other steps run on the calling thread.
+// it, so the results are bit for bit those of one thread. Gpt2Model's
+// forward (traced or not), step and extend, and Gpt2Trainer's step, use the
+// same threads, with the same guarantee. The traced attention() and the
+// other calls run on the calling thread.
 //
 // Calls may come from several threads at once: one call at a time uses the
 // pool, and a call that finds it busy runs on its own thread (same results).

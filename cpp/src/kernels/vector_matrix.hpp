@@ -13,37 +13,54 @@
 namespace attnscope::kernels {
 inline namespace ATTN_KERNEL_ISA {
 
-/// y (n) += x (k) · w (k × n, row stride n).
+/// Rows of W per pass over y.
+inline constexpr std::size_t kVectorMatrixRows = 8;
+
+/// y (n) += x (k) · w (k × n, row stride ldw). Each y[j] adds its k
+/// products one after the other in the order of p, whichever columns a
+/// caller asks for: a product split into column blocks (at multiples of the
+/// batch size) gives the same bits.
 template <class Arch = xsimd::default_arch>
-void vector_matrix(const float* x, const float* w, std::size_t k, std::size_t n, float* y) {
+void vector_matrix_strided(const float* x, const float* w, std::size_t k, std::size_t n,
+                           std::size_t ldw, float* y) {
   using batch = xsimd::batch<float, Arch>;
+  constexpr std::size_t R = kVectorMatrixRows;
   const std::size_t vec_end = n - n % batch::size;
   std::size_t p = 0;
-  // Four rows of W per pass over y: a quarter of the loads and stores of y.
-  for (; p + 4 <= k; p += 4) {
-    const float* w0 = w + p * n;
-    const batch x0(x[p]), x1(x[p + 1]), x2(x[p + 2]), x3(x[p + 3]);
+  // Eight rows of W per pass over y: y is loaded and stored once for eight
+  // multiply-adds instead of four, which is what bounded the 4-row loop in
+  // wasm (docs/performance/journal.md, "Decode step").
+  for (; p + R <= k; p += R) {
+    const float* w0 = w + p * ldw;
+    batch xs[R];
+    for (std::size_t r = 0; r < R; ++r) xs[r] = batch(x[p + r]);
     for (std::size_t j = 0; j < vec_end; j += batch::size) {
       batch acc = batch::load_unaligned(y + j);
-      acc = multiply_add(x0, batch::load_unaligned(w0 + j), acc);
-      acc = multiply_add(x1, batch::load_unaligned(w0 + n + j), acc);
-      acc = multiply_add(x2, batch::load_unaligned(w0 + 2 * n + j), acc);
-      acc = multiply_add(x3, batch::load_unaligned(w0 + 3 * n + j), acc);
+      for (std::size_t r = 0; r < R; ++r) {
+        acc = multiply_add(xs[r], batch::load_unaligned(w0 + r * ldw + j), acc);
+      }
       acc.store_unaligned(y + j);
     }
     for (std::size_t j = vec_end; j < n; ++j) {
-      y[j] +=
-          x[p] * w0[j] + x[p + 1] * w0[n + j] + x[p + 2] * w0[2 * n + j] + x[p + 3] * w0[3 * n + j];
+      float acc = y[j];
+      for (std::size_t r = 0; r < R; ++r) acc += x[p + r] * w0[r * ldw + j];
+      y[j] = acc;
     }
   }
   for (; p < k; ++p) {
     const batch xp(x[p]);
     for (std::size_t j = 0; j < vec_end; j += batch::size) {
-      multiply_add(xp, batch::load_unaligned(w + p * n + j), batch::load_unaligned(y + j))
+      multiply_add(xp, batch::load_unaligned(w + p * ldw + j), batch::load_unaligned(y + j))
           .store_unaligned(y + j);
     }
-    for (std::size_t j = vec_end; j < n; ++j) y[j] += x[p] * w[p * n + j];
+    for (std::size_t j = vec_end; j < n; ++j) y[j] += x[p] * w[p * ldw + j];
   }
+}
+
+/// y (n) += x (k) · w (k × n, row stride n).
+template <class Arch = xsimd::default_arch>
+void vector_matrix(const float* x, const float* w, std::size_t k, std::size_t n, float* y) {
+  vector_matrix_strided<Arch>(x, w, k, n, n, y);
 }
 
 /// Scalar reference with double accumulation: y[j] + Σ_p x[p]·w[p, j].

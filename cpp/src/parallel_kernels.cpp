@@ -1,0 +1,76 @@
+#include "parallel_kernels.hpp"
+
+#include <algorithm>
+
+#include <xsimd/xsimd.hpp>
+
+#include "kernels/dispatch.hpp"
+#include "kernels/vector_matrix.hpp"
+#include "thread_pool.hpp"
+
+namespace attnscope::detail {
+
+namespace {
+
+// Column blocks start at multiples of this: a multiple of every batch width
+// and register tile (16 floats × 2 batches with AVX-512).
+constexpr std::size_t kColumnAlign = 64;
+
+// Below this many multiply-adds a product stays on the calling thread: waking
+// the pool would cost about as much as the work.
+constexpr std::size_t kMinParallelWork = std::size_t{1} << 16;
+
+// Tasks per thread: a few, so that a thread slowed by another process does
+// not hold the rest up.
+constexpr std::size_t kTasksPerThread = 4;
+
+std::size_t round_up(std::size_t x, std::size_t to) { return (x + to - 1) / to * to; }
+
+/// Pieces of [0, count) for `slots` threads: at least `grain`, a multiple of it.
+std::size_t piece(std::size_t count, std::size_t grain, std::size_t slots) {
+  return std::max(
+      grain, round_up((count + slots * kTasksPerThread - 1) / (slots * kTasksPerThread), grain));
+}
+
+}  // namespace
+
+void parallel_ranges(std::size_t count, std::size_t grain, std::size_t work,
+                     const std::function<void(std::size_t, std::size_t)>& block) {
+  const std::size_t slots = parallel_slots();
+  if (slots <= 1 || work < kMinParallelWork || count <= grain) {
+    if (count > 0) block(0, count);
+    return;
+  }
+  const std::size_t size = piece(count, grain, slots);
+  const std::size_t tasks = (count + size - 1) / size;
+  parallel_for(tasks, slots, [&](std::size_t task, std::size_t) {
+    const std::size_t begin = task * size;
+    block(begin, std::min(count, begin + size));
+  });
+}
+
+void parallel_matmul(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
+                     std::size_t ldc, std::size_t m, std::size_t k, std::size_t n,
+                     bool accumulate) {
+  const std::size_t work = m * k * n;
+  if (n >= 2 * kColumnAlign) {
+    parallel_ranges(n, kColumnAlign, work, [&](std::size_t j0, std::size_t j1) {
+      kernels::matmul_best(a, lda, b + j0, ldb, c + j0, ldc, m, k, j1 - j0, accumulate);
+    });
+    return;
+  }
+  // Each element of c is the same sum whichever rows share its call.
+  parallel_ranges(m, 1, work, [&](std::size_t i0, std::size_t i1) {
+    kernels::matmul_best(a + i0 * lda, lda, b, ldb, c + i0 * ldc, ldc, i1 - i0, k, n, accumulate);
+  });
+}
+
+void parallel_vector_matrix(const float* x, const float* w, std::size_t k, std::size_t n,
+                            float* y) {
+  parallel_ranges(n, kColumnAlign, k * n, [&](std::size_t j0, std::size_t j1) {
+    // Row p of the block starts at w + p·n + j0: the kernel's row stride is n.
+    kernels::vector_matrix_strided<xsimd::default_arch>(x, w + j0, k, j1 - j0, n, y + j0);
+  });
+}
+
+}  // namespace attnscope::detail

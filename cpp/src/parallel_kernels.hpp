@@ -1,0 +1,32 @@
+// The model's and the trainer's kernels spread over the thread pool
+// (thread_pool.hpp). Each splits its output into blocks that one task
+// computes whole, by the same code and in the same order as an unsplit call,
+// so the results are bit for bit those of one thread at any thread count.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+namespace attnscope::detail {
+
+/// kernels::matmul_best (c = a·b, or c += a·b), split into blocks of columns
+/// (multiples of 64, so every column keeps the register tile or scalar tail
+/// it has in the whole product) or, for a narrow c, blocks of rows.
+void parallel_matmul(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
+                     std::size_t ldc, std::size_t m, std::size_t k, std::size_t n,
+                     bool accumulate = false);
+
+/// kernels::vector_matrix (y (n) += x (k) · w (k × n)), split into blocks of
+/// columns.
+void parallel_vector_matrix(const float* x, const float* w, std::size_t k, std::size_t n, float* y);
+
+/// Runs block(begin, end) over [0, count) in pieces of `grain` (the last
+/// one shorter) on the pool. For per-element kernels with a SIMD body and a
+/// scalar tail, a grain that is a multiple of 64 leaves every element on the
+/// path it takes in one call over [0, count). `work` is the cost of the
+/// whole range in multiply-adds or so: below a threshold it runs on the
+/// calling thread in one piece.
+void parallel_ranges(std::size_t count, std::size_t grain, std::size_t work,
+                     const std::function<void(std::size_t begin, std::size_t end)>& block);
+
+}  // namespace attnscope::detail
