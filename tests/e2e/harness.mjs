@@ -11,6 +11,12 @@ import { chromium } from 'playwright-core';
 
 export const repo = join(dirname(fileURLToPath(import.meta.url)), '../..');
 export const screenshots = join(repo, 'tests/e2e/screenshots');
+/**
+ * The page opens on the KJV model; a test of the seeded toy asks for it by the link's
+ * model key. Every test names the model it wants: this, '' (the default), or a #s= link
+ * (whose state names its model; one without a model is the toy's).
+ */
+export const kToy = '#model=toy';
 mkdirSync(screenshots, { recursive: true });
 
 function freePort() {
