@@ -57,7 +57,7 @@ async function openWithModel(viewport) {
   await page.selectOption('#model-source', 'gpt2');
   let ready = Number(await page.evaluate(() => document.body.dataset.ready));
   await page.setInputFiles('#gpt2-file', modelFile);
-  await page.waitForSelector('#gpt2-loaded');
+  await page.waitForSelector('#gpt2-loaded', { state: 'attached' }); // in the model's fold
   ready = await waitReady(page, ready);
   await thenAnalysed(page, async () => {
     await page.fill('#text', kText);

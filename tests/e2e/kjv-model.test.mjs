@@ -33,7 +33,7 @@ test('the shipped KJV model: its own tokens, the package’s next token, and bac
   await waitReady(page);
   let before = await waitReady(page);
   await page.selectOption('#model-source', 'kjv');
-  await page.waitForSelector('#gpt2-loaded');
+  await page.waitForSelector('#gpt2-loaded', { state: 'attached' }); // in the model's fold
   assert.match(await page.textContent('#kjv-about'), /King James Bible/);
   assert.match(
     await page.textContent('#gpt2-loaded'),

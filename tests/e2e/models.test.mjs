@@ -62,7 +62,7 @@ async function openWithModel(viewport) {
   assert.match(await page.textContent('#gpt2-box'), /openai-community\/gpt2.*548 MB/s);
   let before = await readyNow(page);
   await page.setInputFiles('#gpt2-file', modelFile);
-  await page.waitForSelector('#gpt2-loaded');
+  await page.waitForSelector('#gpt2-loaded', { state: 'attached' }); // in the model's fold
   await waitReady(page, before);
   before = await readyNow(page);
   await page.fill('#text', kText);

@@ -175,6 +175,7 @@ test('copy/induction trains below 0.1, becomes the page’s model, exports and l
   const file = join(dir, name);
   writeFileSync(file, bytes);
   const before = Number(await page.evaluate(() => document.body.dataset.ready));
+  await page.click('#model-about > summary'); // the loaded model's one line unfolds
   await page.click('#gpt2-box details.another-file summary');
   await page.setInputFiles('#gpt2-file', file);
   await page.waitForFunction(
