@@ -127,8 +127,12 @@ export async function waitReady(page, after = 0) {
   return Number(await page.evaluate(() => document.body.dataset.ready));
 }
 
-/** Unfolds the input bar's "More settings" (scaling, shapes, block, weights, editor). */
+/**
+ * Unfolds the input bar's "More settings" (scaling, shapes, block, weights, editor). A page on
+ * a GPT-2-architecture model (the KJV model a damaged link falls back to) has none to unfold.
+ */
 export async function showSettings(page) {
+  if ((await page.evaluate(() => document.body.dataset.model)) === 'gpt2') return;
   if ((await page.getAttribute('#more-settings', 'aria-expanded')) !== 'true')
     await page.click('#more-settings');
 }

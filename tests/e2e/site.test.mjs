@@ -333,6 +333,11 @@ test('a shared link reproduces the view; hostile links are rejected safely', asy
 
   const bad = await open('#s=AAAA_not-deflate');
   assert.match(await bad.page.textContent('#error'), /could not be read/);
+  assert.equal(
+    await bad.page.inputValue('#model-source'),
+    'kjv',
+    'the page opens as it would bare',
+  );
   assert.deepEqual(bad.problems, []);
   await bad.page.close();
 });
