@@ -80,4 +80,5 @@ export function noneSaid(pattern: Pattern): string {
   return `No head leans to ${kPatternNames[pattern]}: ${where}.`;
 }
 
-export const kScoredOn = `${card.queries.previousToken.toLocaleString('en')} queries of held-out verses`;
+/** Where the card's scores come from. */
+export const kScoredOn = 'held-out verses (chapters the model never trained on)';
