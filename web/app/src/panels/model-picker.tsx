@@ -76,10 +76,13 @@ export function followModelChoice(): void {
 }
 
 function Progress({ p }: { p: LoadProgress }) {
-  const reading = p.phase === 'reading';
+  // The shipped model's size is known once its fetch is answered; until then the bar only moves.
+  const reading = p.phase === 'reading' && p.total > 0;
   const label = reading
     ? `Reading the file into the engine: ${megabytes(p.loaded)} of ${megabytes(p.total)}`
-    : 'Loading the weights into the engine…';
+    : p.phase === 'reading'
+      ? 'Fetching the model’s file from this site…'
+      : 'Loading the weights into the engine…';
   return (
     <p class="model-progress" role="status">
       <progress
