@@ -135,6 +135,9 @@ test('the named heads match heads.json, say how weak they are, and a click or a 
   assert.equal(await page.inputValue('#sel-layer'), String(other.layer));
   assert.equal(await page.inputValue('#sel-head'), String(other.head));
   assert.equal(await first.getAttribute('aria-pressed'), 'false');
+  // Folded again, the head beside the fold is back: Enter on it shows it.
+  await page.click('#named-heads summary');
+  assert.equal(await first.isVisible(), true);
   await first.focus();
   await change(page, () => page.keyboard.press('Enter'));
   assert.equal(await page.inputValue('#sel-layer'), String(best.layer));

@@ -6,7 +6,7 @@
 // loads or unloads the model it names.
 import { computed, effect, signal } from '@preact/signals';
 import type { ComponentChildren } from 'preact';
-import { loadGpt2, unloadGpt2, type LoadProgress } from '../gpt2/client';
+import { loadGpt2, startGpt2, unloadGpt2, type LoadProgress } from '../gpt2/client';
 import {
   loadedGpt2,
   loadingGpt2,
@@ -39,7 +39,8 @@ async function openFile(file: File | Promise<File>, source: 'gpt2' | 'kjv'): Pro
   loadingGpt2.value = source;
   progress.value = { phase: 'reading', loaded: 0, total: file instanceof File ? file.size : 0 };
   try {
-    const [read, tokenizer] = await Promise.all([file, loadTokenizer(source)]);
+    // The worker's engine compiles while the file is fetched, not after.
+    const [read, tokenizer] = await Promise.all([file, loadTokenizer(source), startGpt2()]);
     const [config, vocabulary] = await Promise.all([
       loadGpt2(read, (p) => (progress.value = p)),
       vocabularyOfFile(read),
