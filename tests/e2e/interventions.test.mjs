@@ -12,7 +12,7 @@ import { before, test } from 'node:test';
 import { createAttnScope } from 'attnscope';
 import { gpt2Tokenizer } from 'attnscope/tokenizer';
 import { tinyGpt2 } from '../js/support-gpt2.mjs';
-import { useSite, waitReady, watch } from './harness.mjs';
+import { kToy, useSite, waitReady, watch } from './harness.mjs';
 import { axeViolations, kLaptop, kPhone } from './learners-helpers.mjs';
 
 const site = useSite();
@@ -52,12 +52,12 @@ async function openWithModel(viewport) {
   const page = await site.browser.context.newPage();
   await page.setViewportSize(viewport);
   const problems = watch(page);
-  await page.goto(site.server.url);
+  await page.goto(site.server.url + kToy);
   await waitReady(page);
   await page.selectOption('#model-source', 'gpt2');
   let ready = Number(await page.evaluate(() => document.body.dataset.ready));
   await page.setInputFiles('#gpt2-file', modelFile);
-  await page.waitForSelector('#gpt2-loaded');
+  await page.waitForSelector('#gpt2-loaded', { state: 'attached' }); // in the model's fold
   ready = await waitReady(page, ready);
   await thenAnalysed(page, async () => {
     await page.fill('#text', kText);

@@ -9,7 +9,7 @@ import { before, test } from 'node:test';
 import { createAttnScope } from 'attnscope';
 import { bpeTokenizer } from 'attnscope/bpe-tokenizer';
 
-import { repo, useSite, waitReady, watch } from './harness.mjs';
+import { kToy, repo, useSite, waitReady, watch } from './harness.mjs';
 import { axeViolations } from './learners-helpers.mjs';
 
 const site = useSite();
@@ -29,11 +29,11 @@ test('the shipped KJV model: its own tokens, the package’s next token, and bac
   const page = await site.browser.context.newPage();
   await page.setViewportSize({ width: 1366, height: 768 });
   const problems = watch(page);
-  await page.goto(site.server.url);
+  await page.goto(site.server.url + kToy);
   await waitReady(page);
   let before = await waitReady(page);
   await page.selectOption('#model-source', 'kjv');
-  await page.waitForSelector('#gpt2-loaded');
+  await page.waitForSelector('#gpt2-loaded', { state: 'attached' }); // in the model's fold
   assert.match(await page.textContent('#kjv-about'), /King James Bible/);
   assert.match(
     await page.textContent('#gpt2-loaded'),

@@ -3,13 +3,13 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-import { repo, waitReady, watch } from './harness.mjs';
+import { kToy, repo, waitReady, watch } from './harness.mjs';
 
 export const kLaptop = { width: 1366, height: 768 };
 export const kPhone = { width: 390, height: 844 };
 
 /** Opens the built site of `site` (harness.mjs useSite) at `viewport`. */
-export async function openAt(site, hash = '', viewport = kLaptop, options = {}) {
+export async function openAt(site, hash = kToy, viewport = kLaptop, options = {}) {
   const page = await site.browser.context.newPage();
   await page.setViewportSize(viewport);
   if (options.reducedMotion) await page.emulateMedia({ reducedMotion: 'reduce' });

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { deflateRawSync } from 'node:zlib';
 
-import { screenshots, useSite } from './harness.mjs';
+import { kToy, screenshots, useSite } from './harness.mjs';
 import { axeViolations, change, kLaptop, kPhone, openAt } from './learners-helpers.mjs';
 
 const site = useSite();
@@ -86,7 +86,7 @@ test('a value clamped in a folded field unfolds the settings, so its note is see
 
 test('a tutorial preset: its comparison right under the menu, on screen, folded at will', async () => {
   for (const viewport of [kLaptop, kPhone]) {
-    const { page, problems } = await openAt(site, '', viewport);
+    const { page, problems } = await openAt(site, kToy, viewport);
     await change(page, () => page.selectOption('#preset', 'seed002'));
     const [menu, checks, pipeline] = await page.evaluate(() =>
       ['#preset', '#checks', '#pipeline'].map((s) =>
@@ -131,7 +131,7 @@ test('a tutorial preset: its comparison right under the menu, on screen, folded 
 
 test('keyboard only with reduced motion, laptop and phone: every control reached, focus visible, the page driven by keys', async () => {
   for (const viewport of [kLaptop, kPhone]) {
-    const { page, problems } = await openAt(site, '', viewport, { reducedMotion: true });
+    const { page, problems } = await openAt(site, kToy, viewport, { reducedMotion: true });
     const stops = [];
     for (let k = 0; k < 45; k++) {
       await page.keyboard.press('Tab');

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { useSite } from './harness.mjs';
+import { kToy, useSite } from './harness.mjs';
 import { change, downloadOf, kPhone, openAt } from './learners-helpers.mjs';
 
 const site = useSite();
@@ -31,7 +31,7 @@ async function pinch(page, cdp, from, to) {
 }
 
 test('pinch: two fingers zoom a long heatmap in and out, not the page; the zoomed figure exports all of it', async () => {
-  const { page, problems } = await openAt(site, '', kPhone);
+  const { page, problems } = await openAt(site, kToy, kPhone);
   const words = Array.from(
     { length: 40 },
     (_, i) => ['the', 'cat', 'sat', 'on', 'a', 'warm', 'mat', 'today'][i % 8],

@@ -6,11 +6,11 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { screenshots, showSettings, useSite } from './harness.mjs';
+import { kToy, screenshots, showSettings, useSite } from './harness.mjs';
 import { axeViolations, change, downloadOf, kLaptop, kPhone, openAt } from './learners-helpers.mjs';
 
 const site = useSite();
-const open = (hash = '', viewport = kLaptop) => openAt(site, hash, viewport);
+const open = (hash = kToy, viewport = kLaptop) => openAt(site, hash, viewport);
 
 /** Sign of a colour on the diverging scale: +1 orange (positive), −1 purple (negative), 0 near white. */
 const hue = ([r, , b]) => (Math.abs(r - b) < 12 ? 0 : r > b ? 1 : -1);
@@ -298,7 +298,7 @@ test('laptop 1366×768: the attention is on screen at first sight; no axe-core v
 });
 
 test('phone 390×844: one column, the figure on the first screen, nothing clipped; no axe-core violations', async () => {
-  const { page, problems } = await open('', kPhone);
+  const { page, problems } = await open(kToy, kPhone);
   const overflow = await page.evaluate(
     () => document.documentElement.scrollWidth - window.innerWidth,
   );

@@ -15,7 +15,7 @@ import { gpt2Tokenizer } from 'attnscope/tokenizer';
 import { tinyGpt2 } from '../js/support-gpt2.mjs';
 
 const { decode, encode } = gpt2Tokenizer;
-import { repo, useSite, waitReady, watch } from './harness.mjs';
+import { kToy, repo, useSite, waitReady, watch } from './harness.mjs';
 import { axeViolations } from './learners-helpers.mjs';
 
 const site = useSite();
@@ -49,7 +49,7 @@ async function openWithModel(viewport) {
   const page = await site.browser.context.newPage();
   await page.setViewportSize(viewport);
   const problems = watch(page);
-  await page.goto(site.server.url);
+  await page.goto(site.server.url + kToy);
   await waitReady(page);
   assert.match(await page.textContent('#weights-note'), /random.*mean nothing.*GPT-2 file/is);
   // The toy's Model view: its one layer, one map per head.
@@ -62,7 +62,7 @@ async function openWithModel(viewport) {
   assert.match(await page.textContent('#gpt2-box'), /openai-community\/gpt2.*548 MB/s);
   let before = await readyNow(page);
   await page.setInputFiles('#gpt2-file', modelFile);
-  await page.waitForSelector('#gpt2-loaded');
+  await page.waitForSelector('#gpt2-loaded', { state: 'attached' }); // in the model's fold
   await waitReady(page, before);
   before = await readyNow(page);
   await page.fill('#text', kText);

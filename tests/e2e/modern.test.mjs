@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { before, test } from 'node:test';
 
 import { createAttnScope } from 'attnscope';
-import { repo, showSettings, useSite, waitReady, watch } from './harness.mjs';
+import { kToy, repo, showSettings, useSite, waitReady, watch } from './harness.mjs';
 import { axeViolations } from './learners-helpers.mjs';
 
 const site = useSite();
@@ -28,7 +28,7 @@ async function open(viewport = kLaptop) {
   const page = await site.browser.context.newPage();
   await page.setViewportSize(viewport);
   const problems = watch(page);
-  await page.goto(site.server.url);
+  await page.goto(site.server.url + kToy);
   await waitReady(page);
   return { page, problems };
 }

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 
 import { loadAppModules } from '../fuzz/js/compile-app.mjs';
-import { showSettings, waitReady, watch } from './harness.mjs';
+import { kToy, showSettings, waitReady, watch } from './harness.mjs';
 
 let app;
 /** The site's own parsing modules (web/app/src), compiled for Node. */
@@ -14,7 +14,7 @@ export async function appModules() {
 }
 
 /** Opens the site with its settings unfolded; `ready: false` does not wait for a first result. */
-export async function openPage(browser, server, hash = '', { ready = true } = {}) {
+export async function openPage(browser, server, hash = kToy, { ready = true } = {}) {
   const page = await browser.context.newPage();
   const problems = watch(page);
   await page.addInitScript(() => {
@@ -41,7 +41,7 @@ export async function change(page, action) {
 /** A `#s=` link holding `state` (sanitised first, as the page does). */
 export async function linkFor(partial) {
   const { state, urlState } = await appModules();
-  const s = state.sanitizeState({ ...state.defaultState(), ...partial });
+  const s = state.sanitizeState({ ...state.defaultState('toy'), ...partial });
   return `#s=${await urlState.encodeState(s)}`;
 }
 

@@ -62,7 +62,7 @@ test('URL: oversized, non-JSON and out-of-range links are refused or clamped wit
   // Well-formed JSON with hostile values: clamped to the page's limits.
   const { state } = await import('./robustness-helpers.mjs').then((m) => m.appModules());
   const raw = {
-    ...state.defaultState(),
+    ...state.defaultState('toy'),
     text: 'clamped link',
     dModel: 0,
     heads: 17,

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { createAttnScope } from 'attnscope';
 import {
   fullPageScreenshot,
+  kToy,
   screenshots,
   showSettings,
   useSite,
@@ -22,7 +23,7 @@ before(async () => {
 });
 
 /** Opens the site with the input bar's settings unfolded. */
-async function open(hash = '') {
+async function open(hash = kToy) {
   const page = await site.browser.context.newPage();
   const problems = watch(page);
   await page.goto(site.server.url + hash);
@@ -332,6 +333,11 @@ test('a shared link reproduces the view; hostile links are rejected safely', asy
 
   const bad = await open('#s=AAAA_not-deflate');
   assert.match(await bad.page.textContent('#error'), /could not be read/);
+  assert.equal(
+    await bad.page.inputValue('#model-source'),
+    'kjv',
+    'the page opens as it would bare',
+  );
   assert.deepEqual(bad.problems, []);
   await bad.page.close();
 });
@@ -429,7 +435,7 @@ test('dark colour scheme, narrow screens and reduced motion render without overf
   const problems = watch(page);
   await page.emulateMedia({ colorScheme: 'dark', reducedMotion: 'reduce' });
   await page.setViewportSize({ width: 420, height: 900 });
-  await page.goto(site.server.url);
+  await page.goto(site.server.url + kToy);
   await waitReady(page);
   const overflow = await page.evaluate(
     () => document.documentElement.scrollWidth - window.innerWidth,

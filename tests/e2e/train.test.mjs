@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { before, test } from 'node:test';
 
 import { createAttnScope } from 'attnscope';
-import { useSite, waitReady } from './harness.mjs';
+import { kToy, useSite, waitReady } from './harness.mjs';
 import { axeViolations, downloadOf, kLaptop, kPhone, openAt } from './learners-helpers.mjs';
 
 const site = useSite();
@@ -80,7 +80,7 @@ function assertWeights(shown, expected, what) {
 }
 
 test('copy/induction trains below 0.1, becomes the page’s model, exports and loads back', async () => {
-  const { page, problems } = await openAt(site, '', kLaptop);
+  const { page, problems } = await openAt(site, kToy, kLaptop);
   await page.$eval('#train', (el) => el.scrollIntoView({ block: 'start' }));
   assert.equal(await page.inputValue('#train-task'), 'copy');
   const started = Date.now();
@@ -175,6 +175,7 @@ test('copy/induction trains below 0.1, becomes the page’s model, exports and l
   const file = join(dir, name);
   writeFileSync(file, bytes);
   const before = Number(await page.evaluate(() => document.body.dataset.ready));
+  await page.click('#model-about > summary'); // the loaded model's one line unfolds
   await page.click('#gpt2-box details.another-file summary');
   await page.setInputFiles('#gpt2-file', file);
   await page.waitForFunction(
@@ -194,7 +195,7 @@ test('copy/induction trains below 0.1, becomes the page’s model, exports and l
 });
 
 test('pause, resume, step, a new learning rate and reset', async () => {
-  const { page, problems } = await openAt(site, '', kLaptop);
+  const { page, problems } = await openAt(site, kToy, kLaptop);
   await page.selectOption('#train-task', 'previous');
   await page.click('#train-start');
   await waitStep(page, 5);
@@ -237,7 +238,7 @@ test('keyboard, reduced motion and axe-core at laptop and phone sizes', async ()
     [kLaptop, '1366'],
     [kPhone, '390'],
   ]) {
-    const { page, problems } = await openAt(site, '', viewport, { reducedMotion: true });
+    const { page, problems } = await openAt(site, kToy, viewport, { reducedMotion: true });
     await page.$eval('#train', (el) => el.scrollIntoView({ block: 'start' }));
     assert.deepEqual(await axeViolations(page), [], `before training, ${label}`);
     await page.selectOption('#train-task', 'text');

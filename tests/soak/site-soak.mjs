@@ -7,7 +7,7 @@
 // Needs web/app/dist (npm run build && npm run build:site). Exits 1 on growth.
 import assert from 'node:assert/strict';
 
-import { launch, showSettings, startServer, waitReady, watch } from '../e2e/harness.mjs';
+import { kToy, launch, showSettings, startServer, waitReady, watch } from '../e2e/harness.mjs';
 
 const seconds = Number(
   process.argv.find((a) => a.startsWith('--seconds='))?.split('=')[1] ??
@@ -23,7 +23,7 @@ let failed = false;
 try {
   const page = await browser.context.newPage();
   const problems = watch(page);
-  await page.goto(server.url);
+  await page.goto(server.url + kToy); // its seed changes are the toy's
   await waitReady(page);
   const cdp = await browser.context.newCDPSession(page);
   await cdp.send('Performance.enable');

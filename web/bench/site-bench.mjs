@@ -117,7 +117,7 @@ try {
   const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
-  await page.goto(url);
+  await page.goto(`${url}#model=toy`); // the edits measured are the toy's, as in the recorded runs
   await page.waitForSelector('#text', { timeout: 30000 });
   // Which build the page's worker loaded ("… (SIMD: sse2+relaxed_madd)" where
   // Chromium validates relaxed SIMD): the figures belong to that build.

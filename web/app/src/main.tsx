@@ -19,7 +19,7 @@ import { FoldedEditor } from './panels/editor';
 import { InspectPopover } from './panels/inspect-popover';
 import { Gpt2Tokens } from './panels/gpt2-tokens';
 import { Inspector } from './panels/inspector';
-import { ModelPicker, ModelSource } from './panels/model-picker';
+import { followModelChoice, ModelPicker, ModelSource } from './panels/model-picker';
 import { NextToken } from './panels/next-token';
 import { Gpt2Analysis } from './panels/gpt2-analysis';
 import { renderChecks, renderNotes } from './panels/notes';
@@ -81,6 +81,7 @@ async function start(): Promise<void> {
     view.value = { ...view.value }; // redraws the canvases in the new colours
   });
   await openLink();
+  followModelChoice(); // the model the link names (the KJV model by default) starts loading
   keepLinkUpToDate();
   // The page counts as ready once a result is on screen and the link holds it.
   startRunning(async (id) => {

@@ -329,5 +329,5 @@ export const kPresets: Preset[] = [
 export function applyPreset(id: string): AppState | null {
   const p = kPresets.find((x) => x.id === id);
   if (!p) return null;
-  return { ...defaultState(), ...p.state, preset: id, edits: { ...(p.state.edits ?? {}) } };
+  return { ...defaultState('toy'), ...p.state, preset: id, edits: { ...(p.state.edits ?? {}) } };
 }

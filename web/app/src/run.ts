@@ -5,7 +5,7 @@
 import { batch, effect } from '@preact/signals';
 import { runModel, startupReported } from './compute';
 import { byId } from './dom';
-import { gpt2Layer, loadedGpt2 } from './gpt2/state';
+import { gpt2Layer, loadedGpt2, waitingForKjv } from './gpt2/state';
 import { gpt2Status, gpt2Tokens, runGpt2 } from './gpt2/run';
 import { buildModel, type Model } from './model';
 import { renderVerified } from './panels/verified';
@@ -62,6 +62,7 @@ export function startRunning(painted: (id: number) => void): void {
     void inputs.value;
     void loadedGpt2.value; // the visitor's GPT-2 instead of the toy, and its layer shown
     void gpt2Layer.value;
+    void waitingForKjv.value;
     clearTimeout(runTimer);
     runPending = true;
     if (atOnce) {
@@ -78,6 +79,12 @@ async function runNow(): Promise<void> {
   editStart = null;
   const s = inputs.value;
   const gpt2 = loadedGpt2.value;
+  if (!run.value && waitingForKjv.value) {
+    // The first screen waits for the model the page opens on rather than flashing the
+    // toy's figure; the pipeline says what it is waiting for.
+    runPending = false;
+    return;
+  }
   const model = gpt2
     ? { B: 1, H: gpt2.config.heads, T: gpt2Tokens(gpt2, s.text).tokens.length }
     : currentModel();

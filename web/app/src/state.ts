@@ -27,8 +27,17 @@ export interface Zoom {
   col: number | null;
 }
 
+/**
+ * The model the page computes with: the seeded toy, the model attnscope trained on the
+ * King James Bible and ships, or the visitor's own GPT-2 file (which a link cannot
+ * carry: it asks for the file again).
+ */
+export type ModelChoice = 'toy' | 'kjv' | 'gpt2';
+export const kModelChoices: readonly ModelChoice[] = ['toy', 'kjv', 'gpt2'];
+
 export interface AppState {
   v: 1;
+  model: ModelChoice;
   text: string; // one sentence per line; several lines form a batch
   dModel: number; // C
   dK: number; // per-head query/key size
@@ -71,18 +80,31 @@ export const kMaxTemperature = 1e6;
 /** Below this, 1 / temperature makes scores too large for float32 to mean anything. */
 export const kMinTemperature = 1e-6;
 
-const kDefaultText = "The animal didn't cross the street because it was too tired.";
+const kToyText = "The animal didn't cross the street because it was too tired.";
+/**
+ * The KJV model's opening verse (Genesis 1:4): "it" stands for "light", as "it" stands
+ * for "animal" in the toy's tutorial sentence, and "God" and "light" come back, so the
+ * same-word and previous-token heads have something to show. Its tokens under the
+ * model's tokenizer: And|␣God|␣saw|␣the|␣light|,|␣that|␣it|… (checked by tests/e2e).
+ */
+const kKjvText =
+  'And God saw the light, that it was good: and God divided the light from the darkness.';
+const kKjvIt = 7;
+const kKjvLight = 4;
 /** The softmax stage: where the page opens, with the weights on screen. */
 export const kSoftmaxStage = 5;
 
-export function defaultState(): AppState {
-  // Opens on "it" looking at "animal": the tutorial's example of what attention is for.
-  const words = splitSentences(kDefaultText)[0];
-  const query = Math.max(0, words.indexOf('it'));
-  const key = Math.max(0, words.indexOf('animal'));
+/** The page with nothing chosen: the KJV model, or the state a link to `model` starts from. */
+export function defaultState(model: ModelChoice = 'kjv'): AppState {
+  // Opens on "it" looking at what it stands for: the tutorial's example of what attention is for.
+  const words = splitSentences(kToyText)[0];
+  const kjv = model === 'kjv';
+  const query = kjv ? kKjvIt : Math.max(0, words.indexOf('it'));
+  const key = kjv ? kKjvLight : Math.max(0, words.indexOf('animal'));
   return {
     v: 1,
-    text: kDefaultText,
+    model,
+    text: kjv ? kKjvText : kToyText,
     dModel: 16,
     dK: 8,
     dV: 8,
@@ -120,9 +142,10 @@ const kEditKey = /^(x|wq|wk|wv|wo|w1|w2):\d{1,5}(,\d{1,5}){1,2}$/;
 
 /** Builds a valid state from untrusted JSON (a link, an imported file). */
 export function sanitizeState(raw: unknown): AppState {
-  const d = defaultState();
-  if (typeof raw !== 'object' || raw === null) return d;
+  if (typeof raw !== 'object' || raw === null) return defaultState();
   const r = raw as Record<string, unknown>;
+  // A link written before the page offered models holds no model: it was the toy's.
+  const d = defaultState(oneOf(r.model, kModelChoices, 'toy'));
   const edits: Record<string, number> = {};
   if (typeof r.edits === 'object' && r.edits !== null) {
     let count = 0;
@@ -141,6 +164,7 @@ export function sanitizeState(raw: unknown): AppState {
       : 1;
   return {
     v: 1,
+    model: d.model,
     text: typeof r.text === 'string' ? r.text.slice(0, kLimits.textChars) : d.text,
     dModel: int(r.dModel, kLimits.dModel, d.dModel),
     dK: int(r.dK, kLimits.dK, d.dK),

@@ -1,6 +1,13 @@
 // The full state in the URL fragment: JSON → deflate → base64url. Decoding is
 // defensive: size limits before and after decompression, then sanitizeState.
-import { sanitizeState, type AppState } from './state';
+// A short form names only the model, for links that choose one: #model=toy (or kjv, gpt2).
+import {
+  defaultState,
+  kModelChoices,
+  sanitizeState,
+  type AppState,
+  type ModelChoice,
+} from './state';
 import { computedText } from './tokenize';
 
 const kMaxEncoded = 200_000; // characters in the fragment
@@ -104,6 +111,14 @@ export async function decodeState(hash: string): Promise<AppState | null> {
 export async function decodeLink(
   hash: string,
 ): Promise<{ state: AppState; raw: Record<string, unknown> } | null> {
+  const named = /^#?model=([a-z0-9]+)$/.exec(hash);
+  if (named) {
+    if (!kModelChoices.includes(named[1] as ModelChoice))
+      throw new Error(
+        `The link asks for a model this page does not have (“${named[1]}”); it offers ${kModelChoices.join(', ')}.`,
+      );
+    return { state: defaultState(named[1] as ModelChoice), raw: {} };
+  }
   const m = /^#?s=([A-Za-z0-9_-]+)$/.exec(hash);
   if (!m) return null;
   if (m[1].length > kMaxEncoded) throw new Error('The link’s state is too large.');

@@ -41,6 +41,8 @@ function call<T>(request: Gpt2Request, progress?: (p: LoadProgress) => void): Pr
   });
 }
 
+/** Starts the worker and its engine (for a model whose file is still being fetched). */
+export const startGpt2 = () => call<null>({ kind: 'start' });
 export const loadGpt2 = (file: File, progress: (p: LoadProgress) => void) =>
   call<ModelConfig>({ kind: 'load', file }, progress);
 export const forwardGpt2 = (tokens: number[], layer: number) =>

@@ -2,6 +2,7 @@
 import type { ForwardInterventions, ModelConfig } from 'attnscope';
 
 export type Gpt2Request =
+  | { kind: 'start' } // the engine only, while the model's file is still on its way
   | { kind: 'load'; file: File }
   | { kind: 'forward'; tokens: number[]; layer: number }
   | { kind: 'generate'; tokens: number[]; temperature: number; topK: number; seed: number }

@@ -116,7 +116,10 @@ async function forward(tokens: number[], layer: number): Promise<ForwardReply> {
 self.onmessage = async (e: MessageEvent<{ id: number; request: Gpt2Request }>) => {
   const { id, request } = e.data;
   try {
-    if (request.kind === 'load') post({ id, ok: true, value: await load(id, request.file) });
+    if (request.kind === 'start') {
+      await (engine ??= createAttnScope());
+      post({ id, ok: true, value: null });
+    } else if (request.kind === 'load') post({ id, ok: true, value: await load(id, request.file) });
     else if (request.kind === 'forward') {
       const value = await forward(request.tokens, request.layer);
       const { x, wq, wk, wv } = value.layer;

@@ -9,9 +9,10 @@ export function Gpt2Tokens() {
   return (
     <div class="gpt2-tokens">
       <p class="hint" id="gpt2-token-count">
-        {`The model reads ${g.tokens.length} token${g.tokens.length === 1 ? '' : 's'} (␣ is a space that belongs to the token):`}
+        {`The model reads ${g.tokens.length} token${g.tokens.length === 1 ? '' : 's'} (␣: a space):`}
       </p>
-      <ol class="token-strip" aria-labelledby="gpt2-token-count">
+      {/* Focusable: on a phone the strip is one line that scrolls. */}
+      <ol class="token-strip" aria-labelledby="gpt2-token-count" tabIndex={0}>
         {g.texts.map((text, i) => (
           <li title={`token ${i + 1}: id ${g.tokens[i]}`}>{visiblePiece(text)}</li>
         ))}

@@ -1,22 +1,26 @@
 // The model picker: the seeded toy (random weights, said plainly), the model attnscope
-// trained on the King James Bible and ships with the site, or the visitor's own GPT-2
-// from a .safetensors file read in the browser, with progress while it reads and loads,
-// and the engine's message when the file is refused (the text is never touched).
+// trained on the King James Bible and ships with the site (what the page opens on), or the
+// visitor's own GPT-2 from a .safetensors file read in the browser, with progress while it
+// reads and loads, and the engine's message when the file is refused (the text is never
+// touched). The choice is part of the page's state (a link names it); followModelChoice
+// loads or unloads the model it names.
 import { computed, effect, signal } from '@preact/signals';
-import { loadGpt2, unloadGpt2, type LoadProgress } from '../gpt2/client';
-import { loadedGpt2, selectLayer } from '../gpt2/state';
+import type { ComponentChildren } from 'preact';
+import { loadGpt2, startGpt2, unloadGpt2, type LoadProgress } from '../gpt2/client';
+import {
+  loadedGpt2,
+  loadingGpt2,
+  selectLayer,
+  waitingForKjv,
+  type LoadedGpt2,
+} from '../gpt2/state';
 import { fetchKjvModel } from '../gpt2/kjv';
 import { loadTokenizer, useTokenizer } from '../gpt2/tokens';
+import { inputs, setInputs } from '../store';
+import type { ModelChoice } from '../state';
 import { vocabularyOfFile } from '../train/model-file';
 
-// The sources offered, in order.
-type Source = 'toy' | 'gpt2' | 'kjv';
-const chosen = signal<Source>('toy');
-// What the page runs: the menu's choice, or the loaded model's source when a model
-// arrived without the menu (one trained on the page is handed over as a file).
-const shown = computed<Source>(() =>
-  chosen.value === 'toy' && loadedGpt2.value ? loadedGpt2.value.source : chosen.value,
-);
+const choice = computed<ModelChoice>(() => inputs.value.model);
 const progress = signal<LoadProgress | null>(null);
 const failure = signal<string | null>(null);
 
@@ -24,15 +28,19 @@ const kMB = 1e6;
 const megabytes = (n: number) =>
   `${(n / kMB).toLocaleString('en', { maximumFractionDigits: n < 10 * kMB ? 1 : 0 })} MB`;
 
+// The page's layout for a GPT-2-architecture model (the toy's own controls hidden), from
+// the moment the KJV model is asked for, so that nothing moves when it arrives.
 effect(() => {
-  document.body.dataset.model = loadedGpt2.value ? 'gpt2' : 'toy';
+  document.body.dataset.model = loadedGpt2.value || waitingForKjv.value ? 'gpt2' : 'toy';
 });
 
 async function openFile(file: File | Promise<File>, source: 'gpt2' | 'kjv'): Promise<void> {
   failure.value = null;
+  loadingGpt2.value = source;
   progress.value = { phase: 'reading', loaded: 0, total: file instanceof File ? file.size : 0 };
   try {
-    const [read, tokenizer] = await Promise.all([file, loadTokenizer(source)]);
+    // The worker's engine compiles while the file is fetched, not after.
+    const [read, tokenizer] = await Promise.all([file, loadTokenizer(source), startGpt2()]);
     const [config, vocabulary] = await Promise.all([
       loadGpt2(read, (p) => (progress.value = p)),
       vocabularyOfFile(read),
@@ -42,25 +50,40 @@ async function openFile(file: File | Promise<File>, source: 'gpt2' | 'kjv'): Pro
     loadedGpt2.value = { source, fileName: read.name, fileBytes: read.size, config, vocabulary };
   } catch (e) {
     failure.value = e instanceof Error ? e.message : String(e);
+    // The menu says what the page goes on with: the model still loaded, or the toy.
+    if (source === 'kjv') setInputs({ model: loadedGpt2.value ? loadedGpt2.value.source : 'toy' });
   } finally {
     progress.value = null;
+    loadingGpt2.value = null;
   }
 }
 
-function useToy(): void {
-  chosen.value = 'toy';
-  failure.value = null;
-  if (loadedGpt2.value) {
-    loadedGpt2.value = null;
-    void unloadGpt2();
-  }
+/**
+ * Loads the model the state names whenever that choice changes (a link, the menu, a
+ * tutorial example, which runs on the toy): the KJV model is fetched from the site, the
+ * toy unloads any model; a GPT-2 file waits for the visitor to choose it.
+ */
+export function followModelChoice(): void {
+  effect(() => {
+    const next = choice.value;
+    const loaded = loadedGpt2.peek();
+    if (next === 'kjv' && loaded?.source !== 'kjv' && !loadingGpt2.peek())
+      void openFile(fetchKjvModel(), 'kjv');
+    if (next === 'toy' && loaded) {
+      loadedGpt2.value = null;
+      void unloadGpt2();
+    }
+  });
 }
 
 function Progress({ p }: { p: LoadProgress }) {
-  const reading = p.phase === 'reading';
+  // The shipped model's size is known once its fetch is answered; until then the bar only moves.
+  const reading = p.phase === 'reading' && p.total > 0;
   const label = reading
     ? `Reading the file into the engine: ${megabytes(p.loaded)} of ${megabytes(p.total)}`
-    : 'Loading the weights into the engine…';
+    : p.phase === 'reading'
+      ? 'Fetching the model’s file from this site…'
+      : 'Loading the weights into the engine…';
   return (
     <p class="model-progress" role="status">
       <progress
@@ -115,23 +138,22 @@ function FileChooser() {
 
 /** The model choice, one field of the input bar. */
 export function ModelPicker() {
-  const source = shown.value;
-  const choose = (next: Source) => {
-    if (next === 'toy') return useToy();
-    chosen.value = next;
-    if (next === 'kjv' && loadedGpt2.value?.source !== 'kjv' && !progress.value)
-      void openFile(fetchKjvModel(), 'kjv');
+  const choose = (next: ModelChoice) => {
+    failure.value = null;
+    setInputs({ model: next });
   };
   return (
     <label class="bar-field">
       Model
       <select
         id="model-source"
-        value={source}
-        onChange={(e) => choose((e.currentTarget as HTMLSelectElement).value as Source)}
+        value={choice.value}
+        // One model loads at a time: the menu waits for it.
+        disabled={progress.value !== null}
+        onChange={(e) => choose((e.currentTarget as HTMLSelectElement).value as ModelChoice)}
       >
-        <option value="toy">Toy (random)</option>
         <option value="kjv">attnscope’s KJV model</option>
+        <option value="toy">Toy (random)</option>
         <option value="gpt2">GPT-2 file…</option>
       </select>
     </label>
@@ -159,7 +181,7 @@ function FileSource() {
   );
 }
 
-/** What the shipped model is, under the bar once it is chosen. */
+/** What the shipped model is, inside its fold. */
 function KjvSource() {
   return (
     <p class="hint" id="kjv-about">
@@ -171,11 +193,33 @@ function KjvSource() {
   );
 }
 
-/** Under the bar once a GPT-2 is chosen: where it comes from, progress and the outcome. */
+function loadedLine(g: LoadedGpt2): string {
+  return `${g.fileName} (${megabytes(g.fileBytes)}): ${g.config.layers} layers × ${g.config.heads} heads, d_model ${g.config.dModel}, vocabulary ${g.config.vocabSize.toLocaleString('en')}, up to ${g.config.contextLength.toLocaleString('en')} tokens. Its patterns come from the file’s weights: a trained model’s are learned, not chance.`;
+}
+
+/**
+ * One line, so that the figure stays on the first screen: what the model is, with the
+ * rest (its description, the file's sizes, another file) folded under it.
+ */
+function About({ summary, children }: { summary: string; children: ComponentChildren }) {
+  return (
+    <details class="model-about" id="model-about">
+      <summary>{summary}</summary>
+      {children}
+    </details>
+  );
+}
+
+/** Under the bar once a model other than the toy is chosen: what it is, progress and the outcome. */
 export function ModelSource() {
   const loaded = loadedGpt2.value;
-  const source = shown.value;
-  if (source === 'toy') return null;
+  const source = choice.value;
+  if (source === 'toy' && !failure.value) return null;
+  const loadedText = loaded && (
+    <p class="model-loaded" id="gpt2-loaded">
+      {loadedLine(loaded)}
+    </p>
+  );
   return (
     <section
       class="model-picker"
@@ -183,24 +227,27 @@ export function ModelSource() {
     >
       <div class="gpt2-source">
         {source === 'kjv' ? (
-          <KjvSource />
-        ) : loaded?.source === 'gpt2' ? (
-          <details class="another-file">
-            <summary>Load another file</summary>
-            <FileSource />
-          </details>
-        ) : (
+          <About summary="4 × 4 heads trained on the King James Bible">
+            <KjvSource />
+            {loaded?.source === 'kjv' && loadedText}
+          </About>
+        ) : source === 'gpt2' && loaded?.source === 'gpt2' ? (
+          <About
+            summary={`${loaded.fileName}: ${loaded.config.layers} layers × ${loaded.config.heads} heads`}
+          >
+            {loadedText}
+            <details class="another-file">
+              <summary>Load another file</summary>
+              <FileSource />
+            </details>
+          </About>
+        ) : source === 'gpt2' ? (
           <FileSource />
-        )}
+        ) : null}
         {progress.value && <Progress p={progress.value} />}
         {failure.value && (
           <p class="error" role="alert" id="gpt2-error">
             {`This file could not be loaded: ${failure.value.replace(/\.$/, '')}. Your text is kept; the page goes on with ${loaded ? loaded.fileName : 'the toy model'}.`}
-          </p>
-        )}
-        {loaded && (
-          <p class="model-loaded" id="gpt2-loaded">
-            {`${loaded.fileName} (${megabytes(loaded.fileBytes)}): ${loaded.config.layers} layers × ${loaded.config.heads} heads, d_model ${loaded.config.dModel}, vocabulary ${loaded.config.vocabSize.toLocaleString('en')}, up to ${loaded.config.contextLength.toLocaleString('en')} tokens. Its patterns come from the file’s weights: a trained GPT-2’s are learned, not chance.`}
           </p>
         )}
       </div>

@@ -5,7 +5,9 @@ import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { playStage, scrubStage, stageTime } from '../anim/clock';
 import { kPad } from '../model';
 import { Player } from '../player';
+import { waitingForKjv } from '../gpt2/state';
 import { LayerChoice } from './layer-choice';
+import { NamedHeads } from './named-heads';
 import { run, selectHead, selectSequence, showStage, showTab, view } from '../store';
 import { kViews, viewOf } from '../views/registry';
 
@@ -34,7 +36,18 @@ export function Pipeline() {
   const [ref, width] = useWidth();
   const current = run.value;
   const v = view.value;
-  if (!current) return <div ref={ref} class="pipeline-body"><div id="view" role="tabpanel" tabIndex={-1} /></div>;
+  if (!current)
+    return (
+      <div ref={ref} class="pipeline-body">
+        {waitingForKjv.value && (
+          <p class="model-wait" id="model-wait">
+            Loading attnscope’s KJV model (5.3 MB, from this site; nothing is sent anywhere). Its
+            attention on the text above will show here.
+          </p>
+        )}
+        <div id="view" role="tabpanel" tabIndex={-1} />
+      </div>
+    );
   const { result: r, stages } = current;
   const stage = Math.min(v.stage, stages.length - 1);
   const b = Math.min(v.sel.seq, r.model.B - 1);
@@ -86,6 +99,7 @@ export function Pipeline() {
           text={(k) => `${k + 1}: ${r.model.tokens[k].filter((t) => t !== kPad).slice(0, 5).join(' ')}…`} />
         <LayerChoice />
         <Choice id="sel-head" label="head" n={r.model.H} value={head} pick={selectHead} text={(k) => `head ${k + 1}`} />
+        <NamedHeads />
       </div>
       </div>
       <div id="view" role="tabpanel" tabIndex={-1} data-tab={def.id} aria-labelledby={`tab-${def.id}`}>

@@ -21,6 +21,7 @@ async function trainedFile(task: Task): Promise<File> {
 export async function showInPage(task: Task): Promise<string> {
   const file = await trainedFile(task);
   const config = await loadGpt2(file, () => undefined);
+  setInputs({ model: 'gpt2' }); // a file, as far as the menu and a link can say
   selectLayer(Math.min(1, config.layers - 1));
   loadedGpt2.value = {
     source: 'gpt2',

@@ -4,7 +4,7 @@
 // Arrow keys move between the maps. Below, head search ranks the heads by how much
 // they attend to the previous token and to the first token.
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { gpt2Layer, selectLayer } from '../gpt2/state';
+import { selectLayerAndHead } from '../gpt2/state';
 import { selectHead } from '../store';
 import { sliceOf } from '../tensor';
 import { colorTable, kMaskedColor, parseColor } from './colors';
@@ -70,10 +70,7 @@ export function ModelView({ r, b, head, width }: ViewProps) {
   const grid = useRef<HTMLDivElement>(null);
   // A map's pitch: its button's padding and border (8 px) and the grid's gap (4 px) around it.
   const size = Math.max(12, Math.min(96, Math.floor((width - 36) / H) - 12));
-  const choose = (l: number, h: number) => {
-    if (r.gpt2 && l !== gpt2Layer.value) selectLayer(l);
-    selectHead(h);
-  };
+  const choose = (l: number, h: number) => (r.gpt2 ? selectLayerAndHead(l, h) : selectHead(h));
   const move = (e: KeyboardEvent, at: number) => {
     const step = {
       ArrowRight: 1,
