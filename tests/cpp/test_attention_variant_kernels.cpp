@@ -32,8 +32,8 @@ struct Inputs {
   Tensor q, k, v;
 };
 
-Inputs make_inputs(std::mt19937& rng, std::size_t B, std::size_t H, std::size_t Hkv,
-                   std::size_t Tq, std::size_t Tk, std::size_t d_k, std::size_t d_v) {
+Inputs make_inputs(std::mt19937& rng, std::size_t B, std::size_t H, std::size_t Hkv, std::size_t Tq,
+                   std::size_t Tk, std::size_t d_k, std::size_t d_v) {
   Inputs in;
   in.dims = ReferenceDims{B, H, Hkv, Tq, Tk, d_k, d_v};
   in.q = random_tensor(rng, shape4(B, H, Tq, d_k));
@@ -44,9 +44,9 @@ Inputs make_inputs(std::mt19937& rng, std::size_t B, std::size_t H, std::size_t 
 
 /// Checks both paths against the reference (and each other) for `options`.
 void check_paths(const Inputs& in, AttentionOptions options, double tolerance = 2e-5) {
-  const auto ref = reference_attention(to_double(in.q.data), to_double(in.k.data),
-                                       to_double(in.v.data), in.dims,
-                                       1.0 / std::sqrt(double(in.dims.d_k)), options);
+  const auto ref =
+      reference_attention(to_double(in.q.data), to_double(in.k.data), to_double(in.v.data), in.dims,
+                          1.0 / std::sqrt(double(in.dims.d_k)), options);
   options.trace = true;
   const AttentionResult traced = attention(in.q, in.k, in.v, options);
   options.trace = false;
@@ -162,14 +162,14 @@ TEST_CASE("the decode kernel on 4-lane batches gives the dispatched kernel's out
       mask.causal = true;
       mask.query_offset = Tk - 1;
       mask.queries_per_head = 1;  // one query per head, `rows` heads
-      std::vector<float> scores(decode_scores_size(Tk)), queries(decode_queries_size(d_k));
+      std::vector<float> scores(decode_scores_size(Tk)), lanes(decode_lanes_size(d_k, d_v));
       std::vector<float> four(rows * d_v), best(rows * d_v);
       std::vector<std::uint8_t> masked_four(rows), masked_best(rows);
       CHECK(decode_attention<xsimd::sse2>(q.data(), k.data(), v.data(), rows, Tk, d_k, d_v, 0.3f,
                                           mask, four.data(), masked_four.data(), scores.data(),
-                                          queries.data()));
+                                          lanes.data()));
       CHECK(decode_attention_best(q.data(), k.data(), v.data(), rows, Tk, d_k, d_v, 0.3f, mask,
-                                  best.data(), masked_best.data(), scores.data(), queries.data()));
+                                  best.data(), masked_best.data(), scores.data(), lanes.data()));
       INFO("rows = " << rows << ", Tk = " << Tk);
       CHECK(max_scaled_error(four, best, 1.0) <= 1e-5);
       CHECK(masked_four == masked_best);

@@ -43,13 +43,12 @@ inline constexpr std::size_t kDecodeMaxRows = 16;
 inline constexpr std::size_t kDecodeLanes = 16;
 
 /// Floats of scratch decode_attention needs for its scores (Tk × the padded
-/// rows) and for its transposed queries (d_k × the padded rows).
+/// rows) and for its queries and outputs with the rows in the lanes
+/// ((d_k + d_v) × the padded rows).
 inline std::size_t decode_scores_size(std::size_t Tk) { return Tk * kDecodeLanes; }
-inline std::size_t decode_queries_size(std::size_t d_k) { return d_k * kDecodeLanes; }
-
-/// Values per block of the P·V step: 64 rows of d_v = 128 are 32 KiB, which
-/// stay in L1 while each group of columns passes over them.
-inline constexpr std::size_t kDecodeValueBlock = 64;
+inline std::size_t decode_lanes_size(std::size_t d_k, std::size_t d_v) {
+  return (d_k + d_v) * kDecodeLanes;
+}
 
 /// The keys a set of rows may see: [0, sink_end) and [begin, end).
 struct DecodeKeyRange {
@@ -118,52 +117,44 @@ void decode_scores(const float* queries_t, const float* keys, std::size_t n, std
   }
 }
 
-/// out (rows × d_v) += weights · values (n × d_v), the weight of row r and
-/// value j at weights[j·R + r]. Four rows at a time share each load of a
-/// value, and their sums stay in registers across the n values, four batches
-/// of columns at a time.
-template <class Arch>
-void decode_accumulate_values(const float* weights, std::size_t R, const float* values,
-                              std::size_t n, std::size_t rows, std::size_t d_v, float* out) {
+/// out_t (d_v × R, row r's component c at out_t[c·R + r]) += the weights
+/// (scores_t layout) times values [0, n) (n × d_v): the values are read row
+/// by row, eight rows at a time, each component broadcast against the
+/// weights of all rows. Reading the values in order measured faster in wasm
+/// than blocks of them taken a few columns at a time (web/bench/README.md).
+template <class Arch, std::size_t Batches>
+void decode_accumulate_values(const float* weights, const float* values, std::size_t n,
+                              std::size_t d_v, float* out_t) {
   using batch = xsimd::batch<float, Arch>;
-  constexpr std::size_t W = batch::size, kRows = 4, kCols = 4 * W;
-  const std::size_t col_end = d_v - d_v % kCols;
-  std::size_t r0 = 0;
-  for (; r0 + kRows <= rows; r0 += kRows) {
-    for (std::size_t c = 0; c < col_end; c += kCols) {
-      batch acc[kRows][4];
-      for (std::size_t r = 0; r < kRows; ++r) {
-        for (std::size_t b = 0; b < 4; ++b) {
-          acc[r][b] = batch::load_unaligned(out + (r0 + r) * d_v + c + b * W);
-        }
+  constexpr std::size_t W = batch::size, R = Batches * W, kValues = 8;
+  std::size_t j = 0;
+  for (; j + kValues <= n; j += kValues) {
+    batch w[kValues][Batches];
+    for (std::size_t u = 0; u < kValues; ++u) {
+      for (std::size_t b = 0; b < Batches; ++b) {
+        w[u][b] = batch::load_unaligned(weights + (j + u) * R + b * W);
       }
-      for (std::size_t j = 0; j < n; ++j) {
-        const float* value = values + j * d_v + c;
-        const batch v0 = batch::load_unaligned(value), v1 = batch::load_unaligned(value + W),
-                    v2 = batch::load_unaligned(value + 2 * W),
-                    v3 = batch::load_unaligned(value + 3 * W);
-        for (std::size_t r = 0; r < kRows; ++r) {
-          const batch w(weights[j * R + r0 + r]);
-          acc[r][0] = multiply_add(w, v0, acc[r][0]);
-          acc[r][1] = multiply_add(w, v1, acc[r][1]);
-          acc[r][2] = multiply_add(w, v2, acc[r][2]);
-          acc[r][3] = multiply_add(w, v3, acc[r][3]);
+    }
+    const float* value = values + j * d_v;
+    for (std::size_t c = 0; c < d_v; ++c) {
+      for (std::size_t b = 0; b < Batches; ++b) {
+        batch acc = batch::load_unaligned(out_t + c * R + b * W);
+        for (std::size_t u = 0; u < kValues; ++u) {
+          acc = multiply_add(w[u][b], batch(value[u * d_v + c]), acc);
         }
-      }
-      for (std::size_t r = 0; r < kRows; ++r) {
-        for (std::size_t b = 0; b < 4; ++b) {
-          acc[r][b].store_unaligned(out + (r0 + r) * d_v + c + b * W);
-        }
+        acc.store_unaligned(out_t + c * R + b * W);
       }
     }
   }
-  // The rows and columns left over, one multiply-add at a time.
-  for (std::size_t r = 0; r < rows; ++r) {
-    const std::size_t first_col = r < r0 ? col_end : 0;
-    for (std::size_t j = 0; j < n; ++j) {
-      const float w = weights[j * R + r];
-      const float* value = values + j * d_v;
-      for (std::size_t c = first_col; c < d_v; ++c) out[r * d_v + c] += w * value[c];
+  for (; j < n; ++j) {
+    for (std::size_t c = 0; c < d_v; ++c) {
+      const batch component(values[j * d_v + c]);
+      for (std::size_t b = 0; b < Batches; ++b) {
+        float* sum = out_t + c * R + b * W;
+        multiply_add(batch::load_unaligned(weights + j * R + b * W), component,
+                     batch::load_unaligned(sum))
+            .store_unaligned(sum);
+      }
     }
   }
 }
@@ -187,10 +178,11 @@ template <class Arch, std::size_t Batches>
 bool decode_attention_lanes(const float* q, const float* keys, const float* values,
                             std::size_t rows, std::size_t Tk, std::size_t d_k, std::size_t d_v,
                             float scale, const HeadMask& mask, float* out,
-                            std::uint8_t* fully_masked, float* scores_t, float* queries_t) {
+                            std::uint8_t* fully_masked, float* scores_t, float* lanes_scratch) {
   using batch = xsimd::batch<float, Arch>;
   constexpr std::size_t W = batch::size, R = Batches * W;
   // Query row r's component p at queries_t[p·R + r]; padding lanes are 0.
+  float* queries_t = lanes_scratch;
   std::fill(queries_t, queries_t + d_k * R, 0.0f);
   for (std::size_t r = 0; r < rows; ++r) {
     for (std::size_t p = 0; p < d_k; ++p) queries_t[p * R + r] = q[r * d_k + p];
@@ -252,17 +244,16 @@ bool decode_attention_lanes(const float* q, const float* keys, const float* valu
   alignas(64) float row_sum[R];
   for (std::size_t b = 0; b < Batches; ++b) sum[b].store_aligned(row_sum + b * W);
 
-  std::fill(out, out + rows * d_v, 0.0f);
+  float* out_t = lanes_scratch + d_k * R;  // row r's component c at out_t[c·R + r]
+  std::fill(out_t, out_t + d_v * R, 0.0f);
   for (const auto& run : runs) {
-    for (std::size_t j0 = run[0]; j0 < run[1]; j0 += kDecodeValueBlock) {
-      decode_accumulate_values<Arch>(scores_t + j0 * R, R, values + j0 * d_v,
-                                     std::min(kDecodeValueBlock, run[1] - j0), rows, d_v, out);
-    }
+    decode_accumulate_values<Arch, Batches>(scores_t + run[0] * R, values + run[0] * d_v,
+                                            run[1] - run[0], d_v, out_t);
   }
   for (std::size_t r = 0; r < rows; ++r) {
     fully_masked[r] = row_sum[r] == 0.0f ? 1 : 0;
-    if (row_sum[r] == 0.0f) continue;
-    scale_row<Arch>(out + r * d_v, d_v, 1.0f / row_sum[r]);
+    const float inverse = row_sum[r] == 0.0f ? 0.0f : 1.0f / row_sum[r];
+    for (std::size_t c = 0; c < d_v; ++c) out[r * d_v + c] = out_t[c * R + r] * inverse;
   }
   return scores_finite;
 }
@@ -271,20 +262,21 @@ bool decode_attention_lanes(const float* q, const float* keys, const float* valu
 
 /// q: `rows` query rows (d_k each, rows <= kDecodeMaxRows); keys (Tk × d_k)
 /// and values (Tk × d_v) row-major, in place. scores_t holds
-/// decode_scores_size(Tk) floats of scratch, queries_t
-/// decode_queries_size(d_k). out: rows × d_v. Returns whether every scaled
+/// decode_scores_size(Tk) floats of scratch, lanes_scratch
+/// decode_lanes_size(d_k, d_v). out: rows × d_v. Returns whether every scaled
 /// score it computed was finite: a -inf score (from a -inf key, or a
 /// product that overflows) would otherwise pass as a masked key.
 template <class Arch = xsimd::default_arch>
 bool decode_attention(const float* q, const float* keys, const float* values, std::size_t rows,
                       std::size_t Tk, std::size_t d_k, std::size_t d_v, float scale,
                       const HeadMask& mask, float* out, std::uint8_t* fully_masked, float* scores_t,
-                      float* queries_t) {
+                      float* lanes_scratch) {
   constexpr std::size_t W = xsimd::batch<float, Arch>::size;
   static_assert(kDecodeMaxRows <= kDecodeLanes && kDecodeLanes % W == 0);
-  const auto run = [&](auto lanes) {
-    return detail::decode_attention_lanes<Arch, decltype(lanes)::value>(
-        q, keys, values, rows, Tk, d_k, d_v, scale, mask, out, fully_masked, scores_t, queries_t);
+  const auto run = [&](auto batches) {
+    return detail::decode_attention_lanes<Arch, decltype(batches)::value>(
+        q, keys, values, rows, Tk, d_k, d_v, scale, mask, out, fully_masked, scores_t,
+        lanes_scratch);
   };
   switch ((rows + W - 1) / W) {
     case 0:

@@ -33,7 +33,7 @@ void flash_attention_rows_best(const float* q, const float* packed_keys, const f
 bool decode_attention_best(const float* q, const float* keys, const float* values, std::size_t rows,
                            std::size_t Tk, std::size_t d_k, std::size_t d_v, float scale,
                            const HeadMask& mask, float* out, std::uint8_t* fully_masked,
-                           float* scores_t, float* queries_t);
+                           float* scores_t, float* lanes_scratch);
 
 /// matmul (c = a·b, or c += a·b when accumulate); see matmul.hpp.
 void matmul_best(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
@@ -68,7 +68,7 @@ struct DecodeAttentionKernel {
   bool operator()(Arch, const float* q, const float* keys, const float* values, std::size_t rows,
                   std::size_t Tk, std::size_t d_k, std::size_t d_v, float scale,
                   const HeadMask& mask, float* out, std::uint8_t* fully_masked, float* scores_t,
-                  float* queries_t) const;
+                  float* lanes_scratch) const;
 };
 struct MatmulKernel {
   template <class Arch>

@@ -36,9 +36,9 @@ bool DecodeAttentionKernel::operator()(Arch, const float* q, const float* keys, 
                                        std::size_t rows, std::size_t Tk, std::size_t d_k,
                                        std::size_t d_v, float scale, const HeadMask& mask,
                                        float* out, std::uint8_t* fully_masked, float* scores_t,
-                                       float* queries_t) const {
+                                       float* lanes_scratch) const {
   return decode_attention<Arch>(q, keys, values, rows, Tk, d_k, d_v, scale, mask, out, fully_masked,
-                                scores_t, queries_t);
+                                scores_t, lanes_scratch);
 }
 
 template <class Arch>
