@@ -55,7 +55,7 @@ struct DecodeKeyRange {
   std::size_t sink_end, begin, end;
 };
 
-inline DecodeKeyRange decode_key_range(const HeadMask& mask, std::size_t rows) {
+inline DecodeKeyRange decode_key_range(const HeadMask& mask, std::size_t rows) noexcept {
   DecodeKeyRange range{0, mask.window_begin(0), mask.key_end(0)};
   for (std::size_t r = 1; r < rows; ++r) {
     range.begin = std::min(range.begin, mask.window_begin(r));
@@ -74,7 +74,7 @@ namespace detail {
 /// time share each load of a query column.
 template <class Arch, std::size_t Batches>
 void decode_scores(const float* queries_t, const float* keys, std::size_t n, std::size_t d_k,
-                   float* scores_t) {
+                   float* scores_t) noexcept {
   using batch = xsimd::batch<float, Arch>;
   constexpr std::size_t W = batch::size, R = Batches * W;
   constexpr std::size_t kKeys = Batches == 1 ? 8 : 4;
@@ -124,7 +124,7 @@ void decode_scores(const float* queries_t, const float* keys, std::size_t n, std
 /// than blocks of them taken a few columns at a time (web/bench/README.md).
 template <class Arch, std::size_t Batches>
 void decode_accumulate_values(const float* weights, const float* values, std::size_t n,
-                              std::size_t d_v, float* out_t) {
+                              std::size_t d_v, float* out_t) noexcept {
   using batch = xsimd::batch<float, Arch>;
   constexpr std::size_t W = batch::size, R = Batches * W, kValues = 8;
   std::size_t j = 0;
@@ -164,7 +164,7 @@ void decode_accumulate_values(const float* weights, const float* values, std::si
 /// and put back.
 template <class Arch>
 void decode_mask_scores(float* scores_t, std::size_t R, std::size_t rows, std::size_t k0,
-                        std::size_t n, const HeadMask& mask) {
+                        std::size_t n, const HeadMask& mask) noexcept {
   float row[kKeyTile];
   for (std::size_t r = 0; r < rows; ++r) {
     for (std::size_t j = 0; j < n; ++j) row[j] = scores_t[j * R + r];
@@ -178,7 +178,8 @@ template <class Arch, std::size_t Batches>
 bool decode_attention_lanes(const float* q, const float* keys, const float* values,
                             std::size_t rows, std::size_t Tk, std::size_t d_k, std::size_t d_v,
                             float scale, const HeadMask& mask, float* out,
-                            std::uint8_t* fully_masked, float* scores_t, float* lanes_scratch) {
+                            std::uint8_t* fully_masked, float* scores_t,
+                            float* lanes_scratch) noexcept {
   using batch = xsimd::batch<float, Arch>;
   constexpr std::size_t W = batch::size, R = Batches * W;
   // Query row r's component p at queries_t[p·R + r]; padding lanes are 0.
@@ -270,10 +271,10 @@ template <class Arch = xsimd::default_arch>
 bool decode_attention(const float* q, const float* keys, const float* values, std::size_t rows,
                       std::size_t Tk, std::size_t d_k, std::size_t d_v, float scale,
                       const HeadMask& mask, float* out, std::uint8_t* fully_masked, float* scores_t,
-                      float* lanes_scratch) {
+                      float* lanes_scratch) noexcept {
   constexpr std::size_t W = xsimd::batch<float, Arch>::size;
   static_assert(kDecodeMaxRows <= kDecodeLanes && kDecodeLanes % W == 0);
-  const auto run = [&](auto batches) {
+  const auto run = [&](auto batches) noexcept {
     return detail::decode_attention_lanes<Arch, decltype(batches)::value>(
         q, keys, values, rows, Tk, d_k, d_v, scale, mask, out, fully_masked, scores_t,
         lanes_scratch);

@@ -71,7 +71,7 @@ struct DecodeAttentionKernel {
   bool operator()(Arch, const float* q, const float* keys, const float* values, std::size_t rows,
                   std::size_t Tk, std::size_t d_k, std::size_t d_v, float scale,
                   const HeadMask& mask, float* out, std::uint8_t* fully_masked, float* scores_t,
-                  float* lanes_scratch) const;
+                  float* lanes_scratch) const noexcept;
 };
 struct MatmulKernel {
   template <class Arch>

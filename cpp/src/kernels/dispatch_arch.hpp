@@ -36,7 +36,7 @@ bool DecodeAttentionKernel::operator()(Arch, const float* q, const float* keys, 
                                        std::size_t rows, std::size_t Tk, std::size_t d_k,
                                        std::size_t d_v, float scale, const HeadMask& mask,
                                        float* out, std::uint8_t* fully_masked, float* scores_t,
-                                       float* lanes_scratch) const {
+                                       float* lanes_scratch) const noexcept {
   return decode_attention<Arch>(q, keys, values, rows, Tk, d_k, d_v, scale, mask, out, fully_masked,
                                 scores_t, lanes_scratch);
 }
