@@ -45,10 +45,12 @@ std::size_t attention_decode(const float* q, const float* k, const float* v,
   const std::size_t group = dims.group(), rows = group * Tq;
   const std::size_t kv_heads = dims.batch * dims.kv_heads;
   const std::size_t slots = std::min(parallel_slots(), kv_heads);
-  std::vector<float> scores =
-      allocate_zeros({slots, rows * Tk}, "attention: scores of a decode step").data;
-  std::vector<float> keys_t =
-      allocate_zeros({slots, d_k * kernels::kKeyTile}, "attention: key tile").data;
+  // Scratch per thread, sized once per call: the scores of one group's rows
+  // against every key, and its queries and outputs with the rows in the lanes.
+  const std::size_t scores_size = kernels::decode_scores_size(Tk);
+  const std::size_t lanes_size = kernels::decode_lanes_size(d_k, d_v);
+  std::vector<float> scratch =
+      allocate_zeros({slots, scores_size + lanes_size}, "attention: scores of a decode step").data;
   std::vector<std::uint8_t> finite(kv_heads, 1);
   parallel_for(kv_heads, slots, [&](std::size_t kv_head, std::size_t slot) {
     const std::size_t b = kv_head / dims.kv_heads, kv = kv_head % dims.kv_heads;
@@ -56,8 +58,8 @@ std::size_t attention_decode(const float* q, const float* k, const float* v,
     finite[kv_head] = kernels::decode_attention_best(
         q + first_head * Tq * d_k, k + kv_head * Tk * d_k, v + kv_head * Tk * d_v, rows, Tk, d_k,
         d_v, scale, head_mask(terms, dims, b, kv * group, group), out + first_head * Tq * d_v,
-        fully_masked + first_head * Tq, scores.data() + slot * rows * Tk,
-        keys_t.data() + slot * d_k * kernels::kKeyTile);
+        fully_masked + first_head * Tq, scratch.data() + slot * (scores_size + lanes_size),
+        scratch.data() + slot * (scores_size + lanes_size) + scores_size);
   });
   *scores_finite = std::count(finite.begin(), finite.end(), 0) == 0;
   return std::count(fully_masked, fully_masked + dims.batch * dims.heads * Tq, 1);

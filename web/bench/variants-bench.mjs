@@ -6,10 +6,14 @@
 //        µs against the machine's memory copy bandwidth (TypedArray.set within a WebAssembly.Memory)
 //   a sliding window  W = 512 at T = 16 384, causal (H = 1, d = 64), against full causal
 //   RoPE and ALiBi at T = 1024 (H = 8, d = 64, causal), against plain attention
+// The three comparisons (GQA/MHA, RoPE/plain, ALiBi/plain) run as interleaved pairs, the order
+// alternating, so that a slow spell of the shared machine lands on both sides of a pair; each pair
+// gives one ratio, and the median ratio is printed with its quartiles.
 // Each package call also copies its inputs into wasm memory: for the decode step that is the whole
 // KV cache, so its bytes per µs count K and V once although the call moves them twice.
 //
 //   node --expose-gc web/bench/variants-bench.mjs [--quick] [--clock=cpu] [--out=dir]
+//        [--only=gqa,ort,decode,window,positions]   (sections to run; default all)
 // Run by attention-bench.mjs (npm run bench) after its own tables; writes <out>/variants.json.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -32,6 +36,49 @@ function time(run, reps, clock) {
     times.push(clock === 'cpu' ? cpuMs() - c0 : performance.now() - w0);
   }
   return median(times);
+}
+
+/** One run's time in ms on the chosen clock. */
+function timeOnce(run, clock) {
+  const [w0, c0] = [performance.now(), cpuMs()];
+  run();
+  return clock === 'cpu' ? cpuMs() - c0 : performance.now() - w0;
+}
+
+const quantile = (xs, f) => [...xs].sort((a, b) => a - b)[Math.floor(f * (xs.length - 1) + 0.5)];
+
+/**
+ * `pairs` interleaved runs of `runA` and `runB` (which goes first alternates) after one untimed
+ * run each: the median ms of each, and the ratio b/a of each pair as its median and quartiles.
+ */
+function timePairs(runA, runB, pairs, clock) {
+  runA();
+  runB();
+  const a = [];
+  const b = [];
+  const ratios = [];
+  for (let i = 0; i < pairs; i++) {
+    let ta;
+    let tb;
+    if (i % 2 === 0) {
+      ta = timeOnce(runA, clock);
+      tb = timeOnce(runB, clock);
+    } else {
+      tb = timeOnce(runB, clock);
+      ta = timeOnce(runA, clock);
+    }
+    a.push(ta);
+    b.push(tb);
+    ratios.push(tb / ta);
+  }
+  return {
+    aMs: median(a),
+    bMs: median(b),
+    ratio: median(ratios),
+    ratioQ1: quantile(ratios, 0.25),
+    ratioQ3: quantile(ratios, 0.75),
+    pairs,
+  };
 }
 
 /** A fast-path attention call on (1, H, Tq, d) queries and (1, Hkv, Tk, d) keys and values. */
@@ -77,7 +124,8 @@ function copyBandwidth(clock) {
   return bytes / (ms * 1000);
 }
 
-export async function runVariantsBench({ quick = false, clock = 'wall', outDir } = {}) {
+export async function runVariantsBench({ quick = false, clock = 'wall', outDir, only } = {}) {
+  const runs = (section) => !only || only.includes(section);
   const engine = await loadAttnScope();
   if (!engine) {
     console.log('variants: dist/ not built, skipped');
@@ -91,119 +139,154 @@ export async function runVariantsBench({ quick = false, clock = 'wall', outDir }
 
   const T = quick ? 256 : 1024;
   const gqa = { H: 32, Hkv: 8, Tq: T, Tk: T, d: 128 };
-  const gqaMs = time(attentionCall(engine, gqa), reps, clock);
-  const mhaMs = time(attentionCall(engine, { ...gqa, Hkv: 32 }), reps, clock);
-  result.gqa = {
-    ...gqa,
-    mask: 'causal',
-    gqaMs,
-    mhaMs,
-    msPerQueryHead: gqaMs / 32,
-    mhaMsPerQueryHead: mhaMs / 32,
-    speedupOverMha: mhaMs / gqaMs,
-  };
-  result.gqa.met = mhaMs / gqaMs >= 1;
-  console.log(
-    `  GQA H=32 Hkv=8 d=128 T=${T} causal: ${fmt(gqaMs)} ms (${fmt((1000 * gqaMs) / 32, 0)} µs per query head); ` +
-      `MHA (Hkv=32) ${fmt(mhaMs)} ms: GQA ${fmt(mhaMs / gqaMs)}× per query head`,
-  );
-  // The same inputs in onnxruntime-web's GroupQueryAttention; its output is
-  // checked against attnscope's before its time counts.
-  try {
-    const args = attentionArgs(gqa);
-    const ours = engine.attention(args).output.data;
-    const peer = await createOrtGroupQueryAttention({ ...args, ...gqa, T });
-    const ortMs = await timeAsync(() => peer.run(), reps, clock);
-    let worst = 0;
-    const theirs = peer.output();
-    for (let i = 0; i < ours.length; i++) worst = Math.max(worst, Math.abs(theirs[i] - ours[i]));
-    await peer.release();
-    if (!(worst < 1e-4)) throw new Error(`its output differs from attnscope's by ${worst}`);
-    Object.assign(result.gqa, { ortGqaMs: ortMs, ratioToOrt: ortMs / gqaMs });
-    result.gqa.metOrt = ortMs / gqaMs >= 1.5;
-    console.log(
-      `  onnxruntime-web GroupQueryAttention, same inputs: ${fmt(ortMs)} ms: attnscope ${fmt(ortMs / gqaMs)}× (max |Δ| ${worst.toExponential(1)})`,
+  if (runs('gqa')) {
+    const gqaPairs = timePairs(
+      attentionCall(engine, { ...gqa, Hkv: 32 }),
+      attentionCall(engine, gqa),
+      quick ? 4 : 12,
+      clock,
     );
-  } catch (e) {
-    result.gqa.ortError = String(e.message ?? e);
-    console.log(`  onnxruntime-web GroupQueryAttention: not run (${result.gqa.ortError})`);
-  }
-
-  const decode = { H: 32, Hkv: 8, Tq: 1, Tk: 4096, d: 128 };
-  const stepMs = time(attentionCall(engine, decode), quick ? 9 : 41, clock);
-  const kvBytes = 2 * decode.Hkv * decode.Tk * decode.d * 4;
-  const bytesPerUs = kvBytes / (stepMs * 1000);
-  const copy = copyBandwidth(clock);
-  result.decode = {
-    ...decode,
-    usPerStep: stepMs * 1000,
-    kvBytes,
-    kvBytesPerUs: bytesPerUs,
-    copyBytesPerUs: copy,
-    fractionOfCopy: bytesPerUs / copy,
-  };
-  result.decode.met = bytesPerUs / copy >= 0.5;
-  console.log(
-    `  decode step Tq=1 Tk=4096 H=32 Hkv=8 d=128: ${fmt(stepMs * 1000, 0)} µs per step; K/V ${fmt(kvBytes / 2 ** 20, 1)} MiB, ` +
-      `${fmt(bytesPerUs, 0)} B/µs = ${fmt((100 * bytesPerUs) / copy, 0)}% of memory copy (${fmt(copy, 0)} B/µs)`,
-  );
-  // The same step in the core alone (web/bench/core-probe.cpp), its cache
-  // already in wasm memory as a model's is: the read the kernel itself makes.
-  if (await loadCoreProbe()) {
-    const core = await createCoreDecode(decode);
-    const coreMs = await timeAsync(() => core.run(), quick ? 9 : 41, clock);
-    const coreBytesPerUs = kvBytes / (coreMs * 1000);
-    Object.assign(result.decode, {
-      coreUsPerStep: coreMs * 1000,
-      coreKvBytesPerUs: coreBytesPerUs,
-      coreFractionOfCopy: coreBytesPerUs / copy,
-    });
-    result.decode.coreMet = coreBytesPerUs / copy >= 0.5;
+    const gqaMs = gqaPairs.bMs;
+    const mhaMs = gqaPairs.aMs;
+    // MHA's time over GQA's, pair by pair (> 1: GQA faster per query head).
+    const gqaSpeedup = 1 / gqaPairs.ratio;
+    result.gqa = {
+      ...gqa,
+      mask: 'causal',
+      gqaMs,
+      mhaMs,
+      msPerQueryHead: gqaMs / 32,
+      mhaMsPerQueryHead: mhaMs / 32,
+      speedupOverMha: gqaSpeedup,
+      speedupQuartiles: [1 / gqaPairs.ratioQ3, 1 / gqaPairs.ratioQ1],
+      pairs: gqaPairs.pairs,
+    };
+    result.gqa.met = gqaSpeedup >= 1;
     console.log(
-      `    the core alone (cache in wasm memory, no copy in): ${fmt(coreMs * 1000, 0)} µs per step, ` +
-        `${fmt(coreBytesPerUs, 0)} B/µs = ${fmt((100 * coreBytesPerUs) / copy, 0)}% of memory copy`,
+      `  GQA H=32 Hkv=8 d=128 T=${T} causal: ${fmt(gqaMs)} ms (${fmt((1000 * gqaMs) / 32, 0)} µs per query head); ` +
+        `MHA (Hkv=32) ${fmt(mhaMs)} ms: GQA ${fmt(gqaSpeedup)}× per query head ` +
+        `(quartiles [${fmt(1 / gqaPairs.ratioQ3)}, ${fmt(1 / gqaPairs.ratioQ1)}] over ${gqaPairs.pairs} pairs)`,
     );
   }
-
-  const long = quick ? 4096 : 16384;
-  const windowed = { H: 1, Hkv: 1, Tq: long, Tk: long, d: 64 };
-  const fullMs = time(attentionCall(engine, windowed), 1, clock);
-  const windowMs = time(
-    attentionCall(engine, windowed, { mask: { causal: true, window: 512 } }),
-    quick ? 3 : 5,
-    clock,
-  );
-  result.window = {
-    ...windowed,
-    window: 512,
-    fullCausalMs: fullMs,
-    windowMs,
-    speedup: fullMs / windowMs,
-  };
-  result.window.met = fullMs / windowMs >= 10;
-  console.log(
-    `  window W=512 T=${long} causal (H=1 d=64): ${fmt(windowMs)} ms; full causal ${fmt(fullMs)} ms: ${fmt(fullMs / windowMs, 1)}×`,
-  );
-
-  const small = { H: 8, Hkv: 8, Tq: T, Tk: T, d: 64 };
-  const plainMs = time(attentionCall(engine, small), reps * 2, clock);
-  const ropeMs = time(attentionCall(engine, small, { rope: {} }), reps * 2, clock);
-  const alibiMs = time(attentionCall(engine, small, { bias: 'alibi' }), reps * 2, clock);
-  result.positions = {
-    ...small,
-    mask: 'causal',
-    plainMs,
-    ropeMs,
-    alibiMs,
-    ropeOverhead: ropeMs / plainMs - 1,
-    alibiOverhead: alibiMs / plainMs - 1,
-  };
-  result.positions.met = ropeMs / plainMs <= 1.1 && alibiMs / plainMs <= 1.1;
-  console.log(
-    `  T=${T} H=8 d=64 causal: plain ${fmt(plainMs)} ms, RoPE ${fmt(ropeMs)} ms (+${fmt(100 * (ropeMs / plainMs - 1), 0)}%), ` +
-      `ALiBi ${fmt(alibiMs)} ms (+${fmt(100 * (alibiMs / plainMs - 1), 0)}%)`,
-  );
-
+  if (runs('ort')) {
+    result.gqa ??= { ...gqa, mask: 'causal' };
+    // The same inputs in onnxruntime-web's GroupQueryAttention; its output is
+    // checked against attnscope's before its time counts.
+    try {
+      const args = attentionArgs(gqa);
+      const ours = engine.attention(args).output.data;
+      const peer = await createOrtGroupQueryAttention({ ...args, ...gqa, T });
+      const ortMs = await timeAsync(() => peer.run(), reps, clock);
+      let worst = 0;
+      const theirs = peer.output();
+      for (let i = 0; i < ours.length; i++) worst = Math.max(worst, Math.abs(theirs[i] - ours[i]));
+      await peer.release();
+      if (!(worst < 1e-4)) throw new Error(`its output differs from attnscope's by ${worst}`);
+      Object.assign(result.gqa, { ortGqaMs: ortMs, ratioToOrt: ortMs / gqaMs });
+      result.gqa.metOrt = ortMs / gqaMs >= 1.5;
+      console.log(
+        `  onnxruntime-web GroupQueryAttention, same inputs: ${fmt(ortMs)} ms: attnscope ${fmt(ortMs / gqaMs)}× (max |Δ| ${worst.toExponential(1)})`,
+      );
+    } catch (e) {
+      result.gqa.ortError = String(e.message ?? e);
+      console.log(`  onnxruntime-web GroupQueryAttention: not run (${result.gqa.ortError})`);
+    }
+  }
+  if (runs('decode')) {
+    const decode = { H: 32, Hkv: 8, Tq: 1, Tk: 4096, d: 128 };
+    const stepMs = time(attentionCall(engine, decode), quick ? 9 : 41, clock);
+    const kvBytes = 2 * decode.Hkv * decode.Tk * decode.d * 4;
+    const bytesPerUs = kvBytes / (stepMs * 1000);
+    const copy = copyBandwidth(clock);
+    result.decode = {
+      ...decode,
+      usPerStep: stepMs * 1000,
+      kvBytes,
+      kvBytesPerUs: bytesPerUs,
+      copyBytesPerUs: copy,
+      fractionOfCopy: bytesPerUs / copy,
+    };
+    result.decode.met = bytesPerUs / copy >= 0.5;
+    console.log(
+      `  decode step Tq=1 Tk=4096 H=32 Hkv=8 d=128: ${fmt(stepMs * 1000, 0)} µs per step; K/V ${fmt(kvBytes / 2 ** 20, 1)} MiB, ` +
+        `${fmt(bytesPerUs, 0)} B/µs = ${fmt((100 * bytesPerUs) / copy, 0)}% of memory copy (${fmt(copy, 0)} B/µs)`,
+    );
+    // The same step in the core alone (web/bench/core-probe.cpp), its cache
+    // already in wasm memory as a model's is: the read the kernel itself makes.
+    if (await loadCoreProbe()) {
+      const core = await createCoreDecode(decode);
+      const coreMs = await timeAsync(() => core.run(), quick ? 9 : 41, clock);
+      const coreBytesPerUs = kvBytes / (coreMs * 1000);
+      Object.assign(result.decode, {
+        coreUsPerStep: coreMs * 1000,
+        coreKvBytesPerUs: coreBytesPerUs,
+        coreFractionOfCopy: coreBytesPerUs / copy,
+      });
+      result.decode.coreMet = coreBytesPerUs / copy >= 0.5;
+      console.log(
+        `    the core alone (cache in wasm memory, no copy in): ${fmt(coreMs * 1000, 0)} µs per step, ` +
+          `${fmt(coreBytesPerUs, 0)} B/µs = ${fmt((100 * coreBytesPerUs) / copy, 0)}% of memory copy`,
+      );
+    }
+  }
+  if (runs('window')) {
+    const long = quick ? 4096 : 16384;
+    const windowed = { H: 1, Hkv: 1, Tq: long, Tk: long, d: 64 };
+    const fullMs = time(attentionCall(engine, windowed), 1, clock);
+    const windowMs = time(
+      attentionCall(engine, windowed, { mask: { causal: true, window: 512 } }),
+      quick ? 3 : 5,
+      clock,
+    );
+    result.window = {
+      ...windowed,
+      window: 512,
+      fullCausalMs: fullMs,
+      windowMs,
+      speedup: fullMs / windowMs,
+    };
+    result.window.met = fullMs / windowMs >= 10;
+    console.log(
+      `  window W=512 T=${long} causal (H=1 d=64): ${fmt(windowMs)} ms; full causal ${fmt(fullMs)} ms: ${fmt(fullMs / windowMs, 1)}×`,
+    );
+  }
+  if (runs('positions')) {
+    const small = { H: 8, Hkv: 8, Tq: T, Tk: T, d: 64 };
+    const positionPairs = quick ? 6 : 20;
+    const rope = timePairs(
+      attentionCall(engine, small),
+      attentionCall(engine, small, { rope: {} }),
+      positionPairs,
+      clock,
+    );
+    const alibi = timePairs(
+      attentionCall(engine, small),
+      attentionCall(engine, small, { bias: 'alibi' }),
+      positionPairs,
+      clock,
+    );
+    result.positions = {
+      ...small,
+      mask: 'causal',
+      plainMs: (rope.aMs + alibi.aMs) / 2,
+      ropeMs: rope.bMs,
+      alibiMs: alibi.bMs,
+      ropeOverhead: rope.ratio - 1,
+      ropeOverheadQuartiles: [rope.ratioQ1 - 1, rope.ratioQ3 - 1],
+      alibiOverhead: alibi.ratio - 1,
+      alibiOverheadQuartiles: [alibi.ratioQ1 - 1, alibi.ratioQ3 - 1],
+      pairs: positionPairs,
+    };
+    result.positions.met = rope.ratio <= 1.1 && alibi.ratio <= 1.1;
+    const pct = (r) => `${r >= 1 ? '+' : ''}${fmt(100 * (r - 1), 0)}%`;
+    console.log(
+      `  T=${T} H=8 d=64 causal, ${positionPairs} interleaved pairs each: ` +
+        `RoPE ${fmt(rope.bMs)} ms against plain ${fmt(rope.aMs)} ms: ${pct(rope.ratio)} ` +
+        `(quartiles ${pct(rope.ratioQ1)}, ${pct(rope.ratioQ3)}); ` +
+        `ALiBi ${fmt(alibi.bMs)} ms against plain ${fmt(alibi.aMs)} ms: ${pct(alibi.ratio)} ` +
+        `(quartiles ${pct(alibi.ratioQ1)}, ${pct(alibi.ratioQ3)})`,
+    );
+  }
   if (outDir) {
     mkdirSync(outDir, { recursive: true });
     writeFileSync(resolve(outDir, 'variants.json'), JSON.stringify(result, null, 2) + '\n');
@@ -216,6 +299,10 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   await runVariantsBench({
     quick: argv.includes('--quick'),
     clock: argv.includes('--clock=cpu') ? 'cpu' : 'wall',
+    only: argv
+      .find((a) => a.startsWith('--only='))
+      ?.slice(7)
+      .split(','),
     outDir: resolve(
       argv.find((a) => a.startsWith('--out='))?.slice(6) ??
         fileURLToPath(new URL('./results', import.meta.url)),

@@ -2,114 +2,60 @@
 // or a handful of speculative tokens) reading a KV cache. The flash kernel
 // packs keys and values into tiles first, which pays off when many queries
 // reuse each tile; here every key and value is used by only the few rows of
-// one GQA group, so they are read once, in place: each key row serves all
-// the group's rows while it is in L1, then each value row likewise. The
-// softmax is exact (max first), so weights·values never exceed max|v| and
-// no rescaling is needed. Keys that the window hides are never read.
+// one GQA group, so they are read once, in place, in two passes: the keys,
+// each row serving all the group's rows while it is in L1, then the values
+// likewise. Keys that the window hides are never read.
+//
+// The query rows sit in the vector lanes (queries_t: d_k × R, R the rows
+// rounded up to whole batches), so a score is a multiply-add of a query
+// column by one broadcast key component, with no horizontal sum and no
+// transposed copy of the keys; the scores come out key by key, R a key
+// (scores_t: Tk × R), and the max, exp and sum of the softmax run down the
+// keys on whole batches, every lane a row. Each score adds its products in
+// the traced path's order (component 0 first, from zero), so both paths
+// round alike even where a huge scale magnifies every rounding. The softmax
+// is exact (max first), so weights·values never exceed max|v| and no
+// rescaling is needed.
 #pragma once
 
 #include <algorithm>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
+#include <type_traits>
 
 #include <xsimd/xsimd.hpp>
 
-#include "kernels/dispatch.hpp"
 #include "kernels/flash_attention.hpp"
 #include "kernels/isa_namespace.hpp"
 #include "kernels/mask_row.hpp"
 #include "kernels/multiply_add.hpp"
-#include "kernels/pack_keys.hpp"
 #include "kernels/scan.hpp"
 #include "kernels/softmax_rows.hpp"
-#include "kernels/transpose.hpp"
+#include "kernels/vec_exp.hpp"
 
 namespace attnscope::kernels {
 inline namespace ATTN_KERNEL_ISA {
 
-/// keys (n × d_k) → keys_t (d_k × n), 4×4 blocks at a time: element by
-/// element, the column writes 4·n bytes apart made the transpose cost more
-/// than the product.
-template <class Arch>
-void transpose_tile(const float* keys, std::size_t n, std::size_t d_k, float* keys_t) {
-  const std::size_t n4 = n - n % 4, d4 = d_k - d_k % 4;
-  for (std::size_t j = 0; j < n4; j += 4) {
-    for (std::size_t p = 0; p < d4; p += 4) {
-      transpose_4x4<Arch>(keys + j * d_k + p, d_k, keys_t + p * n + j, n);
-    }
-    for (std::size_t p = d4; p < d_k; ++p) {
-      for (std::size_t jj = j; jj < j + 4; ++jj) keys_t[p * n + jj] = keys[jj * d_k + p];
-    }
-  }
-  for (std::size_t j = n4; j < n; ++j) {
-    for (std::size_t p = 0; p < d_k; ++p) keys_t[p * n + j] = keys[j * d_k + p];
-  }
-}
-
-/// Values per block of the P·V step: 64 rows of d_v = 128 are 32 KiB, which
-/// stay in L1 while each group of columns passes over them.
-inline constexpr std::size_t kDecodeValueBlock = 64;
-
-/// out (rows × d_v) += weights (rows × n, row stride ld) · values (n × d_v).
-/// Four rows at a time share each load of a value, and their sums stay in
-/// registers across the n values, four batches of columns at a time.
-template <class Arch>
-void accumulate_values(const float* weights, std::size_t ld, const float* values, std::size_t n,
-                       std::size_t rows, std::size_t d_v, float* out) {
-  using batch = xsimd::batch<float, Arch>;
-  constexpr std::size_t W = batch::size, kRows = 4, kCols = 4 * W;
-  const std::size_t col_end = d_v - d_v % kCols;
-  std::size_t r0 = 0;
-  for (; r0 + kRows <= rows; r0 += kRows) {
-    for (std::size_t c = 0; c < col_end; c += kCols) {
-      batch acc[kRows][4];
-      for (std::size_t r = 0; r < kRows; ++r) {
-        for (std::size_t b = 0; b < 4; ++b) {
-          acc[r][b] = batch::load_unaligned(out + (r0 + r) * d_v + c + b * W);
-        }
-      }
-      for (std::size_t j = 0; j < n; ++j) {
-        const float* value = values + j * d_v + c;
-        const batch v0 = batch::load_unaligned(value), v1 = batch::load_unaligned(value + W),
-                    v2 = batch::load_unaligned(value + 2 * W),
-                    v3 = batch::load_unaligned(value + 3 * W);
-        for (std::size_t r = 0; r < kRows; ++r) {
-          const batch w(weights[(r0 + r) * ld + j]);
-          acc[r][0] = multiply_add(w, v0, acc[r][0]);
-          acc[r][1] = multiply_add(w, v1, acc[r][1]);
-          acc[r][2] = multiply_add(w, v2, acc[r][2]);
-          acc[r][3] = multiply_add(w, v3, acc[r][3]);
-        }
-      }
-      for (std::size_t r = 0; r < kRows; ++r) {
-        for (std::size_t b = 0; b < 4; ++b) {
-          acc[r][b].store_unaligned(out + (r0 + r) * d_v + c + b * W);
-        }
-      }
-    }
-  }
-  // The rows and columns left over, one multiply-add at a time.
-  for (std::size_t r = 0; r < rows; ++r) {
-    const std::size_t first_col = r < r0 ? col_end : 0;
-    for (std::size_t j = 0; j < n; ++j) {
-      const float w = weights[r * ld + j];
-      const float* value = values + j * d_v;
-      for (std::size_t c = first_col; c < d_v; ++c) out[r * d_v + c] += w * value[c];
-    }
-  }
-}
-
 /// Rows up to which attention_fast takes the decode kernel.
 inline constexpr std::size_t kDecodeMaxRows = 16;
+/// Lanes per key in the decode kernel's scores: the rows rounded up to whole
+/// batches of any instruction set (16 lanes at most).
+inline constexpr std::size_t kDecodeLanes = 16;
+
+/// Floats of scratch decode_attention needs for its scores (Tk × the padded
+/// rows) and for its queries and outputs with the rows in the lanes
+/// ((d_k + d_v) × the padded rows).
+inline std::size_t decode_scores_size(std::size_t Tk) { return Tk * kDecodeLanes; }
+inline std::size_t decode_lanes_size(std::size_t d_k, std::size_t d_v) {
+  return (d_k + d_v) * kDecodeLanes;
+}
 
 /// The keys a set of rows may see: [0, sink_end) and [begin, end).
 struct DecodeKeyRange {
   std::size_t sink_end, begin, end;
 };
 
-inline DecodeKeyRange decode_key_range(const HeadMask& mask, std::size_t rows) {
+inline DecodeKeyRange decode_key_range(const HeadMask& mask, std::size_t rows) noexcept {
   DecodeKeyRange range{0, mask.window_begin(0), mask.key_end(0)};
   for (std::size_t r = 1; r < rows; ++r) {
     range.begin = std::min(range.begin, mask.window_begin(r));
@@ -121,72 +67,232 @@ inline DecodeKeyRange decode_key_range(const HeadMask& mask, std::size_t rows) {
   return range;
 }
 
+namespace detail {
+
+/// scores_t[j·R + lane] = Σ_p queries_t[p·R + lane] · keys[j·d_k + p] for
+/// keys [0, n), Batches batches of lanes (R = Batches·W). Eight keys at a
+/// time share each load of a query column.
+template <class Arch, std::size_t Batches>
+void decode_scores(const float* queries_t, const float* keys, std::size_t n, std::size_t d_k,
+                   float* scores_t) noexcept {
+  using batch = xsimd::batch<float, Arch>;
+  constexpr std::size_t W = batch::size, R = Batches * W;
+  constexpr std::size_t kKeys = Batches == 1 ? 8 : 4;
+  std::size_t j = 0;
+  for (; j + kKeys <= n; j += kKeys) {
+    const float* key = keys + j * d_k;
+    batch acc[kKeys][Batches];
+    for (std::size_t k = 0; k < kKeys; ++k) {
+      for (std::size_t b = 0; b < Batches; ++b) acc[k][b] = batch(0.0f);
+    }
+    for (std::size_t p = 0; p < d_k; ++p) {
+      batch column[Batches];
+      for (std::size_t b = 0; b < Batches; ++b) {
+        column[b] = batch::load_unaligned(queries_t + p * R + b * W);
+      }
+      for (std::size_t k = 0; k < kKeys; ++k) {
+        const batch component(key[k * d_k + p]);
+        for (std::size_t b = 0; b < Batches; ++b) {
+          acc[k][b] = multiply_add(component, column[b], acc[k][b]);
+        }
+      }
+    }
+    for (std::size_t k = 0; k < kKeys; ++k) {
+      for (std::size_t b = 0; b < Batches; ++b) {
+        acc[k][b].store_unaligned(scores_t + (j + k) * R + b * W);
+      }
+    }
+  }
+  for (; j < n; ++j) {
+    const float* key = keys + j * d_k;
+    batch acc[Batches];
+    for (std::size_t b = 0; b < Batches; ++b) acc[b] = batch(0.0f);
+    for (std::size_t p = 0; p < d_k; ++p) {
+      const batch component(key[p]);
+      for (std::size_t b = 0; b < Batches; ++b) {
+        acc[b] = multiply_add(component, batch::load_unaligned(queries_t + p * R + b * W), acc[b]);
+      }
+    }
+    for (std::size_t b = 0; b < Batches; ++b) acc[b].store_unaligned(scores_t + j * R + b * W);
+  }
+}
+
+/// out_t (d_v × R, row r's component c at out_t[c·R + r]) += the weights
+/// (scores_t layout) times values [0, n) (n × d_v): the values are read row
+/// by row, eight rows at a time, each component broadcast against the
+/// weights of all rows. Reading the values in order measured faster in wasm
+/// than blocks of them taken a few columns at a time (web/bench/README.md).
+template <class Arch, std::size_t Batches>
+void decode_accumulate_values(const float* weights, const float* values, std::size_t n,
+                              std::size_t d_v, float* out_t) noexcept {
+  using batch = xsimd::batch<float, Arch>;
+  constexpr std::size_t W = batch::size, R = Batches * W, kValues = 8;
+  std::size_t j = 0;
+  for (; j + kValues <= n; j += kValues) {
+    batch w[kValues][Batches];
+    for (std::size_t u = 0; u < kValues; ++u) {
+      for (std::size_t b = 0; b < Batches; ++b) {
+        w[u][b] = batch::load_unaligned(weights + (j + u) * R + b * W);
+      }
+    }
+    const float* value = values + j * d_v;
+    for (std::size_t c = 0; c < d_v; ++c) {
+      for (std::size_t b = 0; b < Batches; ++b) {
+        batch acc = batch::load_unaligned(out_t + c * R + b * W);
+        for (std::size_t u = 0; u < kValues; ++u) {
+          acc = multiply_add(w[u][b], batch(value[u * d_v + c]), acc);
+        }
+        acc.store_unaligned(out_t + c * R + b * W);
+      }
+    }
+  }
+  for (; j < n; ++j) {
+    for (std::size_t c = 0; c < d_v; ++c) {
+      const batch component(values[j * d_v + c]);
+      for (std::size_t b = 0; b < Batches; ++b) {
+        float* sum = out_t + c * R + b * W;
+        multiply_add(batch::load_unaligned(weights + j * R + b * W), component,
+                     batch::load_unaligned(sum))
+            .store_unaligned(sum);
+      }
+    }
+  }
+}
+
+/// Masks keys [k0, k0 + n) of scores_t for rows [0, rows): each row's
+/// scores are gathered, masked by mask_row as the traced path masks them,
+/// and put back.
+template <class Arch>
+void decode_mask_scores(float* scores_t, std::size_t R, std::size_t rows, std::size_t k0,
+                        std::size_t n, const HeadMask& mask) noexcept {
+  float row[kKeyTile];
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t j = 0; j < n; ++j) row[j] = scores_t[j * R + r];
+    mask_row<Arch>(row, r, k0, n, mask);
+    for (std::size_t j = 0; j < n; ++j) scores_t[j * R + r] = row[j];
+  }
+}
+
+/// decode_attention with the rows padded to Batches batches (see below).
+template <class Arch, std::size_t Batches>
+bool decode_attention_lanes(const float* q, const float* keys, const float* values,
+                            std::size_t rows, std::size_t Tk, std::size_t d_k, std::size_t d_v,
+                            float scale, const HeadMask& mask, float* out,
+                            std::uint8_t* fully_masked, float* scores_t,
+                            float* lanes_scratch) noexcept {
+  using batch = xsimd::batch<float, Arch>;
+  constexpr std::size_t W = batch::size, R = Batches * W;
+  // Query row r's component p at queries_t[p·R + r]; padding lanes are 0.
+  float* queries_t = lanes_scratch;
+  std::fill(queries_t, queries_t + d_k * R, 0.0f);
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t p = 0; p < d_k; ++p) queries_t[p * R + r] = q[r * d_k + p];
+  }
+  DecodeKeyRange range = decode_key_range(mask, rows);
+  range.end = std::min(range.end, Tk);  // the mask never reaches past the cache
+  range.begin = std::min(range.begin, range.end);
+  const std::size_t runs[2][2] = {{0, range.sink_end}, {range.begin, range.end}};
+  const TileKeyRange shared = TileKeyRange::of(mask, 0, rows);
+  const bool dense_mask = mask.has_dense_terms();
+
+  // Scores, scaled as the traced path scales them, then masked where some
+  // row may not see some key, a tile of keys at a time.
+  bool scores_finite = true;
+  const batch factor(scale);
+  for (const auto& run : runs) {
+    for (std::size_t k0 = run[0]; k0 < run[1]; k0 += kKeyTile) {
+      const std::size_t n = std::min(kKeyTile, run[1] - k0);
+      float* tile = scores_t + k0 * R;
+      decode_scores<Arch, Batches>(queries_t, keys + k0 * d_k, n, d_k, tile);
+      for (std::size_t i = 0; i < n * R; i += W) {
+        (batch::load_unaligned(tile + i) * factor).store_unaligned(tile + i);
+      }
+      scores_finite = scores_finite && all_finite<Arch>(tile, n * R);
+      if (dense_mask || !shared.shows(k0, n, mask.sinks)) {
+        decode_mask_scores<Arch>(tile, R, rows, k0, n, mask);
+      }
+    }
+  }
+
+  // Softmax down the keys, every lane a row: max, then exp(score − max) and
+  // its sum. A row that sees no key has max −inf; it is shifted by 0
+  // instead, so that its −inf scores give weights of exactly 0.
+  batch max[Batches], sum[Batches];
+  for (std::size_t b = 0; b < Batches; ++b) {
+    max[b] = batch(kNegInf);
+    sum[b] = batch(0.0f);
+  }
+  for (const auto& run : runs) {
+    for (std::size_t j = run[0]; j < run[1]; ++j) {
+      for (std::size_t b = 0; b < Batches; ++b) {
+        max[b] = max_no_nan(max[b], batch::load_unaligned(scores_t + j * R + b * W));
+      }
+    }
+  }
+  for (std::size_t b = 0; b < Batches; ++b) {
+    max[b] = xsimd::select(max[b] == batch(kNegInf), batch(0.0f), max[b]);
+  }
+  for (const auto& run : runs) {
+    for (std::size_t j = run[0]; j < run[1]; ++j) {
+      for (std::size_t b = 0; b < Batches; ++b) {
+        float* score = scores_t + j * R + b * W;
+        const batch e = vec_exp<Arch>(batch::load_unaligned(score) - max[b]);
+        e.store_unaligned(score);
+        sum[b] += e;
+      }
+    }
+  }
+  alignas(64) float row_sum[R];
+  for (std::size_t b = 0; b < Batches; ++b) sum[b].store_aligned(row_sum + b * W);
+
+  float* out_t = lanes_scratch + d_k * R;  // row r's component c at out_t[c·R + r]
+  std::fill(out_t, out_t + d_v * R, 0.0f);
+  for (const auto& run : runs) {
+    decode_accumulate_values<Arch, Batches>(scores_t + run[0] * R, values + run[0] * d_v,
+                                            run[1] - run[0], d_v, out_t);
+  }
+  for (std::size_t r = 0; r < rows; ++r) {
+    fully_masked[r] = row_sum[r] == 0.0f ? 1 : 0;
+    const float inverse = row_sum[r] == 0.0f ? 0.0f : 1.0f / row_sum[r];
+    for (std::size_t c = 0; c < d_v; ++c) out[r * d_v + c] = out_t[c * R + r] * inverse;
+  }
+  return scores_finite;
+}
+
+}  // namespace detail
+
 /// q: `rows` query rows (d_k each, rows <= kDecodeMaxRows); keys (Tk × d_k)
-/// and values (Tk × d_v) row-major, in place. scores: rows × Tk floats of
-/// scratch, keys_t d_k × kKeyTile. out: rows × d_v. Returns whether every
-/// scaled score it computed was finite: a -inf score (from a -inf key, or
-/// a product that overflows) would otherwise pass as a masked key.
+/// and values (Tk × d_v) row-major, in place. scores_t holds
+/// decode_scores_size(Tk) floats of scratch, lanes_scratch
+/// decode_lanes_size(d_k, d_v). out: rows × d_v. Returns whether every scaled
+/// score it computed was finite: a -inf score (from a -inf key, or a
+/// product that overflows) would otherwise pass as a masked key.
 template <class Arch = xsimd::default_arch>
 bool decode_attention(const float* q, const float* keys, const float* values, std::size_t rows,
                       std::size_t Tk, std::size_t d_k, std::size_t d_v, float scale,
-                      const HeadMask& mask, float* out, std::uint8_t* fully_masked, float* scores,
-                      float* keys_t) {
-  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-  const DecodeKeyRange range = decode_key_range(mask, rows);
-  const std::size_t runs[2][2] = {{0, range.sink_end}, {range.begin, range.end}};
-
-  // Scores of the key tiles the runs touch, by the traced path's product on
-  // the same tiles (each score the same sum in the same order, so both paths
-  // agree even where a huge scale magnifies every rounding), then scaled as
-  // the traced path scales them. Each tile is transposed into keys_t while
-  // it is in cache; the keys are read from memory once.
-  std::size_t done_end = 0;  // tiles are visited once even when the runs share one
-  bool scores_finite = true;
-  for (const auto& run : runs) {
-    for (std::size_t k0 = run[0] / kKeyTile * kKeyTile; k0 < run[1]; k0 += kKeyTile) {
-      if (k0 < done_end) continue;
-      const std::size_t n = std::min(kKeyTile, Tk - k0);
-      transpose_tile<Arch>(keys + k0 * d_k, n, d_k, keys_t);
-      matmul_best(q, d_k, keys_t, n, scores + k0, Tk, rows, d_k, n);
-      for (std::size_t r = 0; r < rows; ++r) {
-        scale_row<Arch>(scores + r * Tk + k0, n, scale);
-        scores_finite = scores_finite && all_finite<Arch>(scores + r * Tk + k0, n);
+                      const HeadMask& mask, float* out, std::uint8_t* fully_masked, float* scores_t,
+                      float* lanes_scratch) noexcept {
+  constexpr std::size_t W = xsimd::batch<float, Arch>::size;
+  static_assert(kDecodeMaxRows <= kDecodeLanes && kDecodeLanes % W == 0);
+  const auto run = [&](auto batches) noexcept {
+    return detail::decode_attention_lanes<Arch, decltype(batches)::value>(
+        q, keys, values, rows, Tk, d_k, d_v, scale, mask, out, fully_masked, scores_t,
+        lanes_scratch);
+  };
+  switch ((rows + W - 1) / W) {
+    case 0:
+    case 1:
+      return run(std::integral_constant<std::size_t, 1>{});
+    case 2:
+      return run(std::integral_constant<std::size_t, 2>{});
+    default:
+      if constexpr (W <= 4) {
+        if (rows <= 3 * W) return run(std::integral_constant<std::size_t, 3>{});
+        return run(std::integral_constant<std::size_t, 4>{});
+      } else {
+        return run(std::integral_constant<std::size_t, kDecodeLanes / W>{});
       }
-      done_end = k0 + n;
-    }
   }
-  float row_sum[kDecodeMaxRows] = {};
-  for (std::size_t r = 0; r < rows; ++r) {
-    float* row = scores + r * Tk;
-    float max = kNegInf;
-    for (const auto& run : runs) {
-      if (run[0] >= run[1]) continue;
-      mask_row<Arch>(row + run[0], r, run[0], run[1] - run[0], mask);
-      for (std::size_t j = run[0]; j < run[1]; ++j) max = std::max(max, row[j]);
-    }
-    float sum = 0.0f;
-    for (const auto& run : runs) {
-      for (std::size_t j = run[0]; j < run[1]; ++j) {
-        row[j] = max == kNegInf ? 0.0f : std::exp(row[j] - max);
-        sum += row[j];
-      }
-    }
-    row_sum[r] = sum;
-    fully_masked[r] = sum == 0.0f ? 1 : 0;
-    std::fill(out + r * d_v, out + (r + 1) * d_v, 0.0f);
-  }
-  for (const auto& run : runs) {
-    for (std::size_t j0 = run[0]; j0 < run[1]; j0 += kDecodeValueBlock) {
-      accumulate_values<Arch>(scores + j0, Tk, values + j0 * d_v,
-                              std::min(kDecodeValueBlock, run[1] - j0), rows, d_v, out);
-    }
-  }
-  for (std::size_t r = 0; r < rows; ++r) {
-    if (row_sum[r] == 0.0f) continue;
-    const float inverse = 1.0f / row_sum[r];
-    for (std::size_t c = 0; c < d_v; ++c) out[r * d_v + c] *= inverse;
-  }
-  return scores_finite;
 }
 
 }  // namespace ATTN_KERNEL_ISA

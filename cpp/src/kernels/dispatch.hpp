@@ -30,10 +30,13 @@ void flash_attention_rows_best(const float* q, const float* packed_keys, const f
 
 /// decode_attention (a few query rows against keys and values read in
 /// place); see decode_attention.hpp. Returns whether every score was finite.
+/// noexcept (it allocates nothing): under Emscripten a call that may throw
+/// goes through a JavaScript invoke_ wrapper, whose presence would then
+/// depend on each wasm flavour's inlining, and the flavours share one loader.
 bool decode_attention_best(const float* q, const float* keys, const float* values, std::size_t rows,
                            std::size_t Tk, std::size_t d_k, std::size_t d_v, float scale,
                            const HeadMask& mask, float* out, std::uint8_t* fully_masked,
-                           float* scores, float* keys_t);
+                           float* scores_t, float* lanes_scratch) noexcept;
 
 /// matmul (c = a·b, or c += a·b when accumulate); see matmul.hpp.
 void matmul_best(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
@@ -67,8 +70,8 @@ struct DecodeAttentionKernel {
   template <class Arch>
   bool operator()(Arch, const float* q, const float* keys, const float* values, std::size_t rows,
                   std::size_t Tk, std::size_t d_k, std::size_t d_v, float scale,
-                  const HeadMask& mask, float* out, std::uint8_t* fully_masked, float* scores,
-                  float* keys_t) const;
+                  const HeadMask& mask, float* out, std::uint8_t* fully_masked, float* scores_t,
+                  float* lanes_scratch) const noexcept;
 };
 struct MatmulKernel {
   template <class Arch>

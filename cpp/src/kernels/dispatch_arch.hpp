@@ -35,10 +35,10 @@ template <class Arch>
 bool DecodeAttentionKernel::operator()(Arch, const float* q, const float* keys, const float* values,
                                        std::size_t rows, std::size_t Tk, std::size_t d_k,
                                        std::size_t d_v, float scale, const HeadMask& mask,
-                                       float* out, std::uint8_t* fully_masked, float* scores,
-                                       float* keys_t) const {
+                                       float* out, std::uint8_t* fully_masked, float* scores_t,
+                                       float* lanes_scratch) const noexcept {
   return decode_attention<Arch>(q, keys, values, rows, Tk, d_k, d_v, scale, mask, out, fully_masked,
-                                scores, keys_t);
+                                scores_t, lanes_scratch);
 }
 
 template <class Arch>
