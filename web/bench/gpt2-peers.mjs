@@ -10,6 +10,7 @@ import * as ort from 'onnxruntime-web';
 import * as tf from '@tensorflow/tfjs-core';
 import { cachedCausalBias, gpt2OnnxModel } from './gpt2-onnx.mjs';
 import { configureOrt } from './ort-runner.mjs';
+import { gpt2Layers } from './tfjs-gpt2-layers.mjs';
 import { initTfjs } from './tfjs-runner.mjs';
 
 const argmaxLast = (logits, V) => {
@@ -116,17 +117,7 @@ export async function createTfjsGpt2(weights, config) {
   const wteT = tf.transpose(w.get('wte.weight'));
   const scale = tf.scalar(1 / Math.sqrt(d));
 
-  const layerNorm = (x, p) => {
-    const { mean, variance } = tf.moments(x, -1, true);
-    const normed = tf.mul(tf.sub(x, mean), tf.rsqrt(tf.add(variance, 1e-5)));
-    return tf.add(tf.mul(normed, w.get(`${p}.weight`)), w.get(`${p}.bias`));
-  };
-  const linear = (x, p) => tf.add(tf.matMul(x, w.get(`${p}.weight`)), w.get(`${p}.bias`));
-  const gelu = (x) =>
-    tf.mul(
-      tf.mul(x, 0.5),
-      tf.add(1, tf.tanh(tf.mul(tf.add(x, tf.mul(tf.pow(x, 3), 0.044715)), Math.sqrt(2 / Math.PI)))),
-    );
+  const { layerNorm, linear, gelu } = gpt2Layers(w);
   const toHeads = (x, count) => tf.transpose(tf.reshape(x, [count, H, d]), [1, 0, 2]);
 
   /** New tokens after `cache` (per layer { k, v } of (H, past, d)); returns logits and the new cache. */

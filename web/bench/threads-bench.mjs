@@ -5,7 +5,6 @@
 //   node web/bench/threads-bench.mjs [--threads=N] [--sizes=256,1024,2048] [--reps=7] [--scaling-t=1024] [--quick] [--out=dir]
 //
 // Writes <out>/threads.json (default web/bench/results/).
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import { dirname, resolve } from 'node:path';
@@ -15,10 +14,9 @@ import * as ort from 'onnxruntime-web';
 
 import { distDir } from './attnscope-runner.mjs';
 import { runThreadsBench } from './threads-run.mjs';
-import { threadsBenchOptions } from './threads-options.mjs';
+import { threadsBenchOptions, writeThreadsRecord } from './threads-options.mjs';
 
 const options = threadsBenchOptions(process.argv.slice(2), os.availableParallelism());
-const outDir = resolve(options.out ?? new URL('./results', import.meta.url).pathname);
 
 const { createAttnScope } = await import(pathToFileURL(resolve(distDir, 'node.js')).href);
 ort.env.wasm.numThreads = options.threads;
@@ -37,17 +35,10 @@ console.log(
 );
 const result = await runThreadsBench({ ort, engineWith, ...options, log: console.log });
 
-mkdirSync(outDir, { recursive: true });
-const file = resolve(outDir, 'threads.json');
-const record = {
-  date: new Date().toISOString(),
+writeThreadsRecord({
+  defaultDir: new URL('./results', import.meta.url).pathname,
+  name: 'threads.json',
   runtime: `Node ${process.versions.node}`,
-  cpu: os.cpus()[0]?.model,
-  hardwareThreads: os.availableParallelism(),
-  threads: options.threads,
-  reps: options.reps,
-  scalingT: options.scalingT,
-  ...result,
-};
-writeFileSync(file, JSON.stringify(record, null, 2) + '\n');
-console.log(`\nwritten: ${file}`);
+  options,
+  result,
+});

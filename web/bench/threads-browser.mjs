@@ -9,15 +9,14 @@
 // Needs dist/ (npm run build) and Chromium (/usr/bin/chromium, or CHROMIUM=path).
 // Writes <out>/threads-chromium.json (default web/bench/results/).
 import { createServer } from 'node:http';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { extname, join, normalize, resolve } from 'node:path';
 
-import { threadsBenchOptions } from './threads-options.mjs';
+import { threadsBenchOptions, writeThreadsRecord } from './threads-options.mjs';
 
 const repo = resolve(new URL('../..', import.meta.url).pathname);
 const options = threadsBenchOptions(process.argv.slice(2), os.availableParallelism());
-const outDir = resolve(options.out ?? new URL('./results', import.meta.url).pathname);
 const chromium = process.env.CHROMIUM ?? '/usr/bin/chromium';
 for (const [path, hint] of [
   [join(repo, 'dist/attnscope-threads.wasm'), 'build the package first (npm run build)'],
@@ -106,20 +105,13 @@ try {
     return runThreadsBench({ ort, engineWith, ...options, log: console.log });
   }, options);
   if (errors.length) throw new Error(`page errors: ${errors.join('; ')}`);
-  mkdirSync(outDir, { recursive: true });
-  const file = resolve(outDir, 'threads-chromium.json');
-  const record = {
-    date: new Date().toISOString(),
+  writeThreadsRecord({
+    defaultDir: new URL('./results', import.meta.url).pathname,
+    name: 'threads-chromium.json',
     runtime: browser,
-    cpu: os.cpus()[0]?.model,
-    hardwareThreads: os.availableParallelism(),
-    threads: options.threads,
-    reps: options.reps,
-    scalingT: options.scalingT,
-    ...result,
-  };
-  writeFileSync(file, JSON.stringify(record, null, 2) + '\n');
-  console.log(`\nwritten: ${file}`);
+    options,
+    result,
+  });
 } catch (e) {
   console.error(`threads-browser: ${e.message ?? e}`);
   exitCode = 1;

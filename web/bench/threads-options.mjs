@@ -1,4 +1,8 @@
-// The command line of the threaded comparison, shared by its Node and Chromium runners.
+// The command line and the results file of the threaded comparison, shared by
+// its Node and Chromium runners.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { resolve } from 'node:path';
 
 /** --threads=N --sizes=a,b --reps=R --scaling-t=T --quick --out=dir → options. */
 export function threadsBenchOptions(argv, hardwareThreads) {
@@ -23,4 +27,23 @@ export function threadsBenchOptions(argv, hardwareThreads) {
     scalingT: Number(args['scaling-t'] ?? (quick ? 256 : 1024)),
     out: args.out,
   };
+}
+
+/** Writes one run's `result` as <options.out or defaultDir>/<name> and says where. */
+export function writeThreadsRecord({ defaultDir, name, runtime, options, result }) {
+  const dir = resolve(options.out ?? defaultDir);
+  mkdirSync(dir, { recursive: true });
+  const file = resolve(dir, name);
+  const record = {
+    date: new Date().toISOString(),
+    runtime,
+    cpu: os.cpus()[0]?.model,
+    hardwareThreads: os.availableParallelism(),
+    threads: options.threads,
+    reps: options.reps,
+    scalingT: options.scalingT,
+    ...result,
+  };
+  writeFileSync(file, JSON.stringify(record, null, 2) + '\n');
+  console.log(`\nwritten: ${file}`);
 }

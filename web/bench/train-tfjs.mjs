@@ -7,6 +7,7 @@
 // decay on the matrices only.
 import * as tf from '@tensorflow/tfjs-core';
 import './tfjs-gradients.mjs';
+import { gpt2Layers } from './tfjs-gpt2-layers.mjs';
 import { initTfjs } from './tfjs-runner.mjs';
 
 /**
@@ -31,23 +32,7 @@ export async function createTfjsTrainer(weights, config, options) {
   }
   const scale = 1 / Math.sqrt(d);
 
-  const layerNorm = (x, p) => {
-    const { mean, variance } = tf.moments(x, -1, true);
-    const normed = tf.mul(tf.sub(x, mean), tf.rsqrt(tf.add(variance, 1e-5)));
-    return tf.add(tf.mul(normed, w.get(`${p}.weight`)), w.get(`${p}.bias`));
-  };
-  const linear = (x, p) => tf.add(tf.matMul(x, w.get(`${p}.weight`)), w.get(`${p}.bias`));
-  // x·x·x rather than pow(x, 3): pow's gradient also differentiates the exponent.
-  const gelu = (x) =>
-    tf.mul(
-      tf.mul(x, 0.5),
-      tf.add(
-        1,
-        tf.tanh(
-          tf.mul(tf.add(x, tf.mul(tf.mul(tf.mul(x, x), x), 0.044715)), Math.sqrt(2 / Math.PI)),
-        ),
-      ),
-    );
+  const { layerNorm, linear, gelu } = gpt2Layers(w);
 
   /** The mean next-token cross-entropy of inputs (B, L) against targets (B·L). */
   function loss(inputs, targets, B, L, causal) {
