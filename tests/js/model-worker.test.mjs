@@ -44,3 +44,55 @@ test('a bad file rejects with the engine message, and the worker frees everythin
   await model.dispose();
   assert.equal((await worker.memoryUsage()).heapInUse, before.heapInUse);
 });
+
+test('a model created in the worker trains as on the main thread, bit for bit', async () => {
+  const config = { layers: 2, heads: 2, dModel: 16, vocabSize: 20, contextLength: 12, seed: 4 };
+  const local = engine.createModel(config);
+  const remote = await worker.createModel(config);
+  assert.deepEqual(remote.config, local.config);
+  const options = { lr: 3e-3, weightDecay: 0.1, clip: 1, warmup: 2, totalSteps: 6 };
+  const localTrainer = local.trainer(options);
+  const remoteTrainer = await remote.trainer(options);
+  assert.equal(remoteTrainer.steps, 0);
+  for (let step = 0; step < 4; step++) {
+    const batch = {
+      tokens: Array.from({ length: 3 * 9 }, (_, i) => (i * 7 + step * 3) % 20),
+      shape: [3, 9],
+    };
+    assert.deepEqual(await remoteTrainer.step(batch), localTrainer.step(batch), `step ${step}`);
+  }
+  assert.equal(remoteTrainer.steps, 4);
+  const name = 'h.1.attn.c_attn.weight';
+  assert.deepEqual(await remoteTrainer.gradient(name), localTrainer.gradient(name));
+  assert.deepEqual(await remote.save(), local.save());
+  local.dispose();
+  await remote.dispose();
+  await assert.rejects(remoteTrainer.step({ tokens: [1, 2], shape: [1, 2] }), {
+    name: 'AttnScopeError',
+    message: /trainer.step: the trainer's model was disposed/,
+  });
+});
+
+test('bad model and trainer options reject with the engine message, and the worker frees everything', async () => {
+  const before = await worker.memoryUsage();
+  const bad = { layers: 1, heads: 3, dModel: 16, vocabSize: 20, contextLength: 8 };
+  const message = (() => {
+    try {
+      engine.createModel(bad);
+    } catch (e) {
+      return e.message;
+    }
+    return 'no error';
+  })();
+  await assert.rejects(worker.createModel(bad), { name: 'AttnScopeError', message });
+  const model = await worker.createModel({ ...bad, heads: 2 });
+  await assert.rejects(model.trainer({ lr: -1 }), { name: 'AttnScopeError', message: /lr/ });
+  const trainer = await model.trainer({ lr: 1e-3 });
+  await assert.rejects(trainer.step({ tokens: [1, 2, 3], shape: [1, 2] }), {
+    name: 'AttnScopeError',
+    message: /tokens|shape/,
+  });
+  assert.equal(trainer.steps, 0, 'a refused step is not counted');
+  await model.dispose();
+  assert.equal((await worker.memoryUsage()).heapInUse, before.heapInUse);
+});

@@ -8,7 +8,7 @@ import { createPool, type AttnScopePool, type PoolCreateOptions } from './worker
 
 export type { AttnScopeWorker, WorkerCreateOptions, WorkerInfo } from './worker-protocol.js';
 export type { AttnScopePool, PoolCreateOptions, PoolInfo } from './worker-pool.js';
-export type { WorkerModel } from './worker-models.js';
+export type { WorkerModel, WorkerTrainer } from './worker-models.js';
 export { AttnScopeError } from './errors.js';
 
 /**

@@ -53,7 +53,7 @@ export interface PoolInfo extends WorkerInfo {
  */
 export interface AttnScopePool extends Omit<
   AttnScopeWorker,
-  'ready' | 'memoryUsage' | 'loadModel' | 'loadModelFromBlob'
+  'ready' | 'memoryUsage' | 'loadModel' | 'loadModelFromBlob' | 'createModel'
 > {
   /** Resolves once every worker has loaded the wasm; rejects with AttnScopeError if one cannot. */
   readonly ready: Promise<PoolInfo>;

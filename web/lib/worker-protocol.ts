@@ -3,6 +3,7 @@
 // worker_threads both plug in through the small Port interfaces.
 import { AttnScopeError } from './errors.js';
 import type { LoadModelFromBlobOptions, LoadModelOptions } from './model-types.js';
+import type { CreateModelArgs } from './train-types.js';
 import { keepingAttentionOutput, keepingLinearOutput } from './output-buffer.js';
 import {
   kModelMethods,
@@ -113,6 +114,8 @@ export interface AttnScopeWorker {
     blob: Blob,
     options?: Omit<LoadModelFromBlobOptions, 'onProgress'>,
   ): Promise<WorkerModel>;
+  /** See {@link AttnScope.createModel}: the model (and any trainer of it) lives in the worker. */
+  createModel(args: CreateModelArgs): Promise<WorkerModel>;
   /** See {@link AttnScope.memoryUsage}. */
   memoryUsage(): Promise<MemoryUsage>;
   /** Stops the worker; pending calls reject with AttnScopeError. */
@@ -341,6 +344,7 @@ export function createClient(port: ClientPort, options: WorkerCreateOptions): At
       workerModel(call, await call('loadModel', { bytes, options }, transfer)),
     loadModelFromBlob: async (blob, options) =>
       workerModel(call, await call('loadModelFromBlob', { blob, options })),
+    createModel: async (args) => workerModel(call, await call('createModel', args)),
     memoryUsage: () => call('memoryUsage'),
     terminate() {
       port.terminate();
