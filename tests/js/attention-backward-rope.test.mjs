@@ -161,29 +161,12 @@ test('attentionBackward rejects bad rope input by name and leaves memory as it w
     /^attentionBackward: rope needs an even d_k \(it rotates pairs\), got d_k=3/,
   );
   const even = new Float32Array(8);
+  const withRope = (rope) => () =>
+    engine.attentionBackward({ q: even, k: even, v: even, shape: [4, 2], dOutput: even, rope });
   throwsNamed(
-    () =>
-      engine.attentionBackward({
-        q: even,
-        k: even,
-        v: even,
-        shape: [4, 2],
-        dOutput: even,
-        rope: { base: -1 },
-      }),
+    withRope({ base: -1 }),
     /^attentionBackward: rope.base must be a finite number > 0, got -1/,
   );
-  throwsNamed(
-    () =>
-      engine.attentionBackward({
-        q: even,
-        k: even,
-        v: even,
-        shape: [4, 2],
-        dOutput: even,
-        rope: { bas: 10 },
-      }),
-    /^attentionBackward: rope has an unknown field 'bas'/,
-  );
+  throwsNamed(withRope({ bas: 10 }), /^attentionBackward: rope has an unknown field 'bas'/);
   assert.equal(engine.memoryUsage().heapInUse, before);
 });
