@@ -77,7 +77,11 @@ AttentionGradients backward_impl(const TensorView& q, const TensorView& k, const
   std::vector<float> q_rotated, k_rotated;
   const float* queries = q.data;
   const float* keys = k.data;
-  if (rope.enabled) {
+  if (rope.enabled && options.trace) {
+    // The traced forward keeps q and k as it rotated them.
+    queries = forward.trace->q_rotated.data.data();
+    keys = forward.trace->k_rotated.data.data();
+  } else if (rope.enabled) {
     q_rotated =
         rotated(q.data, dims.batch * dims.heads, dims.q_len, dims.query_offset(), dims.d_k, rope);
     k_rotated = rotated(k.data, dims.batch * dims.kv_heads, dims.k_len, 0, dims.d_k, rope);
