@@ -146,12 +146,25 @@ void put_attention(Call& c, const std::string& prefix, Result&& r) {
 // ---- the runners ----------------------------------------------------------------------
 
 void run_attention(Call& c) {
-  put_attention(c, "", attention(c.view("q"), c.view("k"), c.view("v"), attention_options(c)));
+  if (c.number_or("logSumExp", 0) == 0) {
+    put_attention(c, "", attention(c.view("q"), c.view("k"), c.view("v"), attention_options(c)));
+    return;
+  }
+  AttentionResult r =
+      attention_with_log_sum_exp(c.view("q"), c.view("k"), c.view("v"), attention_options(c));
+  c.put("logSumExp", std::move(r.log_sum_exp));
+  put_attention(c, "", std::move(r));
 }
 
 void run_attention_backward(Call& c) {
-  AttentionGradients g = attention_backward(c.view("q"), c.view("k"), c.view("v"),
-                                            c.view("dOutput"), attention_options(c));
+  // "savedForward": the forward's output and logSumExp are given.
+  AttentionGradients g =
+      c.number_or("savedForward", 0) != 0
+          ? attention_backward(c.view("q"), c.view("k"), c.view("v"), c.view("dOutput"),
+                               SavedForward{c.view("output"), c.view("logSumExp")},
+                               attention_options(c))
+          : attention_backward(c.view("q"), c.view("k"), c.view("v"), c.view("dOutput"),
+                               attention_options(c));
   c.put("dq", std::move(g.dq));
   c.put("dk", std::move(g.dk));
   c.put("dv", std::move(g.dv));

@@ -4,6 +4,7 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "allocate.hpp"
 #include "attention_internal.hpp"
@@ -75,9 +76,8 @@ void check_key_value_shapes(const TensorView& q, const TensorView& k, const Tens
   }
 }
 
-AttentionResult attention_impl(const TensorView& q, const TensorView& k, const TensorView& v,
-                               const AttentionOptions& options,
-                               std::vector<float>* log_sum_exp = nullptr) {
+// q's rank, k's and v's shapes against it, and q's values.
+void check_shapes_and_queries(const TensorView& q, const TensorView& k, const TensorView& v) {
   check_tensor(q, kFn, "q");
   if (q.rank() < 2 || q.rank() > 4) {
     throw Error(std::string(kFn) + ": q has shape " + shape_to_string(q.shape) +
@@ -87,10 +87,14 @@ AttentionResult attention_impl(const TensorView& q, const TensorView& k, const T
   check_tensor(v, kFn, "v");
   check_key_value_shapes(q, k, v);
   check_finite(q, kFn, "q");
+}
 
+AttentionResult attention_impl(const TensorView& q, const TensorView& k, const TensorView& v,
+                               const AttentionOptions& options, bool with_log_sum_exp = false) {
+  check_shapes_and_queries(q, k, v);
   const detail::AttentionDims dims = detail::attention_dims(q, k, v);
   const bool defer_checks =
-      !options.trace && !log_sum_exp && detail::decode_reads_every_key(dims, options.mask);
+      !options.trace && !with_log_sum_exp && detail::decode_reads_every_key(dims, options.mask);
   if (!defer_checks) {
     check_finite(k, kFn, "k");
     check_finite(v, kFn, "v");
@@ -101,21 +105,24 @@ AttentionResult attention_impl(const TensorView& q, const TensorView& k, const T
   const Shape prefix(q.shape.begin(), q.shape.end() - 2);
   Shape out_shape = prefix;
   out_shape.push_back(dims.q_len);
+  Shape square_shape = out_shape;
   out_shape.push_back(dims.d_v);
-  Shape square_shape = prefix;
-  square_shape.push_back(dims.q_len);
   square_shape.push_back(dims.k_len);
 
   AttentionResult result;
   result.output = detail::allocate_zeros(out_shape, "attention: output");
   result.fully_masked.assign(dims.batch * dims.heads * dims.q_len, 0);
-  if (log_sum_exp) log_sum_exp->assign(result.fully_masked.size(), 0.0f);
+  if (with_log_sum_exp) {
+    result.log_sum_exp =
+        detail::allocate_zeros(Shape(q.shape.begin(), q.shape.end() - 1), "attention: log-sum-exp");
+  }
   std::optional<AttentionTrace> trace;
   if (options.trace) trace.emplace();
-  result.fully_masked_count = detail::run_attention(
-      q.data, k.data, v.data, dims, options, scale, square_shape, q.shape, k.shape,
-      result.output.data.data(), result.fully_masked.data(), trace ? &*trace : nullptr, kFn,
-      defer_checks ? &deferred : nullptr, log_sum_exp ? log_sum_exp->data() : nullptr);
+  result.fully_masked_count =
+      detail::run_attention(q.data, k.data, v.data, dims, options, scale, square_shape, q.shape,
+                            k.shape, result.output.data.data(), result.fully_masked.data(),
+                            trace ? &*trace : nullptr, kFn, defer_checks ? &deferred : nullptr,
+                            with_log_sum_exp ? result.log_sum_exp.data.data() : nullptr);
   result.trace = std::move(trace);
   detail::check_result_finite(result.output, kFn, "the output");
   return result;
@@ -125,16 +132,31 @@ AttentionResult attention_impl(const TensorView& q, const TensorView& k, const T
 
 namespace detail {
 
-AttentionResult attention_with_log_sum_exp(const TensorView& q, const TensorView& k,
-                                           const TensorView& v, const AttentionOptions& options,
-                                           std::vector<float>& log_sum_exp) {
-  AttentionOptions fast = options;
-  fast.trace = false;
-  try {
-    return attention_impl(q, k, v, fast, &log_sum_exp);
-  } catch (const std::bad_alloc&) {
-    throw ResourceError(std::string(kFn) + ": out of memory");
+void check_attention_inputs(const TensorView& q, const TensorView& k, const TensorView& v,
+                            const AttentionOptions& options) {
+  check_shapes_and_queries(q, k, v);
+  check_finite(k, kFn, "k");
+  check_finite(v, kFn, "v");
+  const AttentionDims dims = attention_dims(q, k, v);
+  const float scale = resolve_scale(options.scale, dims.d_k, kFn);
+  validate_mask(options.mask, dims, kFn);
+  validate_bias(options.bias, dims, kFn);
+  validate_rope(options.rope, dims, kFn);
+  ScoreTerms terms;
+  terms.mask = &options.mask;
+  terms.bias = &options.bias.values;
+  if (options.bias.alibi) terms.alibi_slopes = alibi_slopes(dims.heads);
+  if (!options.rope.enabled) {
+    check_score_range(q.data, k.data, dims, scale, terms, kFn);
+    return;
   }
+  // The scores are those of q and k rotated.
+  const std::vector<float> q_rotated =
+      rotate_rope(q.data, dims.batch * dims.heads, dims.q_len, dims.query_offset(), dims.d_k,
+                  options.rope.base, kFn);
+  const std::vector<float> k_rotated = rotate_rope(k.data, dims.batch * dims.kv_heads, dims.k_len,
+                                                   0, dims.d_k, options.rope.base, kFn);
+  check_score_range(q_rotated.data(), k_rotated.data(), dims, scale, terms, kFn);
 }
 
 AttentionDims attention_dims(const TensorView& q, const TensorView& k, const TensorView& v) {
@@ -161,6 +183,19 @@ AttentionResult attention(const TensorView& q, const TensorView& k, const Tensor
                           const AttentionOptions& options) {
   try {
     return attention_impl(q, k, v, options);
+  } catch (const std::bad_alloc&) {
+    throw ResourceError(std::string(kFn) + ": out of memory");
+  }
+}
+
+AttentionResult attention_with_log_sum_exp(const TensorView& q, const TensorView& k,
+                                           const TensorView& v, const AttentionOptions& options) {
+  if (options.trace) {
+    throw Error(std::string(kFn) +
+                ": the log-sum-exp comes from the fast path, expected options.trace = false");
+  }
+  try {
+    return attention_impl(q, k, v, options, /*with_log_sum_exp=*/true);
   } catch (const std::bad_alloc&) {
     throw ResourceError(std::string(kFn) + ": out of memory");
   }

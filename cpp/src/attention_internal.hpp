@@ -132,12 +132,11 @@ std::size_t run_attention(const float* q, const float* k, const float* v, const 
                           std::uint8_t* fully_masked, Trace* trace, const char* fn,
                           const DeferredChecks* deferred = nullptr, float* log_sum_exp = nullptr);
 
-/// attention() on the fast path (options.trace is ignored) that also gives
-/// each query's log-sum-exp, (B·H·Tq) as fully_masked: the forward of the
-/// flash backward. Throws what attention() throws, naming `fn`.
-AttentionResult attention_with_log_sum_exp(const TensorView& q, const TensorView& k,
-                                           const TensorView& v, const AttentionOptions& options,
-                                           std::vector<float>& log_sum_exp);
+/// Every check attention() makes of q, k, v and the options (shapes,
+/// values, masks, bias, rope, scale and the score range), without running
+/// it: for a backward given the forward's results. Messages name `attention`.
+void check_attention_inputs(const TensorView& q, const TensorView& k, const TensorView& v,
+                            const AttentionOptions& options);
 
 }  // namespace attnscope::detail
 

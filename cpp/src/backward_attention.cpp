@@ -1,6 +1,8 @@
 // attention_backward(): checks, the forward it needs (traced: the weights;
-// flash: the output), then the traced or the tiled backward.
+// flash: the output and log-sum-exp, unless given), then the traced or the
+// tiled backward.
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,15 +17,13 @@ namespace {
 
 constexpr const char* kFn = "attention_backward";
 
-// The forward's own messages, under this function's name. The flash form
-// also keeps each query's log-sum-exp from it.
-AttentionResult forward_for_backward(const TensorView& q, const TensorView& k, const TensorView& v,
-                                     const AttentionOptions& options,
-                                     std::vector<float>& log_sum_exp) {
+// Runs `body` (the forward, or its checks), giving its messages under this
+// function's name.
+template <class Body>
+auto as_backward(Body&& body) -> decltype(body()) {
   const std::string forward_name = "attention:";
   try {
-    if (!options.trace) return detail::attention_with_log_sum_exp(q, k, v, options, log_sum_exp);
-    return attention(q, k, v, options);
+    return body();
   } catch (const ResourceError&) {
     throw;
   } catch (const Error& e) {
@@ -31,6 +31,23 @@ AttentionResult forward_for_backward(const TensorView& q, const TensorView& k, c
     if (message.rfind(forward_name, 0) != 0) throw;
     throw Error(std::string(kFn) + ":" + message.substr(forward_name.size()));
   }
+}
+
+void check_shape(const TensorView& t, const Shape& expected, const char* name, const char* what) {
+  if (t.shape != expected) {
+    throw Error(std::string(kFn) + ": " + name + " has shape " + shape_to_string(t.shape) +
+                ", expected " + shape_to_string(expected) + " (" + what + ")");
+  }
+}
+
+/// A saved forward's output and log-sum-exp, against the shapes of q and v.
+void check_saved(const SavedForward& saved, const Shape& output_shape, const Shape& lse_shape) {
+  detail::check_tensor(saved.output, kFn, "output");
+  check_shape(saved.output, output_shape, "output", "attention()'s output shape");
+  detail::check_finite(saved.output, kFn, "output");
+  detail::check_tensor(saved.log_sum_exp, kFn, "log_sum_exp");
+  check_shape(saved.log_sum_exp, lse_shape, "log_sum_exp", "q's shape without d_k");
+  detail::check_finite(saved.log_sum_exp, kFn, "log_sum_exp", /*allow_negative_inf=*/true);
 }
 
 /// Rotated rows (rope): `heads` heads of `rows` rows of width d, row t at
@@ -58,16 +75,35 @@ void rotate_back(Tensor& grad, std::size_t heads, std::size_t rows, std::size_t 
 }
 
 AttentionGradients backward_impl(const TensorView& q, const TensorView& k, const TensorView& v,
-                                 const TensorView& d_output, const AttentionOptions& options) {
-  // The forward checks q, k, v and every option, and gives what the
-  // backward needs: the weights (traced) or the output (flash).
-  std::vector<float> log_sum_exp;
-  const AttentionResult forward = forward_for_backward(q, k, v, options, log_sum_exp);
-  detail::check_tensor(d_output, kFn, "d_output");
-  if (d_output.shape != forward.output.shape) {
-    throw Error(std::string(kFn) + ": d_output has shape " + shape_to_string(d_output.shape) +
-                ", expected " + shape_to_string(forward.output.shape) + " (the output's shape)");
+                                 const TensorView& d_output, const AttentionOptions& options,
+                                 const SavedForward* saved) {
+  // The forward (or, given its results, its checks) checks q, k, v and
+  // every option; it gives what the backward needs: the weights (traced) or
+  // the output and log-sum-exp (flash).
+  std::optional<AttentionResult> forward;
+  TensorView output, log_sum_exp;
+  if (saved) {
+    if (options.trace) {
+      throw Error(std::string(kFn) +
+                  ": output and log_sum_exp are the fast path's, expected options.trace = false");
+    }
+    as_backward([&] { detail::check_attention_inputs(q, k, v, options); });
+    const Shape lse_shape(q.shape.begin(), q.shape.end() - 1);
+    Shape output_shape = lse_shape;
+    output_shape.push_back(v.shape.back());
+    check_saved(*saved, output_shape, lse_shape);
+    output = saved->output;
+    log_sum_exp = saved->log_sum_exp;
+  } else {
+    forward = as_backward([&] {
+      return options.trace ? attention(q, k, v, options)
+                           : attention_with_log_sum_exp(q, k, v, options);
+    });
+    output = forward->output;
+    log_sum_exp = forward->log_sum_exp;
   }
+  detail::check_tensor(d_output, kFn, "d_output");
+  check_shape(d_output, output.shape, "d_output", "the output's shape");
   detail::check_finite(d_output, kFn, "d_output");
 
   const detail::AttentionDims dims = detail::attention_dims(q, k, v);
@@ -79,8 +115,8 @@ AttentionGradients backward_impl(const TensorView& q, const TensorView& k, const
   const float* keys = k.data;
   if (rope.enabled && options.trace) {
     // The traced forward keeps q and k as it rotated them.
-    queries = forward.trace->q_rotated.data.data();
-    keys = forward.trace->k_rotated.data.data();
+    queries = forward->trace->q_rotated.data.data();
+    keys = forward->trace->k_rotated.data.data();
   } else if (rope.enabled) {
     q_rotated =
         rotated(q.data, dims.batch * dims.heads, dims.q_len, dims.query_offset(), dims.d_k, rope);
@@ -95,14 +131,14 @@ AttentionGradients backward_impl(const TensorView& q, const TensorView& k, const
   const detail::AttentionGradientBuffers out{g.dq.data.data(), g.dk.data.data(), g.dv.data.data()};
   if (options.trace) {
     detail::attention_backward_traced(queries, keys, v.data, d_output.data,
-                                      forward.trace->weights.data.data(), dims, scale, out);
+                                      forward->trace->weights.data.data(), dims, scale, out);
   } else {
     detail::ScoreTerms terms;
     terms.mask = &options.mask;
     terms.bias = &options.bias.values;
     if (options.bias.alibi) terms.alibi_slopes = detail::alibi_slopes(dims.heads);
-    detail::attention_backward_flash(queries, keys, v.data, forward.output.data.data(),
-                                     log_sum_exp.data(), d_output.data, dims, scale, terms, out);
+    detail::attention_backward_flash(queries, keys, v.data, output.data, log_sum_exp.data,
+                                     d_output.data, dims, scale, terms, out);
   }
   if (rope.enabled) {
     rotate_back(g.dq, dims.batch * dims.heads, dims.q_len, dims.query_offset(), dims.d_k, rope);
@@ -119,7 +155,17 @@ AttentionGradients backward_impl(const TensorView& q, const TensorView& k, const
 AttentionGradients attention_backward(const TensorView& q, const TensorView& k, const TensorView& v,
                                       const TensorView& d_output, const AttentionOptions& options) {
   try {
-    return backward_impl(q, k, v, d_output, options);
+    return backward_impl(q, k, v, d_output, options, nullptr);
+  } catch (const std::bad_alloc&) {
+    throw ResourceError(std::string(kFn) + ": out of memory");
+  }
+}
+
+AttentionGradients attention_backward(const TensorView& q, const TensorView& k, const TensorView& v,
+                                      const TensorView& d_output, const SavedForward& saved,
+                                      const AttentionOptions& options) {
+  try {
+    return backward_impl(q, k, v, d_output, options, &saved);
   } catch (const std::bad_alloc&) {
     throw ResourceError(std::string(kFn) + ": out of memory");
   }

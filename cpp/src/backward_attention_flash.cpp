@@ -4,7 +4,8 @@
 // exp(score − lse), and the tile's share added to dq, dk and dv with the
 // matmul kernel. Scratch is a few tiles and
 // two floats per query: no Tq×Tk buffer exists. Key tiles that every query
-// of a query tile has masked (causal, padding) are skipped.
+// of a query tile has masked (causal, padding) are skipped. Key/value heads
+// run in parallel on the thread pool (thread_pool.hpp).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -18,6 +19,7 @@
 #include "kernels/mask_row.hpp"
 #include "kernels/softmax_rows.hpp"
 #include "kernels/transpose.hpp"
+#include "thread_pool.hpp"
 
 namespace attnscope::detail {
 
@@ -107,12 +109,14 @@ struct HeadTiles {
         }
         transpose(scores.data(), m, n, n, transposed.data());  // Pᵀ (n, m)
         kernels::matmul_best(transposed.data(), m, d_out + i0 * d_v, d_v, dv + j0 * d_v, d_v, n, m,
-                             d_v, /*accumulate=*/true);
+                             d_v,
+                             /*accumulate=*/true);
         kernels::matmul_best(grads.data(), n, keys + j0 * d_k, d_k, dq + i0 * d_k, d_k, m, n, d_k,
                              /*accumulate=*/true);
         transpose(grads.data(), m, n, n, transposed.data());  // dSᵀ (n, m)
         kernels::matmul_best(transposed.data(), m, queries + i0 * d_k, d_k, dk + j0 * d_k, d_k, n,
-                             m, d_k, /*accumulate=*/true);
+                             m, d_k,
+                             /*accumulate=*/true);
       }
     }
   }
@@ -125,32 +129,44 @@ void attention_backward_flash(const float* q, const float* k, const float* v, co
                               const AttentionDims& dims, float scale, const ScoreTerms& terms,
                               const AttentionGradientBuffers& out) {
   const std::size_t Tq = dims.q_len, Tk = dims.k_len, d_k = dims.d_k, d_v = dims.d_v;
-  HeadTiles tiles(d_k, d_v);
-  tiles.Tq = Tq;
-  tiles.Tk = Tk;
-  tiles.d_k = d_k;
-  tiles.d_v = d_v;
-  tiles.scale = scale;
-  std::vector<float> centre = allocate_zeros({Tq}, "attention_backward: dO·O").data;
-  for (std::size_t b = 0; b < dims.batch; ++b) {
-    for (std::size_t h = 0; h < dims.heads; ++h) {
-      const std::size_t head = b * dims.heads + h;
-      const std::size_t kv_head = b * dims.kv_heads + h / dims.group();
-      const kernels::HeadMask mask = head_mask(terms, dims, b, h);
-      tiles.mask = &mask;
-      tiles.queries = q + head * Tq * d_k;
-      tiles.keys = k + kv_head * Tk * d_k;
-      tiles.values = v + kv_head * Tk * d_v;
-      tiles.d_out = d_output + head * Tq * d_v;
-      tiles.dq = out.dq + head * Tq * d_k;
-      tiles.dk = out.dk + kv_head * Tk * d_k;
-      tiles.dv = out.dv + kv_head * Tk * d_v;
-      for (std::size_t i = 0; i < Tq; ++i) {
-        centre[i] = kernels::dot<Arch>(tiles.d_out + i * d_v, output + (head * Tq + i) * d_v, d_v);
-      }
-      tiles.gradients(log_sum_exp + head * Tq, centre.data());
-    }
+  const std::size_t group = dims.group(), kv_heads = dims.batch * dims.kv_heads;
+  // One task per key/value head: only its group's query heads add into its
+  // dk and dv, and they do so in order, as on one thread, so the sums are
+  // the same bits at any thread count.
+  const std::size_t slots = std::min(parallel_slots(), kv_heads);
+  std::vector<HeadTiles> tiles;
+  std::vector<std::vector<float>> centres;
+  tiles.reserve(slots);
+  for (std::size_t s = 0; s < slots; ++s) {
+    tiles.emplace_back(d_k, d_v);
+    tiles.back().Tq = Tq;
+    tiles.back().Tk = Tk;
+    tiles.back().d_k = d_k;
+    tiles.back().d_v = d_v;
+    tiles.back().scale = scale;
+    centres.push_back(allocate_zeros({Tq}, "attention_backward: dO·O").data);
   }
+  parallel_for(kv_heads, slots, [&](std::size_t kv_head, std::size_t slot) {
+    HeadTiles& t = tiles[slot];
+    std::vector<float>& centre = centres[slot];
+    const std::size_t b = kv_head / dims.kv_heads, kv = kv_head % dims.kv_heads;
+    t.keys = k + kv_head * Tk * d_k;
+    t.values = v + kv_head * Tk * d_v;
+    t.dk = out.dk + kv_head * Tk * d_k;
+    t.dv = out.dv + kv_head * Tk * d_v;
+    for (std::size_t h = kv * group; h < (kv + 1) * group; ++h) {
+      const std::size_t head = b * dims.heads + h;
+      const kernels::HeadMask mask = head_mask(terms, dims, b, h);
+      t.mask = &mask;
+      t.queries = q + head * Tq * d_k;
+      t.d_out = d_output + head * Tq * d_v;
+      t.dq = out.dq + head * Tq * d_k;
+      for (std::size_t i = 0; i < Tq; ++i) {
+        centre[i] = kernels::dot<Arch>(t.d_out + i * d_v, output + (head * Tq + i) * d_v, d_v);
+      }
+      t.gradients(log_sum_exp + head * Tq, centre.data());
+    }
+  });
 }
 
 }  // namespace attnscope::detail

@@ -1,9 +1,11 @@
 // The traced attention backward: the forward's softmax weights are read, so
-// nothing is recomputed (see backward.hpp for the formulas).
+// nothing is recomputed (see backward.hpp for the formulas). Key/value heads
+// run in parallel on the thread pool (thread_pool.hpp).
 #include <xsimd/xsimd.hpp>
 
 #include "backward_attention_internal.hpp"
 #include "kernels/dot.hpp"
+#include "thread_pool.hpp"
 
 namespace attnscope::detail {
 
@@ -13,10 +15,13 @@ void attention_backward_traced(const float* q, const float* k, const float* v,
                                const AttentionGradientBuffers& out) {
   using Arch = xsimd::default_arch;
   const std::size_t Tq = dims.q_len, Tk = dims.k_len, d_k = dims.d_k, d_v = dims.d_v;
-  for (std::size_t b = 0; b < dims.batch; ++b) {
-    for (std::size_t h = 0; h < dims.heads; ++h) {
+  const std::size_t group = dims.group(), kv_heads = dims.batch * dims.kv_heads;
+  // One task per key/value head: its group's query heads add into its dk and
+  // dv in order, as on one thread, so any thread count gives the same bits.
+  parallel_for(kv_heads, parallel_slots(), [&](std::size_t kv_head, std::size_t) {
+    const std::size_t b = kv_head / dims.kv_heads, kv = kv_head % dims.kv_heads;
+    for (std::size_t h = kv * group; h < (kv + 1) * group; ++h) {
       const std::size_t head = b * dims.heads + h;
-      const std::size_t kv_head = b * dims.kv_heads + h / dims.group();
       const float* keys = k + kv_head * Tk * d_k;
       const float* values = v + kv_head * Tk * d_v;
       float* dk = out.dk + kv_head * Tk * d_k;
@@ -44,7 +49,7 @@ void attention_backward_traced(const float* q, const float* k, const float* v,
         }
       }
     }
-  }
+  });
 }
 
 }  // namespace attnscope::detail

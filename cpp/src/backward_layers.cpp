@@ -33,7 +33,8 @@ void linear_backward(const float* x, const float* w, const float* dy, std::size_
     parallel_matmul(dy, out, w_t.data(), in, dx, in, rows, out, in);
   }
   const std::vector<float> x_t = transposed(x, rows, in, "linear_backward: xᵀ");
-  parallel_matmul(x_t.data(), rows, dy, out, dw, out, in, rows, out, /*accumulate=*/true);
+  parallel_matmul(x_t.data(), rows, dy, out, dw, out, in, rows, out,
+                  /*accumulate=*/true);
   if (db) {
     for (std::size_t r = 0; r < rows; ++r) {
       for (std::size_t j = 0; j < out; ++j) db[j] += dy[r * out + j];
@@ -43,32 +44,49 @@ void linear_backward(const float* x, const float* w, const float* dy, std::size_
 
 void layer_norm_backward(const float* x, const float* gamma, const float* dy, std::size_t rows,
                          std::size_t n, float eps, float* dx, float* dgamma, float* dbeta) {
-  std::vector<double> normed(n);
-  for (std::size_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * n;
-    const float* dyr = dy + r * n;
-    double mean = 0.0, var = 0.0;
-    for (std::size_t i = 0; i < n; ++i) mean += xr[i];
-    mean /= double(n);
-    for (std::size_t i = 0; i < n; ++i) var += (xr[i] - mean) * (xr[i] - mean);
-    const double inv_std = 1.0 / std::sqrt(var / double(n) + eps);
-    // dx = inv_std · (g − mean(g) − x̂·mean(g·x̂)) with g = dy·gamma.
-    double g_mean = 0.0, gx_mean = 0.0;
-    for (std::size_t i = 0; i < n; ++i) {
-      normed[i] = (xr[i] - mean) * inv_std;
-      const double g = double(dyr[i]) * gamma[i];
-      g_mean += g;
-      gx_mean += g * normed[i];
-      dgamma[i] += static_cast<float>(dyr[i] * normed[i]);
-      dbeta[i] += dyr[i];
+  // Each row's statistics and dx, rows in parallel; then dgamma and dbeta,
+  // blocks of columns in parallel, each column summed over the rows in order
+  // as on one thread (so the same bits at any thread count).
+  std::vector<double> means(rows), inv_stds(rows);
+  parallel_ranges(rows, 1, rows * n * 8, [&](std::size_t r0, std::size_t r1) {
+    std::vector<double> normed(n);
+    for (std::size_t r = r0; r < r1; ++r) {
+      const float* xr = x + r * n;
+      const float* dyr = dy + r * n;
+      double mean = 0.0, var = 0.0;
+      for (std::size_t i = 0; i < n; ++i) mean += xr[i];
+      mean /= double(n);
+      for (std::size_t i = 0; i < n; ++i) var += (xr[i] - mean) * (xr[i] - mean);
+      const double inv_std = 1.0 / std::sqrt(var / double(n) + eps);
+      means[r] = mean;
+      inv_stds[r] = inv_std;
+      // dx = inv_std · (g − mean(g) − x̂·mean(g·x̂)) with g = dy·gamma.
+      double g_mean = 0.0, gx_mean = 0.0;
+      for (std::size_t i = 0; i < n; ++i) {
+        normed[i] = (xr[i] - mean) * inv_std;
+        const double g = double(dyr[i]) * gamma[i];
+        g_mean += g;
+        gx_mean += g * normed[i];
+      }
+      g_mean /= double(n);
+      gx_mean /= double(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const double g = double(dyr[i]) * gamma[i];
+        dx[r * n + i] += static_cast<float>(inv_std * (g - g_mean - normed[i] * gx_mean));
+      }
     }
-    g_mean /= double(n);
-    gx_mean /= double(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      const double g = double(dyr[i]) * gamma[i];
-      dx[r * n + i] += static_cast<float>(inv_std * (g - g_mean - normed[i] * gx_mean));
+  });
+  parallel_ranges(n, 64, rows * n * 4, [&](std::size_t i0, std::size_t i1) {
+    for (std::size_t r = 0; r < rows; ++r) {
+      const float* xr = x + r * n;
+      const float* dyr = dy + r * n;
+      for (std::size_t i = i0; i < i1; ++i) {
+        const double normed = (xr[i] - means[r]) * inv_stds[r];
+        dgamma[i] += static_cast<float>(dyr[i] * normed);
+        dbeta[i] += dyr[i];
+      }
     }
-  }
+  });
 }
 
 void gelu_tanh_backward(const float* x, const float* dy, std::size_t n, float* dx) {

@@ -1,7 +1,7 @@
 // GPT-2's backward over a training batch: from dlogits through ln_f, each
 // block in reverse (MLP, then attention through attention_backward's flash
-// form), to the token and position embeddings. wte gets two gradients: as
-// the output layer and as the embedding.
+// form, from the forward's saved output and log-sum-exp), to the token and position embeddings. wte
+// gets two gradients: as the output layer and as the embedding.
 #include <algorithm>
 #include <vector>
 
@@ -52,7 +52,9 @@ std::vector<float> attention_block_backward(const Gpt2LayerActivations& s,
   AttentionOptions causal;
   causal.mask.causal = true;
   causal.trace = false;
-  const AttentionGradients g = attention_backward(s.queries, s.keys, s.values, d_out, causal);
+  // From the forward's output and log-sum-exp: no second attention forward.
+  const AttentionGradients g = attention_backward(s.queries, s.keys, s.values, d_out,
+                                                  SavedForward{s.attended, s.log_sum_exp}, causal);
   std::vector<float> dqkv = zeros(batch * L * 3 * C, "gpt2 training: dqkv");
   for (std::size_t b = 0; b < batch; ++b) {
     for (std::size_t t = 0; t < L; ++t) {

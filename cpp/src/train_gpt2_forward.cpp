@@ -3,6 +3,7 @@
 // sequences at once: the linear layers see all B·L rows, attention runs on
 // (B, H, L, d) through the library's fast path.
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include <xsimd/xsimd.hpp>
@@ -105,12 +106,15 @@ Gpt2Activations gpt2_train_forward(const Gpt2Config& c, const Gpt2Weights& w,
         }
       }
     }
-    const AttentionResult attended = attention(s.queries, s.keys, s.values, causal);
+    // The output and log-sum-exp are kept: the backward starts from them.
+    AttentionResult attended = attention_with_log_sum_exp(s.queries, s.keys, s.values, causal);
+    s.attended = std::move(attended.output);
+    s.log_sum_exp = std::move(attended.log_sum_exp);
     s.heads = zeros(N * C, "gpt2 training: head outputs");
     for (std::size_t b = 0; b < batch; ++b) {
       for (std::size_t h = 0; h < H; ++h) {
         for (std::size_t t = 0; t < L; ++t) {
-          std::copy_n(attended.output.data.begin() + ((b * H + h) * L + t) * d, d,
+          std::copy_n(s.attended.data.begin() + ((b * H + h) * L + t) * d, d,
                       s.heads.begin() + (b * L + t) * C + h * d);
         }
       }

@@ -31,6 +31,8 @@ struct Gpt2LayerActivations {
   std::vector<float> input;      // (N, C) the residual stream entering the block
   std::vector<float> ln1;        // (N, C)
   Tensor queries, keys, values;  // (B, H, L, d) each
+  Tensor attended;               // (B, H, L, d) attention's output
+  Tensor log_sum_exp;            // (B, H, L) each query's, for the flash backward
   std::vector<float> heads;      // (N, C) head outputs side by side
   std::vector<float> middle;     // (N, C) the residual stream after attention
   std::vector<float> ln2;        // (N, C)

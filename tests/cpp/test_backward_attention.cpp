@@ -2,11 +2,13 @@
 // against central finite differences of the double forward, on both paths
 // (traced and flash), at sizes around the SIMD width and the key tile, with
 // causal, padding, window and fully masked queries, grouped heads and a
-// key/value cache; and its errors.
+// key/value cache; the flash path also from a saved forward (the same
+// bits); and its errors.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <cstddef>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -21,6 +23,10 @@ using attnscope::testing::random_doubles;
 using attnscope::testing::require_close_all;
 
 namespace {
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
 
 Tensor to_tensor(attnscope::Shape shape, const std::vector<double>& x) {
   return Tensor(std::move(shape), std::vector<float>(x.begin(), x.end()));
@@ -63,6 +69,17 @@ void check_case(const AttentionCase& c, std::uint32_t seed, std::size_t probes =
     require_close_all(got.dq.data, want.dq, 2e-5, "dq");
     require_close_all(got.dk.data, want.dk, 2e-5, "dk");
     require_close_all(got.dv.data, want.dv, 2e-5, "dv");
+  }
+  {
+    // From the forward's saved output and log-sum-exp: the flash path's bits.
+    const AttentionOptions fast = options_for(c, false);
+    const auto forward = attnscope::attention_with_log_sum_exp(tq, tk, tv, fast);
+    const auto flash = attnscope::attention_backward(tq, tk, tv, tdo, fast);
+    const auto saved =
+        attnscope::attention_backward(tq, tk, tv, tdo, {forward.output, forward.log_sum_exp}, fast);
+    REQUIRE(same_bits(saved.dq.data, flash.dq.data));
+    REQUIRE(same_bits(saved.dk.data, flash.dk.data));
+    REQUIRE(same_bits(saved.dv.data, flash.dv.data));
   }
 
   auto loss = [&] {

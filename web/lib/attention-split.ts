@@ -257,6 +257,12 @@ export function mergeAttention(results: AttentionResult[], axis: number): Attent
     ),
     fullyMaskedCount: results.reduce((sum, r) => sum + r.fullyMaskedCount, 0),
   };
+  // The log-sum-exp (logSumExp: true) has the output's leading axes.
+  if (results.every((r) => r.logSumExp !== undefined))
+    merged.logSumExp = concat(
+      results.map((r) => r.logSumExp!),
+      axis,
+    );
   const traces = results.map((r) => r.trace);
   if (traces.every((t) => t !== undefined)) {
     // Every tensor of the trace (rotated q and k and the bias included) has the split axis at `axis`.

@@ -373,6 +373,32 @@ function attentionTensors(
   return { q, k, v, dims, lead };
 }
 
+/**
+ * The forward's output and logSumExp given to attentionBackward, as call inputs (none when
+ * neither is given): both or neither, on the fast path, shaped as the forward returns them.
+ */
+function savedForward(
+  fn: string,
+  args: object,
+  lead: number[],
+  outputShape: number[],
+  trace: boolean,
+): CallInputs {
+  const output = own(args, 'output');
+  const logSumExp = own(args, 'logSumExp');
+  if (output === undefined && logSumExp === undefined) return {};
+  if (output === undefined) fail(fn, 'logSumExp is given without output: pass both or neither');
+  if (logSumExp === undefined) fail(fn, 'output is given without logSumExp: pass both or neither');
+  if (trace) fail(fn, "output and logSumExp are the fast path's forward: pass trace: false");
+  return {
+    tensors: {
+      output: shapedTensor(fn, 'output', output, outputShape),
+      logSumExp: shapedTensor(fn, 'logSumExp', logSumExp, lead),
+    },
+    numbers: { savedForward: 1 },
+  };
+}
+
 export function createEngine(raw: AttnModule): AttnScope {
   const version = raw._version();
   const simdArch = raw._simd_arch();
@@ -510,9 +536,13 @@ export function createEngine(raw: AttnModule): AttnScope {
     const options = attentionOptions(fn, args, dims);
     const outputShape = [...lead, v.shape[v.shape.length - 1]!];
     const out = outputBuffer(fn, own(args, 'out'), outputShape);
-    const inputs = merge({ tensors: { q, k, v } }, options.inputs);
-    // The output and the flags; the fast path's tiles are small.
-    requireAttentionMemory(fn, inputs, dims, options, product(outputShape) * 4 + product(lead));
+    const logSumExp = optionalBoolean(fn, 'logSumExp', own(args, 'logSumExp'), false);
+    if (logSumExp && options.trace)
+      fail(fn, 'logSumExp comes from the fast path: pass trace: false');
+    const inputs = merge({ tensors: { q, k, v }, numbers: { logSumExp } }, options.inputs);
+    // The output, the flags and the log-sum-exp; the fast path's tiles are small.
+    const flagsAndLse = product(lead) * (logSumExp ? 5 : 1);
+    requireAttentionMemory(fn, inputs, dims, options, product(outputShape) * 4 + flagsAndLse);
     const result = withFlagShape<AttentionResult>(
       callEngine(fn, raw, 'attention', inputs, out),
       lead,
@@ -527,11 +557,10 @@ export function createEngine(raw: AttnModule): AttnScope {
     if (own(args, 'out') !== undefined) fail(fn, 'out is not an argument of attentionBackward');
     const { q, k, v, dims, lead } = attentionTensors(fn, args);
     const options = attentionOptions(fn, args, dims);
-    const dOutput = shapedTensor(fn, 'dOutput', own(args, 'dOutput'), [
-      ...lead,
-      v.shape[v.shape.length - 1]!,
-    ]);
-    const inputs = merge({ tensors: { q, k, v, dOutput } }, options.inputs);
+    const outputShape = [...lead, v.shape[v.shape.length - 1]!];
+    const dOutput = shapedTensor(fn, 'dOutput', own(args, 'dOutput'), outputShape);
+    const saved = savedForward(fn, args, lead, outputShape, options.trace);
+    const inputs = merge({ tensors: { q, k, v, dOutput } }, saved, options.inputs);
     // The forward's output and flags, then dq, dk and dv.
     const gradients = (q.data.length + k.data.length + v.data.length) * 4;
     requireAttentionMemory(fn, inputs, dims, options, dOutput.data.length * 4 + gradients);
@@ -547,7 +576,10 @@ export function createEngine(raw: AttnModule): AttnScope {
       if (e instanceof AttnScopeError && e.message.startsWith('attention_backward: '))
         fail(
           fn,
-          e.message.slice('attention_backward: '.length).replace(/\bd_output\b/g, 'dOutput'),
+          e.message
+            .slice('attention_backward: '.length)
+            .replace(/\bd_output\b/g, 'dOutput')
+            .replace(/\blog_sum_exp\b/g, 'logSumExp'),
         );
       throw e;
     }

@@ -83,6 +83,14 @@ export interface AttentionBackwardArgs extends AttentionCommonOptions {
   dv?: number;
   /** dLoss/dOutput, shaped as attention()'s output [..., Tq, d_v]. */
   dOutput: TensorInput;
+  /**
+   * The forward's output, from attention() with the same arguments, `trace: false` and
+   * `logSumExp: true`; given with `logSumExp`, the backward starts from them instead of
+   * running that forward again (the same gradients, bit for bit). Needs `trace: false`.
+   */
+  output?: TensorInput;
+  /** That forward's `logSumExp`, shaped as q without its last dimension [..., Tq]. */
+  logSumExp?: TensorInput;
 }
 
 /** Gradients of a loss with respect to q, k and v, shaped as each. */

@@ -223,6 +223,14 @@ export interface AttentionArgs extends AttentionCommonOptions {
    * a worker with `transfer`). Left untouched when the call fails.
    */
   out?: Float32Array;
+  /**
+   * Also return each query's log-sum-exp of its masked scores (`logSumExp`); needs
+   * `trace: false`. With it the output and the log-sum-exp are what
+   * {@link AttnScope.attentionBackward} can start from. It always runs the tiled
+   * kernel, also for a few query rows where the fast path would take its decode
+   * kernel, so there the output may differ from a call without it in the last bits.
+   */
+  logSumExp?: boolean;
 }
 
 /** Intermediates of {@link AttnScope.attention} when `trace` is on; the square ones are (B, H, Tq, Tk). */
@@ -253,6 +261,11 @@ export interface AttentionResult {
   fullyMaskedCount: number;
   /** Present when `trace` was on. */
   trace?: AttentionTrace;
+  /**
+   * With `logSumExp: true`: each query's log-sum-exp of its masked scores, the shape of
+   * `q` without its last dimension; -Infinity for a fully masked query.
+   */
+  logSumExp?: TensorOut;
 }
 
 /** Arguments of {@link AttnScope.positionalEncoding}. */

@@ -120,6 +120,10 @@ struct AttentionResult {
   /// (B, H, Tq): 1 where every key of that query was masked.
   std::vector<std::uint8_t> fully_masked;
   std::size_t fully_masked_count = 0;
+  /// Only from attention_with_log_sum_exp (else empty): each query's
+  /// log-sum-exp of its masked scores, (B, H, Tq) at q's rank less one;
+  /// −inf for a fully masked query.
+  Tensor log_sum_exp;
 };
 
 /// Scaled dot-product attention on given queries, keys and values.
@@ -141,6 +145,16 @@ AttentionResult attention(const Tensor& q, const Tensor& k, const Tensor& v,
 /// view's size against its shape, and the same result.
 AttentionResult attention(const TensorView& q, const TensorView& k, const TensorView& v,
                           const AttentionOptions& options = {});
+
+/// attention() on the fast path (options.trace must be false) that also
+/// fills log_sum_exp: the forward whose output and log-sum-exp
+/// attention_backward can start from (backward.hpp). It always runs the
+/// tiled kernel, also where attention() would take the decode kernel (at
+/// most 16 query rows per key/value head), so its output may differ from
+/// attention()'s there in the last bits. Throws what attention() throws.
+AttentionResult attention_with_log_sum_exp(const TensorView& q, const TensorView& k,
+                                           const TensorView& v,
+                                           const AttentionOptions& options = {});
 
 /// Weights of multi-head self-attention. Biases and the output projection
 /// are optional (leave empty). wq (C, H·d_k), wk (C, Hkv·d_k), wv
