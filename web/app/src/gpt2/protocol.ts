@@ -51,7 +51,10 @@ export interface ForwardReply {
   /** The logits after the last token (vocabSize). */
   lastLogits: Float32Array;
   layer: LayerInput;
+  /** The whole request, in the worker. */
   millis: number;
+  /** Of which model.forward (0 when the tokens are those of the last request). */
+  forwardMillis: number;
 }
 
 export type Gpt2Reply =

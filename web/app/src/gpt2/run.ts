@@ -45,7 +45,13 @@ export async function runGpt2(
   const { heads: H, dModel: C } = g.config;
   const l = Math.min(layer, g.config.layers - 1);
   progress(0, 2, `GPT-2 forward pass over ${tokens.length} tokens`);
+  const asked = performance.now();
   const f = await forwardGpt2(tokens, l);
+  // For web/bench/site-gpt2-edit.mjs: the call as the page sees it, the worker's own times beside.
+  performance.measure('attnscope:gpt2:forward', {
+    start: asked,
+    detail: { worker: f.millis, modelForward: f.forwardMillis },
+  });
   progress(1, 2, `layer ${l + 1}’s attention, every intermediate`);
   const T = tokens.length;
   const d = C / H;
@@ -74,9 +80,11 @@ export async function runGpt2(
     scaleFactor: 1 / Math.sqrt(d),
     maskSpec: 'causal',
   };
+  const layerStart = performance.now();
   const r = await runModel(model, false, false, (done, total, label) =>
     progress(1 + done / total, 2, label),
   );
+  performance.measure('attnscope:gpt2:layer', { start: layerStart, detail: { engine: r.millis } });
   return {
     ...r,
     millis: r.millis + f.millis,

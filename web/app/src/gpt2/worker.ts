@@ -73,16 +73,18 @@ async function forward(tokens: number[], layer: number): Promise<ForwardReply> {
   const e = await engine!;
   const start = performance.now();
   const key = tokens.join(',');
+  let forwardMillis = 0;
   if (lastForward?.key !== key) {
-    // Only the tokens from the first edited one on run again (the earlier rows cannot change).
-    const f = model.forward({ tokens, trace: true, reusePrefix: true });
-    const V = model.config.vocabSize;
+    // Only the tokens from the first edited one on run again (the earlier rows cannot
+    // change), and the LM head on the last row alone: the page reads no other.
+    const f = model.forward({ tokens, trace: true, reusePrefix: true, logits: 'last' });
     lastForward = {
       key,
       hidden: f.hidden!.map((t) => t.data),
       attentions: f.attentions!.map((t) => t.data),
-      lastLogits: f.logits.data.slice((tokens.length - 1) * V),
+      lastLogits: f.logits.data,
     };
+    forwardMillis = performance.now() - start;
   }
   const C = model.config.dModel;
   const T = tokens.length;
@@ -110,6 +112,7 @@ async function forward(tokens: number[], layer: number): Promise<ForwardReply> {
     lastLogits: lastForward.lastLogits.slice(),
     layer: input,
     millis: performance.now() - start,
+    forwardMillis,
   };
 }
 
