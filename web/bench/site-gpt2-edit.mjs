@@ -22,6 +22,7 @@
 // may share the machine.
 //
 //   node web/bench/site-gpt2-edit.mjs [--edits=15] [--file=model.safetensors] [--out=dir]
+//        [--cases=appended,middle,start,model] [--verbose]   (some cases only; print every edit)
 //
 // Needs the built site (npm run build && npm run build:site → web/app/dist/) and Chromium
 // (/usr/bin/chromium). Writing the file takes about 500 MB of disk in the temp directory.
@@ -81,10 +82,15 @@ const cases = [
     before: () => textOf(base.slice(0, 63)),
     edit: (i) => textOf([...base.slice(0, 63), i % 2 ? 'dog' : 'rug']),
   },
-  { label: 'middle (position 32 of 64)', edit: (i) => textOf(swap(base, 32, i)) },
-  { label: 'start (position 0 of 64)', edit: (i) => textOf(swap(base, 0, i)) },
+  { id: 'middle', label: 'middle (position 32 of 64)', edit: (i) => textOf(swap(base, 32, i)) },
+  { id: 'start', label: 'start (position 0 of 64)', edit: (i) => textOf(swap(base, 0, i)) },
   // The Model view draws all 12 × 12 maps on every update.
-  { label: 'middle, Model view shown', tab: '#tab-model', edit: (i) => textOf(swap(base, 32, i)) },
+  {
+    id: 'model',
+    label: 'middle, Model view shown',
+    tab: '#tab-model',
+    edit: (i) => textOf(swap(base, 32, i)),
+  },
 ];
 
 /** CPU milliseconds of every process whose command is Chromium's (clock ticks of 10 ms). */
@@ -191,6 +197,7 @@ try {
           gpt2Worker: forward?.detail?.worker,
           modelForward: forward?.detail?.modelForward,
           layer: last('attnscope:gpt2:layer')?.duration,
+          layerEngine: last('attnscope:gpt2:layer')?.detail?.engine,
         };
       },
       { text },
@@ -212,13 +219,18 @@ try {
 
   await timedEdit(textOf(base)); // the 64 tokens, once, untimed
   const results = [];
-  for (const c of cases) {
+  const only = args.cases ? String(args.cases).split(',') : null;
+  for (const c of cases.filter((c) => !only || only.includes(c.id))) {
     if (c.tab) await page.click(c.tab);
     const loadBefore = loadAverage();
     const samples = [];
     for (let i = 0; i < edits; i++) {
       if (c.before) await timedEdit(c.before());
       samples.push(await timedEdit(c.edit(i)));
+      if (args.verbose)
+        console.log(
+          JSON.stringify(samples.at(-1), (k, v) => (typeof v === 'number' ? Math.round(v) : v)),
+        );
     }
     const row = { case: c.label, loadBefore, loadAfter: loadAverage() };
     for (const key of Object.keys(samples[0])) {
@@ -246,6 +258,7 @@ try {
     ['gpt2Worker', 'in worker'],
     ['modelForward', 'model.forward'],
     ['layer', 'layer again'],
+    ['layerEngine', 'its engine call'],
     ['editToPaint', 'edit→painted'],
     ['cpu', 'Chromium CPU'],
   ];
