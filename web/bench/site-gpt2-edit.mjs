@@ -14,8 +14,8 @@
 // the frame that shows the result (to screen, painted), and edit → update end / painted
 // (which include the text box's input debounce). The site's GPT-2 run also measures
 //   'attnscope:gpt2:forward'  the GPT-2 worker's call as the page sees it; detail.worker: its
-//                             time in the worker, detail.modelForward: of which model.forward
-//   'attnscope:gpt2:layer'    the selected layer's attention again in the engine worker
+//                             time in the worker, of which detail.modelForward: model.forward
+//                             and detail.layer: the selected layer's traced selfAttention
 // Each edit waits for the page to settle first (the last run's check against the
 // double-precision reference done). Per edit the CPU time of every Chromium process is read from /proc (utime + stime): CPU
 // above wall means both cores worked; the load average is printed per case, since others
@@ -196,8 +196,7 @@ try {
           gpt2Call: forward?.duration,
           gpt2Worker: forward?.detail?.worker,
           modelForward: forward?.detail?.modelForward,
-          layer: last('attnscope:gpt2:layer')?.duration,
-          layerEngine: last('attnscope:gpt2:layer')?.detail?.engine,
+          layer: forward?.detail?.layer,
         };
       },
       { text },
@@ -258,7 +257,6 @@ try {
     ['gpt2Worker', 'in worker'],
     ['modelForward', 'model.forward'],
     ['layer', 'layer again'],
-    ['layerEngine', 'its engine call'],
     ['editToPaint', 'edit→painted'],
     ['cpu', 'Chromium CPU'],
   ];
@@ -268,10 +266,10 @@ try {
     console.log(`${r.case.padEnd(width)}${columns.map(([k]) => fmt(r[k]).padEnd(16)).join('')}`);
   }
   console.log(
-    "update: the run's start → every view drawn (the 250 ms target); compute: → result back from both workers;",
+    "update: the run's start → every view drawn (the 250 ms target); compute: → result back from the GPT-2 worker;",
   );
   console.log(
-    'GPT-2 call: the GPT-2 worker as the page sees it; layer again: the selected layer through the engine worker;',
+    'GPT-2 call: the GPT-2 worker as the page sees it; in it model.forward, and the selected layer again (selfAttention);',
   );
   console.log(
     'Chromium CPU: all its processes over edit→painted (which includes the input debounce): CPU above it = both cores',

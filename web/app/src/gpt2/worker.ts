@@ -107,12 +107,26 @@ async function forward(tokens: number[], layer: number): Promise<ForwardReply> {
     wk: projection(layer, C, C),
     wv: projection(layer, 2 * C, C),
   };
+  // The selected layer's attention again, every intermediate kept, on its own input and
+  // c_attn columns, here: this engine's kernels are warm from the forward, and the
+  // weights need not cross to another worker and back.
+  const layerStart = performance.now();
+  const attention = e.selfAttention({
+    ...input,
+    shape: [1, T, C + 1],
+    heads: model.config.heads,
+    scale: true,
+    mask: 'causal',
+    trace: true,
+  });
   return {
     attentions: lastForward.attentions.map((a) => a.slice()),
     lastLogits: lastForward.lastLogits.slice(),
     layer: input,
+    attention,
     millis: performance.now() - start,
     forwardMillis,
+    layerMillis: performance.now() - layerStart,
   };
 }
 
