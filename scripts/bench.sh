@@ -16,6 +16,9 @@
 #   ATTN_BENCH_TRAIN=0 npm run bench    skip the GPT-2 training step against TF.js (train-bench.mjs, ~1 minute)
 #                                       and the flash attention backward (backward-bench.mjs, ~1 minute)
 #   npm run bench -- --threads=8        the thread count of that comparison (default: every hardware thread)
+#   ATTN_BENCH_SITE_GPT2=1 npm run bench  also the site's token edits with a GPT-2-small-shaped model in
+#                                       Chromium (site-gpt2-edit.mjs; off by default: needs the built site,
+#                                       writes a 500 MB file, ~3 minutes)
 #   ATTN_BENCH_RELAXED=0 npm run bench  do not turn on Node 20's relaxed SIMD (plain SIMD build only)
 # Other arguments go to attention-bench.mjs (--sizes=64,256 --no-large --out=dir).
 set -euo pipefail
@@ -109,6 +112,11 @@ if [[ ${ATTN_BENCH_THREADS:-1} != 0 ]]; then
   node web/bench/threads-bench.mjs "${threads_args[@]+"${threads_args[@]}"}"
   step "Chromium: the same comparison on a cross-origin-isolated page"
   node web/bench/threads-browser.mjs "${threads_args[@]+"${threads_args[@]}"}"
+fi
+
+if [[ ${ATTN_BENCH_SITE_GPT2:-0} != 0 ]]; then
+  step "Chromium: the site's token edits at T = 64 with a GPT-2-small-shaped model"
+  node web/bench/site-gpt2-edit.mjs
 fi
 
 if [[ -f scripts/bench-native.sh && ${ATTN_BENCH_NATIVE:-1} != 0 ]]; then

@@ -44,11 +44,20 @@ std::vector<std::size_t> records(const Call& c, const char* name, std::size_t wi
   return flat;
 }
 
+/// text logits: "all" (the default) or "last".
+Gpt2Logits logits_rows(const Call& c, const char* fn) {
+  const std::string which = c.text_or("logits", "all");
+  if (which == "all") return Gpt2Logits::kAll;
+  if (which == "last") return Gpt2Logits::kLast;
+  throw Error(std::string(fn) + ": logits is '" + which + "', expected 'all' or 'last'");
+}
+
 /// ablate: (layer, head, mode 0 = zero | 1 = mean) records; replace:
 /// (layer, head, from layer, from head) records; maskTokens: positions.
 Gpt2ForwardOptions forward_options(const Call& c) {
   Gpt2ForwardOptions o;
   o.trace = c.number_or("trace", 1) != 0;
+  o.logits = logits_rows(c, "gpt2_forward");
   o.attribution = c.number_or("attribution", 0) != 0;
   o.logit_lens_top_k = static_cast<std::size_t>(c.number_or("logitLensTopK", 0));
   const std::vector<std::size_t> ablate = records(c, "ablate", 3);
@@ -145,6 +154,7 @@ void run_gpt2_extend(Call& c) {
   ModelEntry& e = model_entry(c);
   const std::vector<std::int64_t> all = tokens(c);
   if (all.empty()) throw Error("forward: tokens is empty, expected at least one token");
+  const Gpt2Logits logits = logits_rows(c, "gpt2_extend");
   if (!e.prefix_cache) {
     e.prefix_cache =
         std::make_unique<Gpt2Cache>(e.model->config(), e.model->config().context_length);
@@ -156,7 +166,7 @@ void run_gpt2_extend(Call& c) {
   e.prefix_cache->truncate(keep);
   Gpt2Output out =
       e.model->extend(*e.prefix_cache, std::vector<std::int64_t>(all.begin() + keep, all.end()),
-                      c.number_or("trace", 0) != 0);
+                      c.number_or("trace", 0) != 0, logits);
   c.put("first", static_cast<double>(keep));
   c.put("logits", std::move(out.logits));
   if (!out.trace) return;

@@ -37,7 +37,8 @@ void run_gpt2_create(Call& c);
 /// write=1: the storage to fill (marks the tensor loaded); write=0: to read.
 void run_gpt2_weight(Call& c);
 void run_gpt2_finish(Call& c);
-/// counts tokens, number trace → logits (T, V), attentions.{l} (H, T, T), hidden.{l} (T, C);
+/// counts tokens, number trace, text logits ("all" | "last") → logits (T, V) or (1, V),
+/// attentions.{l} (H, T, T), hidden.{l} (T, C);
 /// counts ablate / replace / maskTokens (see forward_options in models.cpp) → diff.logits,
 /// diff.attentions.{l}; number attribution → attribution.rollout.{l} (T, T),
 /// attribution.valueNorms.{l} (H, T, T); number logitLensTopK → logitLens.ids, .probabilities.
@@ -46,6 +47,8 @@ void run_gpt2_forward(Call& c);
 void run_gpt2_cache(Call& c);
 /// counts tokens → logits (V) of the last of them, number cacheLength.
 void run_gpt2_step(Call& c);
+/// counts tokens, number keep, number trace, text logits → number first (the tokens kept),
+/// logits and with trace attentions.{l}, hidden.{l}: the rows from `first` on.
 void run_gpt2_extend(Call& c);
 void run_gpt2_free(Call& c);
 

@@ -21,6 +21,22 @@ void check_count(std::size_t count, std::size_t room, const char* fn,
   }
 }
 
+/// The logits of the final LayerNorm's rows `hidden` (rows, C): every row's
+/// (rows, V), or with kLast the last row's (1, V). The last row is always
+/// computed on its own, one dot product per token as a decode step's (the
+/// other rows go through the matmul, whose sums run in another order), so
+/// kLast gives it bit for bit as kAll does.
+Tensor logits_of(const Tensor& hidden, const float* wte, std::size_t vocab, Gpt2Logits which) {
+  const std::size_t rows = hidden.shape[0], C = hidden.shape[1];
+  const std::size_t kept = which == Gpt2Logits::kLast ? 1 : rows;
+  Tensor logits = detail::allocate_zeros({kept, vocab}, "gpt2: logits");
+  if (kept > 1)
+    detail::gpt2_logits(hidden.data.data(), rows - 1, wte, vocab, C, logits.data.data());
+  detail::gpt2_logits(hidden.data.data() + (rows - 1) * C, 1, wte, vocab, C,
+                      logits.data.data() + (kept - 1) * vocab);
+  return logits;
+}
+
 /// a − b, elementwise (same shapes).
 Tensor difference(const Tensor& a, const Tensor& b) {
   Tensor out = detail::allocate_zeros(a.shape, "gpt2: diff");
@@ -67,9 +83,7 @@ Gpt2Output Gpt2Model::forward(const std::vector<std::int64_t>& tokens,
     if (traced) out.trace.emplace();
     const Tensor hidden = detail::gpt2_pass(config_, w, tokens.data(), T, 0, kv,
                                             traced ? &*out.trace : nullptr, edits, value_norms);
-    out.logits = detail::allocate_zeros({T, config_.vocab_size}, "gpt2: logits");
-    detail::gpt2_logits(hidden.data.data(), T, storage_.data(), config_.vocab_size, C,
-                        out.logits.data.data());
+    out.logits = logits_of(hidden, storage_.data(), config_.vocab_size, options.logits);
     return out;
   };
 
@@ -132,23 +146,18 @@ Tensor Gpt2Model::pass_on_cache(Gpt2Cache& cache, const std::vector<std::int64_t
 
 Tensor Gpt2Model::step(Gpt2Cache& cache, const std::vector<std::int64_t>& tokens) const {
   const Tensor hidden = pass_on_cache(cache, tokens, nullptr, "Gpt2Model::step");
-  const std::size_t C = config_.d_model, T = tokens.size();
-  Tensor logits = detail::allocate_zeros({config_.vocab_size}, "gpt2: logits");
-  detail::gpt2_logits(hidden.data.data() + (T - 1) * C, 1, storage_.data(), config_.vocab_size, C,
-                      logits.data.data());
+  Tensor logits = logits_of(hidden, storage_.data(), config_.vocab_size, Gpt2Logits::kLast);
+  logits.shape = {config_.vocab_size};
   return logits;
 }
 
-Gpt2Output Gpt2Model::extend(Gpt2Cache& cache, const std::vector<std::int64_t>& tokens,
-                             bool trace) const {
+Gpt2Output Gpt2Model::extend(Gpt2Cache& cache, const std::vector<std::int64_t>& tokens, bool trace,
+                             Gpt2Logits logits) const {
   Gpt2Output out;
   if (trace) out.trace.emplace();
   const Tensor hidden =
       pass_on_cache(cache, tokens, trace ? &*out.trace : nullptr, "Gpt2Model::extend");
-  const std::size_t n = tokens.size();
-  out.logits = detail::allocate_zeros({n, config_.vocab_size}, "gpt2: logits");
-  detail::gpt2_logits(hidden.data.data(), n, storage_.data(), config_.vocab_size, config_.d_model,
-                      out.logits.data.data());
+  out.logits = logits_of(hidden, storage_.data(), config_.vocab_size, logits);
   return out;
 }
 

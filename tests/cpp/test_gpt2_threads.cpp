@@ -1,9 +1,9 @@
 // GPT-2 on several threads (set_threads) gives the one-thread results bit for
-// bit: the whole forward (fast and traced), cached decode steps and extend,
-// and a training step's loss, gradients and updated weights, at 1, 2 and 3
-// threads. The shape is big enough for every split to happen (matmuls by
-// columns and by rows, the row-by-row decode products, the LM head,
-// LayerNorm, GELU and the heads).
+// bit: the whole forward (fast and traced, every row's logits or the last
+// one's), cached decode steps and extend, and a training step's loss,
+// gradients and updated weights, at 1, 2 and 3 threads. The shape is big
+// enough for every split to happen (matmuls by columns and by rows, the
+// row-by-row decode products, the LM head, LayerNorm, GELU and the heads).
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -38,7 +38,8 @@ std::vector<std::int64_t> tokens_of(std::size_t n, std::size_t salt) {
 }
 
 /// Everything one run computes, flattened: forward logits (fast and traced,
-/// with the trace), each decode step's logits, extend's logits.
+/// with the trace), each decode step's logits, extend's logits, and the last
+/// position's logits alone.
 std::vector<std::vector<float>> model_outputs(const Gpt2Model& model) {
   std::vector<std::vector<float>> out;
   const auto prompt = tokens_of(40, 1);
@@ -52,6 +53,15 @@ std::vector<std::vector<float>> model_outputs(const Gpt2Model& model) {
   for (std::int64_t t = 0; t < 8; ++t) out.push_back(model.step(cache, {t * 97 % 1000}).data);
   cache.truncate(10);
   out.push_back(model.extend(cache, tokens_of(5, 3), false).logits.data);
+  // The last position's logits alone, fast and traced, and after an edit.
+  Gpt2ForwardOptions last;
+  last.logits = Gpt2Logits::kLast;
+  for (const bool trace : {false, true}) {
+    last.trace = trace;
+    out.push_back(model.forward(prompt, last).logits.data);
+  }
+  cache.truncate(12);
+  out.push_back(model.extend(cache, tokens_of(9, 4), true, Gpt2Logits::kLast).logits.data);
   return out;
 }
 

@@ -38,7 +38,7 @@ export interface ForwardInterventions {
 
 /** The run with interventions minus the clean run. */
 export interface ForwardDiff {
-  /** [T, vocabSize]. */
+  /** [T, vocabSize]; with logits: 'last', [1, vocabSize]. */
   logits: TensorOut;
   /** With trace: one per layer, [heads, T, T]. */
   attentions?: TensorOut[];

@@ -14,12 +14,20 @@ import type { TensorOut } from './types.js';
 export interface PrefixRun {
   tokens: number[];
   trace: boolean;
+  /** 'last': the result holds the last row of logits only. */
+  logits: 'all' | 'last';
   result: ModelForwardResult;
 }
 
 /** How many leading tokens `tokens` shares with the last run (0 when it cannot reuse its rows). */
-export function sharedPrefix(last: PrefixRun | null, tokens: number[], trace: boolean): number {
-  if (!last || (trace && !last.trace)) return 0;
+export function sharedPrefix(
+  last: PrefixRun | null,
+  tokens: number[],
+  trace: boolean,
+  logits: 'all' | 'last',
+): number {
+  // A run that kept fewer rows than this one needs cannot give the rows before the edit.
+  if (!last || (trace && !last.trace) || (logits === 'all' && last.logits === 'last')) return 0;
   let n = 0;
   const end = Math.min(last.tokens.length, tokens.length);
   while (n < end && last.tokens[n] === tokens[n]) n++;
@@ -55,7 +63,7 @@ function stackAttention(old: TensorOut | undefined, fresh: TensorOut, first: num
   return { data: out, shape: [H, T, T] };
 }
 
-/** The whole forward's result from the core's rows from `first` on. */
+/** The whole forward's result from the core's rows from `first` on (logits: 'last', its one row). */
 export function assemble(
   last: PrefixRun | null,
   out: CallOutputs,
@@ -63,14 +71,18 @@ export function assemble(
   T: number,
   config: ModelConfig,
   trace: boolean,
+  logitRows: 'all' | 'last',
 ): ModelForwardResult {
   const { vocabSize: V, dModel: C } = config;
   const logits = out.logits as CallTensor;
   const result: ModelForwardResult = {
-    logits: {
-      data: stackRows(last?.result.logits.data ?? new Float32Array(0), logits.data, first, V),
-      shape: [T, V],
-    },
+    logits:
+      logitRows === 'last'
+        ? logits // the core's one row is the whole answer
+        : {
+            data: stackRows(last?.result.logits.data ?? new Float32Array(0), logits.data, first, V),
+            shape: [T, V],
+          },
   };
   if (trace) {
     const attentions = layerList(out.attentions as CallOutputs);

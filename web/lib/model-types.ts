@@ -46,6 +46,13 @@ export interface ModelForwardArgs {
   tokens: Int32Array | readonly number[];
   /** true (default): also the attention weights and the residual stream; false: logits only, through the fast paths. */
   trace?: boolean;
+  /**
+   * 'all' (default): the logits of every position. 'last': of the last
+   * position only (what a next-token view reads), so the LM head runs on one
+   * row instead of T; equal bit for bit to the last row 'all' gives. Also
+   * the rows of `diff.logits`.
+   */
+  logits?: 'all' | 'last';
   /** Run with these changes, and report the change against the clean run in `diff`. */
   interventions?: ForwardInterventions;
   /** Attention rollout and value-norm weighted attention (needs trace). */
@@ -64,7 +71,7 @@ export interface ModelForwardArgs {
 }
 
 export interface ModelForwardResult {
-  /** [T, vocabSize]. */
+  /** [T, vocabSize]; with logits: 'last', [1, vocabSize]. */
   logits: TensorOut;
   /** With trace: one per layer, the softmax weights [heads, T, T] (rows = queries). */
   attentions?: TensorOut[];

@@ -157,6 +157,13 @@ export function modelHandle(
     if (traceArg !== undefined && typeof traceArg !== 'boolean')
       fail(fn, `trace must be a boolean, got ${describe(traceArg)}`);
     const trace = traceArg !== false;
+    const logitsArg = own(args, 'logits');
+    const logitRows = logitsArg === undefined ? 'all' : logitsArg;
+    if (logitRows !== 'all' && logitRows !== 'last')
+      fail(
+        fn,
+        `logits must be 'all' or 'last', got ${typeof logitRows === 'string' ? `'${logitRows}'` : describe(logitRows)}`,
+      );
     const T = tokens.length;
     const analysis = forwardAnalysis(fn, args, config, T, trace);
     const reuse = own(args, 'reusePrefix');
@@ -168,20 +175,23 @@ export function modelHandle(
         'reusePrefix runs plain forwards only: not with interventions, attribution or logitLens',
       );
     const { layers, heads, dModel, vocabSize } = config;
-    const logits = T * vocabSize * 4;
+    const logits = (logitRows === 'last' ? 1 : T) * vocabSize * 4;
     const traced = trace ? (layers * heads * T * T + (layers + 1) * T * dModel) * 4 : 0;
     // An intervened forward keeps the clean run and the diff beside its own.
     const runs = analysis.intervenes ? 3 : 1;
     const extra =
       (analysis.attribution ? layers * (heads + 1) * T * T * 4 : 0) +
-      (analysis.logitLensTopK ? 2 * layers * T * analysis.logitLensTopK * 4 + logits : 0);
+      (analysis.logitLensTopK
+        ? 2 * layers * T * analysis.logitLensTopK * 4 + T * vocabSize * 4
+        : 0);
     // Per block: the residual stream, queries, keys, values, the MLP, and
     // while one head runs traced its four T×T tensors.
     const work = T * dModel * 4 * 12 + (trace ? 4 * T * T * 4 : 0);
     const kept = runs * (logits + traced) + extra;
     requireMemory(fn, {}, kept + work, kept, `a forward pass of ${T} tokens`);
-    if (reuse) return forwardReusingPrefix(fn, tokens, trace);
+    if (reuse) return forwardReusingPrefix(fn, tokens, trace, logitRows);
     const out = modelCall(raw, fn, 'gpt2_forward', handle, {
+      texts: { logits: logitRows },
       numbers: {
         trace,
         attribution: analysis.attribution,
@@ -199,19 +209,25 @@ export function modelHandle(
 
   // The last reusePrefix run; its rows before an edit are those of the next.
   let lastPrefixRun: PrefixRun | null = null;
-  function forwardReusingPrefix(fn: string, tokens: number[], trace: boolean): ModelForwardResult {
-    const shared = sharedPrefix(lastPrefixRun, tokens, trace);
+  function forwardReusingPrefix(
+    fn: string,
+    tokens: number[],
+    trace: boolean,
+    logits: 'all' | 'last',
+  ): ModelForwardResult {
+    const shared = sharedPrefix(lastPrefixRun, tokens, trace, logits);
     const last = lastPrefixRun;
     lastPrefixRun = null; // until this run succeeds, nothing is reused
     const out = modelCall(raw, fn, 'gpt2_extend', handle, {
+      texts: { logits },
       numbers: { keep: shared, trace },
       counts: { tokens },
     });
     // The core may keep fewer than asked (its cache was dropped when the weights changed).
     const first = out.first as number;
-    const result = assemble(last, out, first, tokens.length, config, trace);
+    const result = assemble(last, out, first, tokens.length, config, trace, logits);
     // Its own copy: the caller may transfer or change the arrays it gets.
-    lastPrefixRun = { tokens, trace, result: copyResult(result) };
+    lastPrefixRun = { tokens, trace, logits, result: copyResult(result) };
     return result;
   }
 

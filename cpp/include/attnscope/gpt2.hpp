@@ -75,9 +75,19 @@ struct Gpt2Interventions {
   bool empty() const { return ablate.empty() && mask_tokens.empty() && replace.empty(); }
 };
 
+/// Which rows of logits a forward computes. The LM head (V × C) is a large
+/// share of a forward's work; a next-token view reads only the last row.
+enum class Gpt2Logits {
+  kAll,   // (T, V): every position's
+  kLast,  // (1, V): the last position's only
+};
+
 struct Gpt2ForwardOptions {
   /// Keep attentions and hidden; without it attention runs the fast path.
   bool trace = true;
+  /// kLast: the logits (and the diff's) of the last position only, equal bit
+  /// for bit to the last row that kAll gives.
+  Gpt2Logits logits = Gpt2Logits::kAll;
   Gpt2Interventions interventions;
   /// Attention rollout and value-norm weighted attention (needs trace).
   bool attribution = false;
@@ -87,7 +97,7 @@ struct Gpt2ForwardOptions {
 
 /// The run with interventions minus the clean run.
 struct Gpt2Diff {
-  Tensor logits;                   // (T, V)
+  Tensor logits;                   // (T, V), or (1, V) with Gpt2Logits::kLast
   std::vector<Tensor> attentions;  // with trace: one per layer (H, T, T)
 };
 
@@ -111,7 +121,7 @@ struct Gpt2LogitLens {
 };
 
 struct Gpt2Output {
-  Tensor logits;                   // (T, V)
+  Tensor logits;                   // (T, V), or (1, V) with Gpt2Logits::kLast
   std::optional<Gpt2Trace> trace;  // present iff the forward was traced
   std::optional<Gpt2Diff> diff;    // present iff there were interventions
   std::optional<Gpt2Attribution> attribution;
@@ -188,10 +198,12 @@ class Gpt2Model {
   /// step() keeping every new row, for a page whose text is edited: the
   /// prefix that did not change stays in the cache (truncate() it to where
   /// the edit begins) and only the tokens after it run. Returns, for the n
-  /// new tokens, logits (n, V) and with `trace` each layer's attention rows
-  /// (H, n, length + n) and residual rows (n, C) — the rows a forward() of
-  /// the whole sequence gives for those positions. Same checks as step().
-  Gpt2Output extend(Gpt2Cache& cache, const std::vector<std::int64_t>& tokens, bool trace) const;
+  /// new tokens, logits (n, V) (with `logits` kLast: (1, V), the last
+  /// token's) and with `trace` each layer's attention rows (H, n, length + n)
+  /// and residual rows (n, C) — the rows a forward() of the whole sequence
+  /// gives for those positions. Same checks as step().
+  Gpt2Output extend(Gpt2Cache& cache, const std::vector<std::int64_t>& tokens, bool trace,
+                    Gpt2Logits logits = Gpt2Logits::kAll) const;
 
  private:
   struct Slot {

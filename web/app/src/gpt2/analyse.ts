@@ -13,17 +13,17 @@ export function analyse(
   lens: boolean,
 ): AnalysisReply {
   const start = performance.now();
-  const V = model.config.vocabSize;
   const f = model.forward({
     tokens,
     trace: true,
+    logits: 'last', // the panels read the next token's; the lens decodes its own
     interventions,
     attribution,
     logitLens: lens ? { topK: 1 } : undefined,
   });
   const data = (list: { data: Float32Array }[]) => list.map((t) => t.data);
   return {
-    lastLogits: f.logits.data.slice((tokens.length - 1) * V),
+    lastLogits: f.logits.data,
     diffAttentions: f.diff?.attentions ? data(f.diff.attentions) : null,
     attribution: f.attribution
       ? {

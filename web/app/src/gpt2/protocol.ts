@@ -1,5 +1,5 @@
 // Messages between the page and the GPT-2 worker (worker.ts).
-import type { ForwardInterventions, ModelConfig } from 'attnscope';
+import type { ForwardInterventions, ModelConfig, SelfAttentionResult } from 'attnscope';
 
 export type Gpt2Request =
   | { kind: 'start' } // the engine only, while the model's file is still on its way
@@ -51,7 +51,14 @@ export interface ForwardReply {
   /** The logits after the last token (vocabSize). */
   lastLogits: Float32Array;
   layer: LayerInput;
+  /** engine.selfAttention on `layer`, traced, causal, scaled by 1/√d_k: the views' numbers. */
+  attention: SelfAttentionResult;
+  /** The whole request, in the worker. */
   millis: number;
+  /** Of which model.forward (0 when the tokens are those of the last request)… */
+  forwardMillis: number;
+  /** …and the layer's selfAttention. */
+  layerMillis: number;
 }
 
 export type Gpt2Reply =

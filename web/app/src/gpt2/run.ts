@@ -1,10 +1,9 @@
 // One run of the page with the visitor's GPT-2: its tokens, its forward pass (every
-// layer's attention and the next token's logits, in the GPT-2 worker), then the selected
-// layer's attention again through the engine's traced selfAttention on that layer's own
-// input and weights, so that every existing view (Q, K, V, scores, softmax, weights·V)
-// shows the model's real numbers and the verified panel checks them.
+// layer's attention and the next token's logits), then the selected layer's attention
+// again through the engine's traced selfAttention on that layer's own input and weights,
+// both in the GPT-2 worker, so that every existing view (Q, K, V, scores, softmax,
+// weights·V) shows the model's real numbers and the verified panel checks them.
 import type { Progress, RunResult } from '../compute';
-import { runModel } from '../compute';
 import type { Model } from '../model';
 import { forwardGpt2 } from './client';
 import type { LoadedGpt2 } from './state';
@@ -44,9 +43,18 @@ export async function runGpt2(
     throw new Error('the text has no tokens: type something for the model to read');
   const { heads: H, dModel: C } = g.config;
   const l = Math.min(layer, g.config.layers - 1);
-  progress(0, 2, `GPT-2 forward pass over ${tokens.length} tokens`);
+  progress(
+    0,
+    1,
+    `GPT-2 forward pass over ${tokens.length} tokens, then layer ${l + 1}’s attention, every intermediate`,
+  );
+  const asked = performance.now();
   const f = await forwardGpt2(tokens, l);
-  progress(1, 2, `layer ${l + 1}’s attention, every intermediate`);
+  // For web/bench/site-gpt2-edit.mjs: the call as the page sees it, the worker's own times beside.
+  performance.measure('attnscope:gpt2:forward', {
+    start: asked,
+    detail: { worker: f.millis, modelForward: f.forwardMillis, layer: f.layerMillis },
+  });
   const T = tokens.length;
   const d = C / H;
   const none = { rows: 0, cols: 0, data: new Float32Array(0) };
@@ -74,12 +82,14 @@ export async function runGpt2(
     scaleFactor: 1 / Math.sqrt(d),
     maskSpec: 'causal',
   };
-  const r = await runModel(model, false, false, (done, total, label) =>
-    progress(1 + done / total, 2, label),
-  );
   return {
-    ...r,
-    millis: r.millis + f.millis,
+    model,
+    positional: null,
+    x: { data: f.layer.x, shape: [1, T, C + 1] },
+    attention: f.attention,
+    block: null,
+    millis: f.millis,
+    startupMillis: 0, // the GPT-2 worker's engine started with the model's loading
     gpt2: {
       fileName: g.fileName,
       layer: l,

@@ -1,0 +1,115 @@
+// GPT-2's logits of the last position only (Gpt2Logits::kLast): the last row
+// of every-row logits bit for bit, from a whole forward (traced and fast, with
+// and without interventions, at lengths that take the LM head's row-by-row and
+// matmul paths) and from extend after edits; everything else the same.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "attnscope/gpt2.hpp"
+#include "test_gpt2_reference.hpp"
+
+using namespace attnscope;
+using attnscope::testing::random_gpt2;
+
+namespace {
+
+// V above one of the LM head's matmul blocks (2048 tokens), not a multiple of any batch.
+const Gpt2Config kConfig{/*layers=*/2, /*heads=*/4, /*d_model=*/32, /*vocab_size=*/2101,
+                         /*context_length=*/64};
+
+std::vector<std::int64_t> tokens_of(std::size_t n, std::size_t salt) {
+  std::vector<std::int64_t> t(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    t[i] = static_cast<std::int64_t>((i * 7919 + salt) % kConfig.vocab_size);
+  }
+  return t;
+}
+
+/// Row `row` of a (rows, V) tensor.
+std::vector<float> row_of(const Tensor& t, std::size_t row) {
+  const std::size_t V = t.shape[1];
+  return std::vector<float>(t.data.begin() + row * V, t.data.begin() + (row + 1) * V);
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+/// kLast's output against kAll's: its logits are the last row, the rest equal.
+void require_last_row(const Gpt2Output& last, const Gpt2Output& all) {
+  const std::size_t rows = all.logits.shape[0];
+  REQUIRE(last.logits.shape == Shape{1, kConfig.vocab_size});
+  CHECK(same_bits(last.logits.data, row_of(all.logits, rows - 1)));
+  REQUIRE(last.trace.has_value() == all.trace.has_value());
+  if (all.trace) {
+    for (std::size_t l = 0; l < kConfig.layers; ++l) {
+      CHECK(same_bits(last.trace->attentions[l].data, all.trace->attentions[l].data));
+    }
+    for (std::size_t l = 0; l <= kConfig.layers; ++l) {
+      CHECK(same_bits(last.trace->hidden[l].data, all.trace->hidden[l].data));
+    }
+  }
+  REQUIRE(last.diff.has_value() == all.diff.has_value());
+  if (all.diff) {
+    REQUIRE(last.diff->logits.shape == Shape{1, kConfig.vocab_size});
+    CHECK(same_bits(last.diff->logits.data, row_of(all.diff->logits, rows - 1)));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("gpt2: forward with last logits only gives the last row of all of them, bit for bit") {
+  const Gpt2Model model = random_gpt2(kConfig, 31, 0.3f);
+  for (const std::size_t T : {1u, 2u, 4u, 5u, 6u, 33u, 64u}) {
+    for (const bool trace : {false, true}) {
+      INFO("T = " << T << (trace ? ", traced" : ", fast"));
+      Gpt2ForwardOptions options;
+      options.trace = trace;
+      const Gpt2Output all = model.forward(tokens_of(T, 3), options);
+      options.logits = Gpt2Logits::kLast;
+      require_last_row(model.forward(tokens_of(T, 3), options), all);
+    }
+  }
+}
+
+TEST_CASE("gpt2: last logits only with interventions: the run's and the diff's last rows") {
+  const Gpt2Model model = random_gpt2(kConfig, 32, 0.3f);
+  Gpt2ForwardOptions options;
+  options.interventions.ablate.push_back({1, 2, Gpt2HeadAblation::Mode::kMean});
+  options.interventions.mask_tokens = {3};
+  options.interventions.replace.push_back({0, 1, 1, 3});
+  for (const bool trace : {false, true}) {
+    INFO((trace ? "traced" : "fast"));
+    options.trace = trace;
+    options.logits = Gpt2Logits::kAll;
+    const Gpt2Output all = model.forward(tokens_of(20, 4), options);
+    options.logits = Gpt2Logits::kLast;
+    require_last_row(model.forward(tokens_of(20, 4), options), all);
+  }
+}
+
+TEST_CASE("gpt2: extend with last logits only gives the last row of all of them after edits") {
+  const Gpt2Model model = random_gpt2(kConfig, 33, 0.3f);
+  for (const bool trace : {false, true}) {
+    INFO((trace ? "traced" : "fast"));
+    // Two caches taken through the same edits: one asks for every row, one for the last.
+    Gpt2Cache every(kConfig, 64), last_only(kConfig, 64);
+    auto tokens = tokens_of(40, 5);
+    // First the whole text, then a token appended, one changed in the middle, one at the start.
+    for (const std::size_t keep : {0u, 40u, 20u, 0u}) {
+      INFO("kept " << keep);
+      if (keep == 40) tokens.push_back(17);
+      if (keep < 40) tokens[keep] = (tokens[keep] + 1) % kConfig.vocab_size;
+      every.truncate(std::min(keep, every.length()));
+      last_only.truncate(std::min(keep, last_only.length()));
+      const std::vector<std::int64_t> added(tokens.begin() + every.length(), tokens.end());
+      const Gpt2Output all = model.extend(every, added, trace);
+      require_last_row(model.extend(last_only, added, trace, Gpt2Logits::kLast), all);
+      REQUIRE(last_only.length() == tokens.size());
+    }
+  }
+}
