@@ -271,10 +271,10 @@ test('keyboard, reduced motion and axe-core at laptop and phone sizes', async ()
         }).length,
     );
     assert.equal(transitions, 0);
-    await page.focus('.train-head[aria-label^="Layer 2, head 3:"]');
+    await page.focus('.train-head[aria-label^="Layer 2, head 3"]');
     await page.keyboard.press('Enter');
     assert.equal(
-      await page.getAttribute('.train-head[aria-label^="Layer 2, head 3:"]', 'aria-pressed'),
+      await page.getAttribute('.train-head[aria-label^="Layer 2, head 3"]', 'aria-pressed'),
       'true',
     );
     assert.match(await page.textContent('#train-gradient-caption'), /layer 2, head 3/);

@@ -35,10 +35,7 @@ test('head scores: a made-up induction head is named; the content check tells it
   const attend = (t) => [madeUp(t, 1), madeUp(t, 3)];
   const scored = headScores.scoreHeads([{ tokens, attentions: attend(tokens) }], 2, 2);
   const named = namedHeads.namedFor('induction', scored.card);
-  assert.deepEqual(
-    named.map((s) => `L${s.layer}H${s.head}`).sort(),
-    ['L0H0', 'L1H0', 'L1H1'],
-  );
+  assert.deepEqual(named.map((s) => `L${s.layer}H${s.head}`).sort(), ['L0H0', 'L1H0', 'L1H1']);
   const byName = Object.fromEntries(scored.card.heads.map((h) => [h.head, h]));
   assert.equal(byName.L1H0.induction, 1);
   assert.equal(byName.L1H1.induction, 1);

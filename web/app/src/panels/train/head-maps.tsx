@@ -42,7 +42,7 @@ export function HeadMaps({
                 key={head}
                 class="train-head"
                 aria-pressed={on}
-                aria-label={`Layer ${layer + 1}, head ${head + 1}: show its gradient${name ? ` (${kPatternShort[name.pattern]})` : ''}`}
+                aria-label={`Layer ${layer + 1}, ${caption}: show its gradient`}
                 data-pattern={name?.pattern}
                 onClick={() => onSelect(layer, head)}
               >
