@@ -2,10 +2,10 @@
 // per head (rows are queries, columns keys; viridis 0–1, the causal upper triangle grey).
 // Each map is a button: it selects the head whose gradient is shown. A head with a named
 // pattern on the held-out batch says which under its map.
-import type { HeadScore } from '../../gpt2/named-heads';
 import { colorTable, kMaskedColor, parseColor } from '../../views/colors';
 import { PixelCanvas } from './pixels';
-import { kPatternShort } from './trained-heads';
+import type { TrainedHeads } from '../../train/head-scores';
+import { namedByHead, shortName } from './trained-heads';
 
 export function HeadMaps({
   attentions,
@@ -14,7 +14,7 @@ export function HeadMaps({
   selected,
   onSelect,
   size,
-  named,
+  scores,
 }: {
   attentions: Float32Array[];
   heads: number;
@@ -22,9 +22,10 @@ export function HeadMaps({
   selected: { layer: number; head: number };
   onSelect: (layer: number, head: number) => void;
   size: number;
-  /** Each head's strongest named pattern, by layer × heads + head. */
-  named: Map<number, HeadScore>;
+  /** The heads' named patterns on the held-out batch. */
+  scores: TrainedHeads;
 }) {
+  const named = namedByHead(scores, heads);
   const table = colorTable('prob', 1);
   const grey = parseColor(kMaskedColor);
   return (
@@ -35,7 +36,7 @@ export function HeadMaps({
           {Array.from({ length: heads }, (_, head) => {
             const on = selected.layer === layer && selected.head === head;
             const name = named.get(layer * heads + head);
-            const caption = `head ${head + 1}${name ? ` · ${kPatternShort[name.pattern]}` : ''}`;
+            const caption = `head ${head + 1}${name ? ` · ${shortName(scores, heads, name)}` : ''}`;
             return (
               <button
                 type="button"

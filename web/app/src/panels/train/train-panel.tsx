@@ -34,7 +34,7 @@ import { GradientMap } from './gradient-map';
 import { HeadMaps } from './head-maps';
 import { LossCurve } from './loss-curve';
 import { Numbers, Scrubber, StateLine } from './train-status';
-import { namedByHead, TrainedHeadsList } from './trained-heads';
+import { TrainedHeadsList } from './trained-heads';
 
 const reducedMotion = () => window.matchMedia('(prefers-reduced-motion: reduce)').matches;
 
@@ -230,7 +230,7 @@ function Figures({ task }: { task: Task }) {
           selected={selected.value}
           onSelect={select}
           size={narrow ? (config.heads > 3 ? 64 : 80) : 96}
-          named={namedByHead(s.heads, config.heads)}
+          scores={s.heads}
         />
         <TrainedHeadsList heads={s.heads} H={config.heads} selected={selected.value} onSelect={select} />
         <GradientMap

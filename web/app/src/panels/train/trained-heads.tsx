@@ -33,6 +33,19 @@ export function namedByHead(heads: TrainedHeads, H: number): Map<number, HeadSco
   return perHead;
 }
 
+/**
+ * Whether an induction head failed the content check: it keeps at least half its weight on
+ * the keys once the earlier copies are changed, so it finds them by where they sit.
+ */
+export function byPosition(heads: TrainedHeads, H: number, s: HeadScore): boolean {
+  const changed = heads.inductionChanged?.[s.layer * H + s.head];
+  return s.pattern === 'induction' && changed !== undefined && changed >= s.share / 2;
+}
+
+/** The caption's name of a head's pattern. */
+export const shortName = (heads: TrainedHeads, H: number, s: HeadScore) =>
+  byPosition(heads, H, s) ? 'fixed distance' : kPatternShort[s.pattern];
+
 /** What the content check says of the strongest induction head. */
 function contentCheck(best: HeadScore, changed: number): string {
   const found =
@@ -83,7 +96,7 @@ export function TrainedHeadsList({
                 aria-pressed={selected.layer === s.layer && selected.head === s.head}
                 onClick={() => onSelect(s.layer, s.head)}
               >
-                {`${headName(s)} ${describe(s)}`}
+                {`${headName(s)} ${describe(s)}${byPosition(heads, H, s) ? '; but by position, not by the letter (the check below)' : ''}`}
               </button>
             </li>
           ))}
