@@ -3,7 +3,8 @@
 // printed); the trained model becomes the page's model (the Model view shows its
 // layers × heads, the heatmap its weights, equal to the package's forward pass of the
 // exported file in Node); the exported .safetensors loads back through the file chooser
-// with the same weights and the task's vocabulary. Pause, resume, step, reset and a new
+// with the same weights and the task's vocabulary; the panel's content check says the copy
+// head looks a fixed distance back. Pause, resume, step, reset and a new
 // learning rate; keyboard use, reduced motion and axe-core at laptop and phone sizes.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -170,6 +171,11 @@ test('copy/induction trains below 0.1, becomes the page’s model, exports and l
     `copy/induction: ${best.at} puts its largest weight on the next letter's first copy for ${(100 * best.share).toFixed(0)} % of the repeat`,
   );
   assert.ok(best.share >= 0.7, `the copy stripe: ${JSON.stringify(best)}`);
+  // The panel's content check says how that head finds the letter: with the earlier copies
+  // changed it keeps its weight where it was, so it looks a fixed distance back.
+  assert.match(await page.textContent('#train-content-check'), /mostly by where they sit/);
+  assert.ok((await page.locator('.train-head[data-pattern="induction"]').count()) > 0);
+  assert.match(await page.textContent('#train-maps'), /fixed distance/);
 
   // Loading the exported file through the file chooser: the same weights, the same tokens.
   const file = join(dir, name);
@@ -271,10 +277,10 @@ test('keyboard, reduced motion and axe-core at laptop and phone sizes', async ()
         }).length,
     );
     assert.equal(transitions, 0);
-    await page.focus('.train-head[aria-label^="Layer 2, head 3:"]');
+    await page.focus('.train-head[aria-label^="Layer 2, head 3"]');
     await page.keyboard.press('Enter');
     assert.equal(
-      await page.getAttribute('.train-head[aria-label^="Layer 2, head 3:"]', 'aria-pressed'),
+      await page.getAttribute('.train-head[aria-label^="Layer 2, head 3"]', 'aria-pressed'),
       'true',
     );
     assert.match(await page.textContent('#train-gradient-caption'), /layer 2, head 3/);

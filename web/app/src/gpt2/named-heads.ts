@@ -4,8 +4,10 @@
 // its own token, and the induction key, each next to chance (attention spread evenly over
 // the keys a causal query sees). A head is named only when its score is at least twice
 // chance; how strong it is then depends on the share of its weight, because a head can be
-// many times chance while still spreading most of its weight elsewhere.
-import card from '../../../../models/kjv/heads.json';
+// many times chance while still spreading most of its weight elsewhere. A model trained
+// in the page gets a card of the same form (train/head-scores.ts); every function below
+// reads the KJV card unless given another.
+import kjvCard from '../../../../models/kjv/heads.json';
 
 export const kPatterns = ['previousToken', 'firstToken', 'sameWord', 'induction'] as const;
 export type Pattern = (typeof kPatterns)[number];
@@ -23,6 +25,14 @@ export const kNamedRatio = 2;
 
 export type Strength = 'weak' | 'clear' | 'strong';
 
+/** A model's scores: chance per pattern, and each head's share (named L{layer}H{head}). */
+export interface HeadCard {
+  chance: Record<Pattern, number>;
+  heads: ({ head: string } & Record<Pattern, number>)[];
+}
+
+const card: HeadCard = kjvCard;
+
 export interface HeadScore {
   layer: number; // 0-based, as in the card's L3H1
   head: number;
@@ -38,23 +48,25 @@ export function strengthOf(share: number): Strength {
 }
 
 /** Every head's score for `pattern`, highest first. */
-export function scoresFor(pattern: Pattern): HeadScore[] {
-  const chance = card.chance[pattern];
-  return card.heads
+export function scoresFor(pattern: Pattern, from: HeadCard = card): HeadScore[] {
+  const chance = from.chance[pattern];
+  return from.heads
     .map((h) => {
       const [, layer, head] = /^L(\d+)H(\d+)$/.exec(h.head)!.map(Number);
-      return { layer, head, pattern, share: h[pattern], chance, ratio: h[pattern] / chance };
+      // A pattern no query had keys for (chance 0) names no head.
+      const ratio = chance > 0 ? h[pattern] / chance : 0;
+      return { layer, head, pattern, share: h[pattern], chance, ratio };
     })
     .sort((a, b) => b.share - a.share || a.layer - b.layer || a.head - b.head);
 }
 
 /** The heads named for `pattern` (at least kNamedRatio × chance), strongest first. */
-export const namedFor = (pattern: Pattern) =>
-  scoresFor(pattern).filter((s) => s.ratio >= kNamedRatio);
+export const namedFor = (pattern: Pattern, from: HeadCard = card) =>
+  scoresFor(pattern, from).filter((s) => s.ratio >= kNamedRatio);
 
 /** Every named head of every pattern, strongest first. */
-export const namedHeads = (): HeadScore[] =>
-  kPatterns.flatMap(namedFor).sort((a, b) => b.ratio - a.ratio);
+export const namedHeads = (from: HeadCard = card): HeadScore[] =>
+  kPatterns.flatMap((p) => namedFor(p, from)).sort((a, b) => b.ratio - a.ratio);
 
 export const percent = (share: number) =>
   `${(share * 100).toLocaleString('en', { maximumFractionDigits: share < 0.1 ? 1 : 0 })} %`;
@@ -71,8 +83,8 @@ export function describe(s: HeadScore): string {
 }
 
 /** For a pattern no head has: how close the best head comes. */
-export function noneSaid(pattern: Pattern): string {
-  const best = scoresFor(pattern)[0];
+export function noneSaid(pattern: Pattern, from: HeadCard = card): string {
+  const best = scoresFor(pattern, from)[0]!;
   const where =
     best.ratio < 1
       ? `every head gives it less than chance (at most ${percent(best.share)}, chance ${percent(best.chance)})`

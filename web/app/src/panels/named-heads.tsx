@@ -3,7 +3,9 @@
 // in every view. The strongest is always in view; the fold (its summary is the label, to
 // keep this one line) lists every named head, says
 // plainly which patterns no head has, and hands over to the Model view's head search,
-// which measures the same kind of score on the visitor's own text.
+// which measures the same kind of score on the visitor's own text. A model trained in the
+// page and handed to it has its heads named the same way, from the scores measured on the
+// task's held-out sequences when training stopped (train/head-scores.ts).
 import { gpt2Layer, loadedGpt2, selectLayerAndHead } from '../gpt2/state';
 import {
   cardName,
@@ -15,11 +17,13 @@ import {
   namedFor,
   namedHeads,
   noneSaid,
+  type HeadCard,
   type HeadScore,
 } from '../gpt2/named-heads';
 import { showTab, view } from '../store';
+import { handedHeads } from '../train/state';
 
-function HeadButton({ s }: { s: HeadScore }) {
+function HeadButton({ s, card }: { s: HeadScore; card: string }) {
   const current = gpt2Layer.value === s.layer && view.value.sel.head === s.head;
   return (
     <button
@@ -29,7 +33,7 @@ function HeadButton({ s }: { s: HeadScore }) {
       data-head={String(s.head)}
       data-pattern={s.pattern}
       aria-pressed={current}
-      title={`${cardName(s)} in the model’s card, which counts from 0`}
+      title={`${cardName(s)} in the ${card}, which counts from 0`}
       onClick={() => selectLayerAndHead(s.layer, s.head)}
     >
       {`${headName(s)} ${describe(s)}`}
@@ -37,27 +41,44 @@ function HeadButton({ s }: { s: HeadScore }) {
   );
 }
 
+/** The scores of the page's model: the KJV card, or those of the model trained here. */
+function scoresShown(): { card?: HeadCard; scoredOn: string; from: string } | null {
+  const loaded = loadedGpt2.value;
+  if (loaded?.source === 'kjv') return { scoredOn: kScoredOn, from: 'Scores from the model’s card' };
+  const handed = handedHeads.value;
+  if (loaded && handed?.loaded === loaded)
+    return {
+      card: handed.heads.card,
+      scoredOn: handed.scoredOn,
+      from: 'Scores of the model trained here, when training stopped',
+    };
+  return null;
+}
+
 export function NamedHeads() {
-  if (loadedGpt2.value?.source !== 'kjv') return null;
-  const named = namedHeads();
+  const shown = scoresShown();
+  if (!shown) return null;
+  const { card, scoredOn, from } = shown;
+  const cardLabel = card ? 'trained model’s scores' : 'model’s card';
+  const named = namedHeads(card);
   return (
     <div class="named-heads" id="named-heads" role="group" aria-label="Heads with a named pattern">
       <details class="named-more">
         <summary>Named heads</summary>
         <p class="hint">
-          {`Scores from the model’s card, measured on ${kScoredOn}: the mean weight a head’s queries give to the keys the pattern names, against chance (weight spread evenly over the keys a query sees). A head is named from ${kNamedRatio}× chance; under a quarter of its weight it is weak, from a half strong.`}
+          {`${from}, measured on ${scoredOn}: the mean weight a head’s queries give to the keys the pattern names, against chance (weight spread evenly over the keys a query sees). A head is named from ${kNamedRatio}× chance; under a quarter of its weight it is weak, from a half strong.`}
         </p>
         {kPatterns.map((p) => {
-          const heads = namedFor(p);
+          const heads = namedFor(p, card);
           return heads.length === 0 ? (
             <p class="hint named-none" data-pattern={p}>
-              {noneSaid(p)}
+              {noneSaid(p, card)}
             </p>
           ) : (
             <ul class="named-list" data-pattern={p}>
               {heads.map((s) => (
                 <li>
-                  <HeadButton s={s} />
+                  <HeadButton s={s} card={cardLabel} />
                 </li>
               ))}
             </ul>
@@ -71,7 +92,7 @@ export function NamedHeads() {
           .
         </p>
       </details>
-      {named.length > 0 && <HeadButton s={named[0]} />}
+      {named.length > 0 && <HeadButton s={named[0]} card={cardLabel} />}
     </div>
   );
 }

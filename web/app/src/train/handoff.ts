@@ -7,6 +7,7 @@ import { loadGpt2 } from '../gpt2/client';
 import { loadedGpt2, selectLayer } from '../gpt2/state';
 import { setInputs } from '../store';
 import { savedModel } from './client';
+import { handedHeads, latest } from './state';
 import { withVocabulary } from './model-file';
 import type { Task } from './tasks';
 
@@ -23,13 +24,18 @@ export async function showInPage(task: Task): Promise<string> {
   const config = await loadGpt2(file, () => undefined);
   setInputs({ model: 'gpt2' }); // a file, as far as the menu and a link can say
   selectLayer(Math.min(1, config.layers - 1));
-  loadedGpt2.value = {
-    source: 'gpt2',
+  const loaded = {
+    source: 'gpt2' as const,
     fileName: file.name,
     fileBytes: file.size,
     config,
     vocabulary: task.vocabulary,
   };
+  const heads = latest.value?.heads;
+  handedHeads.value = heads
+    ? { loaded, heads, scoredOn: `${heads.sequences} held-out sequences of the task` }
+    : null;
+  loadedGpt2.value = loaded;
   const probe = task.vocabulary.decode(task.probe.tokens);
   setInputs({ text: probe });
   return `The trained model is now the page’s model: the views above show its attention on “${probe}”. Type your own ${task.vocabulary.kind === 'symbols' ? 'letters' : 'words'} in the text box to probe it.`;

@@ -1,4 +1,5 @@
 // Messages between the page and the training worker (worker.ts).
+import type { TrainedHeads } from './head-scores';
 import type { TaskId } from './tasks';
 
 export interface TrainSetup {
@@ -35,6 +36,8 @@ export interface TrainProgress {
   attentions: Float32Array[];
   /** Per layer: the gradient of attn.c_attn.weight (C, 3C) from the last step. */
   gradients: Float32Array[];
+  /** The heads' named patterns on the held-out batch (the content check once stopped). */
+  heads: TrainedHeads;
   state: 'running' | 'paused' | 'done';
   /** Why training stopped, once it has. */
   reason?: string;

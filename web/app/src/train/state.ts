@@ -2,6 +2,8 @@
 // worker last reported, the loss history and the snapshots to scrub back through.
 // Written by client.ts (reports) and the panel's controls; not part of a link.
 import { signal } from '@preact/signals';
+import type { LoadedGpt2 } from '../gpt2/state';
+import type { TrainedHeads } from './head-scores';
 import type { TrainProgress } from './protocol';
 import { taskOf, type Task, type TaskId } from './tasks';
 
@@ -14,7 +16,7 @@ export type TrainState = 'idle' | 'starting' | TrainProgress['state'];
 /** One report kept for scrubbing back. */
 export type Snapshot = Pick<
   TrainProgress,
-  'step' | 'loss' | 'answerLoss' | 'accuracy' | 'attentions' | 'gradients'
+  'step' | 'loss' | 'answerLoss' | 'accuracy' | 'attentions' | 'gradients' | 'heads'
 >;
 
 export interface ModelShape {
@@ -48,16 +50,26 @@ export const trainError = signal<string | null>(null);
 /** What became of the trained model: shown in the page, or why it could not be. */
 export const handoff = signal<{ ok: boolean; message: string } | null>(null);
 
+/**
+ * The named heads of the model handed to the page, with the loaded model they belong to
+ * (the page's "Named heads" show them while that model is the page's).
+ */
+export const handedHeads = signal<{
+  loaded: LoadedGpt2;
+  heads: TrainedHeads;
+  scoredOn: string;
+} | null>(null);
+
 const kMaxSnapshots = 160;
 
 /** Keeps a report, halving the older snapshots when there are too many. */
 export function keep(p: TrainProgress): void {
-  const { step, loss, answerLoss, accuracy, attentions, gradients } = p;
+  const { step, loss, answerLoss, accuracy, attentions, gradients, heads } = p;
   let list = snapshots.value;
   if (list.length > 0 && list[list.length - 1]!.step === step) list = list.slice(0, -1);
   if (list.length >= kMaxSnapshots)
     list = list.filter((_, i) => i % 2 === 0 || i === list.length - 1);
-  snapshots.value = [...list, { step, loss, answerLoss, accuracy, attentions, gradients }];
+  snapshots.value = [...list, { step, loss, answerLoss, accuracy, attentions, gradients, heads }];
   if (history.value.at(-1)?.step !== step)
     history.value = [...history.value, { step, loss, answerLoss }];
   latest.value = p;

@@ -31,6 +31,8 @@ export interface Task {
   length: number;
   batch: number;
   lr: number;
+  /** Steps of linear warm-up of the learning rate (default none). */
+  warmup?: number;
   maxSteps: number;
   /** Training stops once the loss on the answers falls below this. */
   target: number;

@@ -1,9 +1,17 @@
 // Training off the main thread: a GPT-2 made by the engine (createModel), trained by its
 // AdamW trainer on a task's seeded batches, in slices of about a tenth of a second so that
 // pause, step and a new learning rate are answered between them. After each slice it
-// reports the loss, the answers on a held-out batch, the probe's attention in every layer
-// and the gradient of every layer's attention projection.
+// reports the loss, the answers on a held-out batch and its heads' named patterns
+// (head-scores.ts), the probe's attention in every layer and the gradient of every layer's
+// attention projection. Once training stops or pauses, the report adds the content check
+// of the induction score, which takes a forward pass per query.
 import { createAttnScope, type AttnScope, type Model, type Trainer } from 'attnscope';
+import {
+  inductionWithCopiesChanged,
+  scoreHeads,
+  type TracedRun,
+  type TrainedHeads,
+} from './head-scores';
 import type { TrainProgress, TrainReply, TrainRequest, TrainSetup } from './protocol';
 import { batchAt, taskOf, type Task } from './tasks';
 
@@ -31,7 +39,13 @@ const post = (reply: TrainReply, transfer: Transferable[] = []) =>
 
 function newTrainer(lr: number): Trainer {
   // A new trainer starts AdamW's moments afresh; the weights stay as they are.
-  return model!.trainer({ lr, betas: [0.9, 0.98], weightDecay: 0.01, clip: 1 });
+  return model!.trainer({
+    lr,
+    betas: [0.9, 0.98],
+    weightDecay: 0.01,
+    clip: 1,
+    warmup: task!.warmup ?? 0,
+  });
 }
 
 async function start(next: TrainSetup, run: boolean): Promise<void> {
@@ -72,16 +86,29 @@ function trainStep(): void {
   lossCount++;
 }
 
-/** Loss and accuracy on the held-out batch's answers, from the engine's logits. */
-function evaluate(): { answerLoss: number; accuracy: number } {
+/** The held-out batch's sequences. */
+function heldOutSequences(): number[][] {
   const { batch: B, length: T } = task!;
-  const V = model!.config.vocabSize;
+  return Array.from({ length: B }, (_, b) =>
+    Array.from(heldOut!.tokens.subarray(b * T, (b + 1) * T)),
+  );
+}
+
+/**
+ * Loss and accuracy on the held-out batch's answers, from the engine's logits, and the
+ * heads' scores from the same forward passes' attention.
+ */
+function evaluate(): { answerLoss: number; accuracy: number; heads: TrainedHeads } {
+  const { length: T } = task!;
+  const { vocabSize: V, layers, heads } = model!.config;
   let loss = 0,
     right = 0,
     count = 0;
-  for (let b = 0; b < B; b++) {
-    const tokens = heldOut!.tokens.subarray(b * T, (b + 1) * T);
-    const logits = model!.forward({ tokens, trace: false }).logits.data;
+  const runs: TracedRun[] = [];
+  for (const [b, tokens] of heldOutSequences().entries()) {
+    const f = model!.forward({ tokens, trace: true });
+    runs.push({ tokens, attentions: f.attentions!.map((a) => a.data) });
+    const logits = f.logits.data;
     for (let t = 0; t < T - 1; t++) {
       if (!heldOut!.answers[b * T + t]) continue;
       const row = logits.subarray(t * V, (t + 1) * V);
@@ -95,11 +122,18 @@ function evaluate(): { answerLoss: number; accuracy: number } {
       count++;
     }
   }
-  return { answerLoss: loss / count, accuracy: right / count };
+  return {
+    answerLoss: loss / count,
+    accuracy: right / count,
+    heads: scoreHeads(runs, layers, heads),
+  };
 }
 
+const attend = (tokens: number[]) =>
+  model!.forward({ tokens, trace: true }).attentions!.map((a) => a.data);
+
 function report(): void {
-  const { answerLoss, accuracy } = evaluate();
+  const { answerLoss, accuracy, heads } = evaluate();
   if (lossCount > 0) lastLoss = lossSum / lossCount;
   lossSum = lossCount = 0;
   let reason: string | undefined;
@@ -109,6 +143,16 @@ function report(): void {
   } else if (state === 'running' && step >= stepLimit) {
     state = 'done';
     reason = `${step} steps, the most this task runs at a time`;
+  }
+  if (state !== 'running') {
+    const { layers, heads: H, vocabSize } = model!.config;
+    heads.inductionChanged = inductionWithCopiesChanged(
+      attend,
+      heldOutSequences(),
+      layers,
+      H,
+      vocabSize,
+    );
   }
   const attentions = model!
     .forward({ tokens: task!.probe.tokens, trace: true })
@@ -128,6 +172,7 @@ function report(): void {
     lr: setup!.lr,
     attentions,
     gradients,
+    heads,
     state,
     reason,
   };

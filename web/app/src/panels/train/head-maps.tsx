@@ -1,8 +1,11 @@
 // Every head of every layer on the probe sequence, as it forms: one small attention map
 // per head (rows are queries, columns keys; viridis 0–1, the causal upper triangle grey).
-// Each map is a button: it selects the head whose gradient is shown.
+// Each map is a button: it selects the head whose gradient is shown. A head with a named
+// pattern on the held-out batch says which under its map.
 import { colorTable, kMaskedColor, parseColor } from '../../views/colors';
 import { PixelCanvas } from './pixels';
+import type { TrainedHeads } from '../../train/head-scores';
+import { namedByHead, shortName } from './trained-heads';
 
 export function HeadMaps({
   attentions,
@@ -11,6 +14,7 @@ export function HeadMaps({
   selected,
   onSelect,
   size,
+  scores,
 }: {
   attentions: Float32Array[];
   heads: number;
@@ -18,7 +22,10 @@ export function HeadMaps({
   selected: { layer: number; head: number };
   onSelect: (layer: number, head: number) => void;
   size: number;
+  /** The heads' named patterns on the held-out batch. */
+  scores: TrainedHeads;
 }) {
+  const named = namedByHead(scores, heads);
   const table = colorTable('prob', 1);
   const grey = parseColor(kMaskedColor);
   return (
@@ -28,13 +35,16 @@ export function HeadMaps({
           <span class="train-layer-name">{`Layer ${layer + 1}`}</span>
           {Array.from({ length: heads }, (_, head) => {
             const on = selected.layer === layer && selected.head === head;
+            const name = named.get(layer * heads + head);
+            const caption = `head ${head + 1}${name ? ` · ${shortName(scores, heads, name)}` : ''}`;
             return (
               <button
                 type="button"
                 key={head}
                 class="train-head"
                 aria-pressed={on}
-                aria-label={`Layer ${layer + 1}, head ${head + 1}: show its gradient`}
+                aria-label={`Layer ${layer + 1}, ${caption}: show its gradient`}
+                data-pattern={name?.pattern}
                 onClick={() => onSelect(layer, head)}
               >
                 <PixelCanvas
@@ -44,7 +54,7 @@ export function HeadMaps({
                   height={size}
                   color={(i, j) => (j > i ? grey : table.at(w[(head * T + i) * T + j]!))}
                 />
-                <span>{`head ${head + 1}`}</span>
+                <span>{caption}</span>
               </button>
             );
           })}

@@ -34,6 +34,7 @@ import { GradientMap } from './gradient-map';
 import { HeadMaps } from './head-maps';
 import { LossCurve } from './loss-curve';
 import { Numbers, Scrubber, StateLine } from './train-status';
+import { TrainedHeadsList } from './trained-heads';
 
 const reducedMotion = () => window.matchMedia('(prefers-reduced-motion: reduce)').matches;
 
@@ -213,6 +214,7 @@ function Figures({ task }: { task: Task }) {
   const { layer, head } = selected.value;
   const T = task.probe.tokens.length;
   const probe = task.vocabulary.decode(task.probe.tokens);
+  const select = (l: number, h: number) => (selected.value = { layer: l, head: h });
   return (
     <div class="train-figures">
       <div class="train-curve-box">
@@ -226,9 +228,11 @@ function Figures({ task }: { task: Task }) {
           heads={config.heads}
           T={T}
           selected={selected.value}
-          onSelect={(l, h) => (selected.value = { layer: l, head: h })}
+          onSelect={select}
           size={narrow ? (config.heads > 3 ? 64 : 80) : 96}
+          scores={s.heads}
         />
+        <TrainedHeadsList heads={s.heads} H={config.heads} selected={selected.value} onSelect={select} />
         <GradientMap
           gradient={s.gradients[Math.min(layer, s.gradients.length - 1)]!}
           C={config.dModel}

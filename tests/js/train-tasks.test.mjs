@@ -1,0 +1,50 @@
+// The head scores of "Train it yourself" (web/app/src/train/head-scores.ts): the induction
+// score of made-up attention is what its definition says, and the content check tells a
+// head that reads the letter before a key from one that looks a fixed distance back.
+import assert from 'node:assert/strict';
+import { before, test } from 'node:test';
+
+import { loadTrainModules } from './app-train.mjs';
+
+let headScores, namedHeads;
+before(async () => ({ headScores, namedHeads } = await loadTrainModules()));
+
+/** Attention (H = 2, T, T) of a made-up layer: head 0 on the induction keys, head 1 `back` places back. */
+function madeUp(tokens, back) {
+  const T = tokens.length;
+  const w = new Float32Array(2 * T * T);
+  for (let q = 0; q < T; q++) {
+    const keys = headScores.patternKeys('induction', tokens, q);
+    if (keys.length === 0) w[q * T + q] = 1;
+    else for (const k of keys) w[q * T + k] = 1 / keys.length;
+    w[(T + q) * T + Math.max(0, q - back)] = 1;
+  }
+  return w;
+}
+
+test('head scores: a made-up induction head is named; the content check tells it from a fixed distance', () => {
+  const tokens = [0, 1, 2, 3, 4, 5, 2, 3, 4, 5, 2, 3];
+  // Query 6 holds 2, first seen at 2: its induction key is 3.
+  assert.deepEqual(headScores.patternKeys('induction', tokens, 6), [3]);
+  assert.deepEqual(headScores.patternKeys('induction', tokens, 10), [3, 7]);
+  assert.deepEqual(headScores.patternKeys('sameWord', tokens, 10), [2, 6]);
+  assert.deepEqual(headScores.patternKeys('previousToken', tokens, 4), [3]);
+  assert.deepEqual(headScores.patternKeys('induction', tokens, 0), []);
+  // Layer 2 of the made-up model: head 0 induction, head 1 three places back (which is the
+  // induction key of this sequence's repeat, found by position).
+  const attend = (t) => [madeUp(t, 1), madeUp(t, 3)];
+  const scored = headScores.scoreHeads([{ tokens, attentions: attend(tokens) }], 2, 2);
+  const named = namedHeads.namedFor('induction', scored.card);
+  assert.deepEqual(named.map((s) => `L${s.layer}H${s.head}`).sort(), ['L0H0', 'L1H0', 'L1H1']);
+  const byName = Object.fromEntries(scored.card.heads.map((h) => [h.head, h]));
+  assert.equal(byName.L1H0.induction, 1);
+  assert.equal(byName.L1H1.induction, 1);
+  assert.equal(byName.L0H1.previousToken, 1);
+  // Changing the earlier copies: the head that matched letters loses its keys; the one
+  // that looked three places back keeps them.
+  const changed = headScores.inductionWithCopiesChanged(attend, [tokens], 2, 2, 8);
+  assert.ok(changed[2] < 0.5, `content head ${changed[2]}`);
+  assert.equal(changed[3], 1);
+  // A sequence that holds every token of the vocabulary cannot be changed: skipped.
+  assert.deepEqual(headScores.inductionWithCopiesChanged(attend, [tokens], 2, 2, 6), [0, 0, 0, 0]);
+});
