@@ -66,17 +66,19 @@ std::size_t attention_decode(const float* q, const float* k, const float* v,
 }
 
 // Rows per task of the flash path: the whole group on one thread; with more,
-// about four tasks per thread (so that uneven causal blocks even out), in
-// whole 16-row tiles, and in whole 128-row blocks once that large (the blocks
-// that keep a key tile in cache, flash_attention.hpp).
+// at least four tasks per thread, in whole 16-row tiles, and at most one
+// 128-row block (the rows that share each key tile from cache,
+// flash_attention.hpp). Small tasks even out uneven causal blocks and a
+// thread that starts late or is slowed by another program: the last task to
+// finish then holds the others up by at most one block.
 std::size_t rows_per_task(std::size_t rows, std::size_t kv_heads, std::size_t slots) {
   if (slots <= 1) return rows;
   const std::size_t tasks_per_head =
       std::max<std::size_t>(1, (4 * slots + kv_heads - 1) / kv_heads);
   const auto round_up = [](std::size_t n, std::size_t to) { return (n + to - 1) / to * to; };
-  std::size_t chunk = round_up((rows + tasks_per_head - 1) / tasks_per_head, kernels::kQueryTile);
-  if (chunk > kernels::kQueryBlock) chunk = round_up(chunk, kernels::kQueryBlock);
-  return std::min(chunk, round_up(rows, kernels::kQueryTile));
+  const std::size_t chunk =
+      round_up((rows + tasks_per_head - 1) / tasks_per_head, kernels::kQueryTile);
+  return std::min({chunk, kernels::kQueryBlock, round_up(rows, kernels::kQueryTile)});
 }
 
 }  // namespace

@@ -55,8 +55,10 @@ class ThreadPool {
     stop_workers();
     threads_ = 1;
     try {
+      // A new worker waits for the next call: the calls before it are done.
+      const std::size_t seen = generation_;
       for (std::size_t i = 1; i < threads; ++i) {
-        workers_.emplace_back([this, i] { work(i); });
+        workers_.emplace_back([this, i, seen] { work(i, seen); });
       }
     } catch (const std::system_error& e) {
       const std::size_t started = workers_.size() + 1;
@@ -104,9 +106,8 @@ class ThreadPool {
     stop_ = false;
   }
 
-  void work(std::size_t slot) {
+  void work(std::size_t slot, std::size_t seen) {
     TaskScope scope;
-    std::size_t seen = 0;
     for (;;) {
       {
         std::unique_lock<std::mutex> lock(state_mutex_);
