@@ -8,7 +8,7 @@ import { modelTokens } from './model-generate.js';
 import type { ModelConfig } from './model-types.js';
 import type { RequireMemory } from './model.js';
 import { describe, fail, finiteNumber, integerIn, kMaxDimension, own } from './tensors.js';
-import type { Trainer, TrainerOptions, TrainStepArgs, TrainStepResult } from './train-types.js';
+import type { Trainer, TrainStepArgs, TrainStepResult } from './train-types.js';
 import type { TensorOut } from './types.js';
 
 /** Runs a registry runner on the trainer's model. */
