@@ -23,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { distDir, loadAttnScope } from './attnscope-runner.mjs';
 import { createOrtGpt2, createTfjsGpt2 } from './gpt2-peers.mjs';
+import { gpt2Header, seededUniform } from './gpt2-random-file.mjs';
 
 const args = Object.fromEntries(
   process.argv.slice(2).map((a) => {
@@ -50,56 +51,18 @@ const peers = String(args.peers ?? 'ort,tfjs')
   .split(',')
   .filter((p) => p && p !== 'none');
 
-/** GPT-2's tensors and shapes (Hugging Face names, no prefix). */
-function shapes({ layers, dModel: C, vocabSize: V, contextLength: Tmax }) {
-  const out = [
-    ['wte.weight', [V, C]],
-    ['wpe.weight', [Tmax, C]],
-  ];
-  for (let l = 0; l < layers; l++) {
-    for (const [s, shape] of [
-      ['ln_1.weight', [C]],
-      ['ln_1.bias', [C]],
-      ['attn.c_attn.weight', [C, 3 * C]],
-      ['attn.c_attn.bias', [3 * C]],
-      ['attn.c_proj.weight', [C, C]],
-      ['attn.c_proj.bias', [C]],
-      ['ln_2.weight', [C]],
-      ['ln_2.bias', [C]],
-      ['mlp.c_fc.weight', [C, 4 * C]],
-      ['mlp.c_fc.bias', [4 * C]],
-      ['mlp.c_proj.weight', [4 * C, C]],
-      ['mlp.c_proj.bias', [C]],
-    ])
-      out.push([`h.${l}.${s}`, shape]);
-  }
-  out.push(['ln_f.weight', [C]], ['ln_f.bias', [C]]);
-  return out;
-}
-
 /**
  * The file, written in place: weights ~ N(0, 0.02) as GPT-2's initialisation,
  * LayerNorm gains 1. Returns it with a view of each tensor inside it, which the
  * peers take as their weights (no second copy in JavaScript).
  */
 function randomGpt2File() {
-  const list = shapes(config);
-  const header = { __metadata__: { n_head: String(config.heads) } };
-  let offset = 0;
-  for (const [name, shape] of list) {
-    const bytes = 4 * shape.reduce((a, b) => a * b, 1);
-    header[name] = { dtype: 'F32', shape, data_offsets: [offset, offset + bytes] };
-    offset += bytes;
-  }
-  let json = JSON.stringify(header);
-  json += ' '.repeat((8 - (json.length % 8)) % 8);
-  const text = new TextEncoder().encode(json);
+  const { list, text, dataBytes: offset } = gpt2Header(config);
   const file = new Uint8Array(8 + text.length + offset);
   new DataView(file.buffer).setBigUint64(0, BigInt(text.length), true);
   file.set(text, 8);
   const data = new Float32Array(file.buffer, 8 + text.length, offset / 4);
-  let state = 12345;
-  const uniform = () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32 - 0.5;
+  const uniform = seededUniform(12345);
   let at = 0;
   const weights = new Map();
   for (const [name, shape] of list) {

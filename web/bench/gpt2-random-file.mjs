@@ -44,24 +44,37 @@ export function gpt2Shapes({ layers, dModel: C, vocabSize: V, contextLength: Tma
   return out;
 }
 
-/** Writes the file to `path`; returns its size in bytes. */
-export function writeRandomGpt2(path, config = kGpt2Small, seed = 12345) {
+/**
+ * The file's tensor list, its header (JSON padded to 8 bytes, UTF-8) and the
+ * bytes of tensor data after it, all float32.
+ */
+export function gpt2Header(config) {
   const list = gpt2Shapes(config);
   const header = { __metadata__: { n_head: String(config.heads) } };
-  let offset = 0;
+  let dataBytes = 0;
   for (const [name, shape] of list) {
     const bytes = 4 * shape.reduce((a, b) => a * b, 1);
-    header[name] = { dtype: 'F32', shape, data_offsets: [offset, offset + bytes] };
-    offset += bytes;
+    header[name] = { dtype: 'F32', shape, data_offsets: [dataBytes, dataBytes + bytes] };
+    dataBytes += bytes;
   }
   let json = JSON.stringify(header);
   json += ' '.repeat((8 - (json.length % 8)) % 8);
-  const text = new TextEncoder().encode(json);
+  return { list, text: new TextEncoder().encode(json), dataBytes };
+}
+
+/** A seeded uniform in [-0.5, 0.5): the weights' source in both writers. */
+export function seededUniform(seed) {
+  let state = seed >>> 0;
+  return () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32 - 0.5;
+}
+
+/** Writes the file to `path`; returns its size in bytes. */
+export function writeRandomGpt2(path, config = kGpt2Small, seed = 12345) {
+  const { list, text, dataBytes: offset } = gpt2Header(config);
   const length = new Uint8Array(8);
   new DataView(length.buffer).setBigUint64(0, BigInt(text.length), true);
 
-  let state = seed >>> 0;
-  const uniform = () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32 - 0.5;
+  const uniform = seededUniform(seed);
   const piece = new Float32Array(1 << 20);
   const fd = openSync(path, 'w');
   try {
