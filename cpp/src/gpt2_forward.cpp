@@ -30,8 +30,10 @@ Tensor logits_of(const Tensor& hidden, const float* wte, std::size_t vocab, Gpt2
   const std::size_t rows = hidden.shape[0], C = hidden.shape[1];
   const std::size_t kept = which == Gpt2Logits::kLast ? 1 : rows;
   Tensor logits = detail::allocate_zeros({kept, vocab}, "gpt2: logits");
-  if (kept > 1)
-    detail::gpt2_logits(hidden.data.data(), rows - 1, wte, vocab, C, logits.data.data());
+  // Every row through the product (an odd row count would leave the kernel a
+  // scalar tail), then the last row again on its own, as 'last' computes it,
+  // so that the two options agree bit for bit on that row.
+  if (kept > 1) detail::gpt2_logits(hidden.data.data(), rows, wte, vocab, C, logits.data.data());
   detail::gpt2_logits(hidden.data.data() + (rows - 1) * C, 1, wte, vocab, C,
                       logits.data.data() + (kept - 1) * vocab);
   return logits;
