@@ -139,24 +139,15 @@ void check_attention_inputs(const TensorView& q, const TensorView& k, const Tens
   check_finite(v, kFn, "v");
   const AttentionDims dims = attention_dims(q, k, v);
   const float scale = resolve_scale(options.scale, dims.d_k, kFn);
-  validate_mask(options.mask, dims, kFn);
-  validate_bias(options.bias, dims, kFn);
-  validate_rope(options.rope, dims, kFn);
-  ScoreTerms terms;
-  terms.mask = &options.mask;
-  terms.bias = &options.bias.values;
-  if (options.bias.alibi) terms.alibi_slopes = alibi_slopes(dims.heads);
+  const ScoreTerms terms = checked_score_terms(options, dims, kFn);
   if (!options.rope.enabled) {
     check_score_range(q.data, k.data, dims, scale, terms, kFn);
     return;
   }
   // The scores are those of q and k rotated.
-  const std::vector<float> q_rotated =
-      rotate_rope(q.data, dims.batch * dims.heads, dims.q_len, dims.query_offset(), dims.d_k,
-                  options.rope.base, kFn);
-  const std::vector<float> k_rotated = rotate_rope(k.data, dims.batch * dims.kv_heads, dims.k_len,
-                                                   0, dims.d_k, options.rope.base, kFn);
-  check_score_range(q_rotated.data(), k_rotated.data(), dims, scale, terms, kFn);
+  const RotatedQueriesKeys rotated =
+      rotate_queries_keys(q.data, k.data, dims, options.rope.base, kFn);
+  check_score_range(rotated.q.data(), rotated.k.data(), dims, scale, terms, kFn);
 }
 
 AttentionDims attention_dims(const TensorView& q, const TensorView& k, const TensorView& v) {

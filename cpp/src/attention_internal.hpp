@@ -46,6 +46,12 @@ void validate_rope(const Rope& rope, const AttentionDims& dims, const char* fn);
 /// ALiBi slopes m_0 .. m_{H-1} (the paper's rule).
 std::vector<float> alibi_slopes(std::size_t heads);
 
+/// The terms the mask, bias and ALiBi of `options` add to the scores.
+ScoreTerms score_terms(const AttentionOptions& options, const AttentionDims& dims);
+/// validate_mask, validate_bias and validate_rope, then score_terms.
+ScoreTerms checked_score_terms(const AttentionOptions& options, const AttentionDims& dims,
+                               const char* fn);
+
 /// The score terms of batch b for `count` query heads from h0, stacked as
 /// rows of Tq queries each (count = 1: one head).
 kernels::HeadMask head_mask(const ScoreTerms& terms, const AttentionDims& dims, std::size_t b,
@@ -56,6 +62,14 @@ kernels::HeadMask head_mask(const ScoreTerms& terms, const AttentionDims& dims, 
 std::vector<float> rotate_rope(const float* x, std::size_t heads, std::size_t rows_per_head,
                                std::size_t first_position, std::size_t d, double base,
                                const char* fn);
+
+/// q and k rotated by rope, each row at its position (queries at
+/// dims.query_offset() on, keys from 0).
+struct RotatedQueriesKeys {
+  std::vector<float> q, k;
+};
+RotatedQueriesKeys rotate_queries_keys(const float* q, const float* k, const AttentionDims& dims,
+                                       double base, const char* fn);
 
 /// The bias that the score terms add, (B, H, Tq, Tk), for the trace.
 void fill_bias(const ScoreTerms& terms, const AttentionDims& dims, float* out);

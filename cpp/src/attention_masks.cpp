@@ -110,6 +110,22 @@ void validate_rope(const Rope& rope, const AttentionDims& dims, const char* fn) 
   }
 }
 
+ScoreTerms score_terms(const AttentionOptions& options, const AttentionDims& dims) {
+  ScoreTerms terms;
+  terms.mask = &options.mask;
+  terms.bias = &options.bias.values;
+  if (options.bias.alibi) terms.alibi_slopes = alibi_slopes(dims.heads);
+  return terms;
+}
+
+ScoreTerms checked_score_terms(const AttentionOptions& options, const AttentionDims& dims,
+                               const char* fn) {
+  validate_mask(options.mask, dims, fn);
+  validate_bias(options.bias, dims, fn);
+  validate_rope(options.rope, dims, fn);
+  return score_terms(options, dims);
+}
+
 std::vector<float> alibi_slopes(std::size_t heads) {
   // Power of two: 2^(−8(h+1)/H). Otherwise the paper's rule: the slopes of
   // the power of two below H, then every other slope of twice that power.

@@ -54,4 +54,11 @@ std::vector<float> rotate_rope(const float* x, std::size_t heads, std::size_t ro
   return out;
 }
 
+RotatedQueriesKeys rotate_queries_keys(const float* q, const float* k, const AttentionDims& dims,
+                                       double base, const char* fn) {
+  return {
+      rotate_rope(q, dims.batch * dims.heads, dims.q_len, dims.query_offset(), dims.d_k, base, fn),
+      rotate_rope(k, dims.batch * dims.kv_heads, dims.k_len, 0, dims.d_k, base, fn)};
+}
+
 }  // namespace attnscope::detail

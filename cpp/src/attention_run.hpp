@@ -17,22 +17,13 @@ std::size_t run_attention(const float* q, const float* k, const float* v, const 
                           const Shape& q_shape, const Shape& k_shape, float* out,
                           std::uint8_t* fully_masked, Trace* trace, const char* fn,
                           const DeferredChecks* deferred, float* log_sum_exp) {
-  validate_mask(options.mask, dims, fn);
-  validate_bias(options.bias, dims, fn);
-  validate_rope(options.rope, dims, fn);
-  ScoreTerms terms;
-  terms.mask = &options.mask;
-  terms.bias = &options.bias.values;
-  if (options.bias.alibi) terms.alibi_slopes = alibi_slopes(dims.heads);
+  const ScoreTerms terms = checked_score_terms(options, dims, fn);
 
-  std::vector<float> q_rotated, k_rotated;
+  RotatedQueriesKeys rotated;
   if (options.rope.enabled) {
-    q_rotated = rotate_rope(q, dims.batch * dims.heads, dims.q_len, dims.query_offset(), dims.d_k,
-                            options.rope.base, fn);
-    k_rotated =
-        rotate_rope(k, dims.batch * dims.kv_heads, dims.k_len, 0, dims.d_k, options.rope.base, fn);
-    q = q_rotated.data();
-    k = k_rotated.data();
+    rotated = rotate_queries_keys(q, k, dims, options.rope.base, fn);
+    q = rotated.q.data();
+    k = rotated.k.data();
   }
   if (!deferred) {
     check_score_range(q, k, dims, scale, terms, fn);
@@ -69,8 +60,8 @@ std::size_t run_attention(const float* q, const float* k, const float* v, const 
   const std::size_t count =
       attention_traced(q, k, v, dims, scale, terms, out, fully_masked, buffers);
   if (options.rope.enabled) {
-    trace->q_rotated = Tensor(q_shape, std::move(q_rotated));
-    trace->k_rotated = Tensor(k_shape, std::move(k_rotated));
+    trace->q_rotated = Tensor(q_shape, std::move(rotated.q));
+    trace->k_rotated = Tensor(k_shape, std::move(rotated.k));
   }
   return count;
 }

@@ -133,12 +133,9 @@ AttentionGradients backward_impl(const TensorView& q, const TensorView& k, const
     detail::attention_backward_traced(queries, keys, v.data, d_output.data,
                                       forward->trace->weights.data.data(), dims, scale, out);
   } else {
-    detail::ScoreTerms terms;
-    terms.mask = &options.mask;
-    terms.bias = &options.bias.values;
-    if (options.bias.alibi) terms.alibi_slopes = detail::alibi_slopes(dims.heads);
     detail::attention_backward_flash(queries, keys, v.data, output.data, log_sum_exp.data,
-                                     d_output.data, dims, scale, terms, out);
+                                     d_output.data, dims, scale, detail::score_terms(options, dims),
+                                     out);
   }
   if (rope.enabled) {
     rotate_back(g.dq, dims.batch * dims.heads, dims.q_len, dims.query_offset(), dims.d_k, rope);
