@@ -1,6 +1,7 @@
 #include "thread_pool.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -39,6 +40,27 @@ class TaskScope {
  private:
   bool outer_;
 };
+
+// How long a thread polls for the event it waits for before it sleeps on a
+// condition variable. A call's parallel phases follow each other within
+// microseconds and a caller's calls often within a millisecond; a thread
+// woken from sleep each time (a futex, and on a virtual machine an idle
+// virtual CPU woken too) starts its share late, which at short lengths costs
+// more than the share itself (docs/performance/journal.md, "Spinning").
+constexpr auto kSpin = std::chrono::microseconds(1000);
+
+/// Polls `ready` for up to kSpin; true as soon as it holds.
+template <class Ready>
+bool spin_until(Ready ready) {
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    // The clock is read once per 64 polls: in wasm it is a call out to JS.
+    for (int i = 0; i < 64; ++i) {
+      if (ready()) return true;
+    }
+    if (std::chrono::steady_clock::now() - start > kSpin) return false;
+  }
+}
 
 void run_here(std::size_t tasks, const detail::ParallelTask& task) {
   for (std::size_t t = 0; t < tasks; ++t) task(t, 0);
@@ -88,8 +110,12 @@ class ThreadPool {
     }
     wake_.notify_all();
     take_tasks(0);
-    std::unique_lock<std::mutex> lock(state_mutex_);
-    done_.wait(lock, [this] { return busy_ == 0; });
+    const auto all_done = [this] { return busy_.load() == 0; };
+    std::unique_lock<std::mutex> lock(state_mutex_, std::defer_lock);
+    if (!spin_until(all_done)) {
+      lock.lock();
+      done_.wait(lock, all_done);
+    }
     task_ = nullptr;
     if (error_) std::rethrow_exception(error_);
   }
@@ -110,8 +136,10 @@ class ThreadPool {
     TaskScope scope;
     for (;;) {
       {
+        const auto called = [&] { return stop_.load() || generation_.load() != seen; };
+        spin_until(called);
         std::unique_lock<std::mutex> lock(state_mutex_);
-        wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+        wake_.wait(lock, called);
         if (stop_) return;
         seen = generation_;
       }
@@ -144,8 +172,10 @@ class ThreadPool {
   std::size_t tasks_ = 0, slots_ = 0;
   std::atomic<std::size_t> next_task_{0};
   std::exception_ptr error_;
-  std::size_t busy_ = 0, generation_ = 0;
-  bool stop_ = false;
+  // Atomic because waiting threads poll them before they lock (spin_until);
+  // they change only under state_mutex_.
+  std::atomic<std::size_t> busy_{0}, generation_{0};
+  std::atomic<bool> stop_{false};
 };
 
 ThreadPool& pool() {
