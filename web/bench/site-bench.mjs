@@ -21,6 +21,7 @@ import { createServer } from 'node:http';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { extname, join, normalize, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
+import { applyTextTimed } from './site-edit-timing.mjs';
 
 const args = Object.fromEntries(
   process.argv.slice(2).map((a) => {
@@ -130,40 +131,7 @@ try {
   );
   const engine = (await page.textContent('#engine-info')).trim();
 
-  // Applies a text in the page and resolves with the timings of the update it causes.
-  const applyText = (text) =>
-    page.evaluate(
-      async ({ text }) => {
-        const byName = (n) => performance.getEntriesByName(n, 'measure');
-        const before = byName('attnscope:update').length;
-        const area = document.querySelector('#text');
-        const editAt = performance.now();
-        area.value = text;
-        area.dispatchEvent(new Event('input', { bubbles: true }));
-        const deadline = editAt + 20000;
-        while (byName('attnscope:update').length <= before) {
-          if (performance.now() > deadline) return { timeout: true };
-          await new Promise((r) => setTimeout(r, 5));
-        }
-        const update = byName('attnscope:update').at(-1);
-        const last = (n) => byName(n).at(-1)?.duration;
-        // Two frames later the redraw has been painted.
-        await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-        const painted = byName('attnscope:painted').at(-1);
-        const frame = byName('attnscope:frame').at(-1);
-        const ofThisUpdate = painted && painted.startTime === update.startTime;
-        return {
-          update: update.duration,
-          compute: last('attnscope:compute'),
-          render: last('attnscope:render'),
-          painted: ofThisUpdate ? painted.duration : undefined,
-          toScreen: ofThisUpdate && frame ? update.duration + frame.duration : undefined,
-          editToUpdateEnd: update.startTime + update.duration - editAt,
-          editToPaint: performance.now() - editAt,
-        };
-      },
-      { text },
-    );
+  const applyText = (text) => applyTextTimed(page, text, 20000);
 
   // Does the site emit the measure at all? One edit, generous timeout.
   const probe = await applyText(words(8).join(' ') + ' .');

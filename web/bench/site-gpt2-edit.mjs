@@ -40,6 +40,7 @@ import { join, resolve } from 'node:path';
 import { gpt2Tokenizer } from 'attnscope/tokenizer';
 import { launch, repo, startServer } from '../../tests/e2e/harness.mjs';
 import { kGpt2Small, writeRandomGpt2 } from './gpt2-random-file.mjs';
+import { applyTextTimed } from './site-edit-timing.mjs';
 
 const args = Object.fromEntries(
   process.argv.slice(2).map((a) => {
@@ -78,6 +79,7 @@ for (const i of [0, 1]) {
 }
 const cases = [
   {
+    id: 'appended',
     label: 'appended (63 → 64)',
     before: () => textOf(base.slice(0, 63)),
     edit: (i) => textOf([...base.slice(0, 63), i % 2 ? 'dog' : 'rug']),
@@ -163,44 +165,7 @@ try {
     engine: document.querySelector('#engine-info')?.textContent?.trim() ?? '',
   }));
 
-  // Applies a text and resolves with the timings of the update it causes (as site-bench.mjs).
-  const applyText = (text) =>
-    page.evaluate(
-      async ({ text }) => {
-        const byName = (n) => performance.getEntriesByName(n, 'measure');
-        const before = byName('attnscope:update').length;
-        const area = document.querySelector('#text');
-        const editAt = performance.now();
-        area.value = text;
-        area.dispatchEvent(new Event('input', { bubbles: true }));
-        const deadline = editAt + 120_000;
-        while (byName('attnscope:update').length <= before) {
-          if (performance.now() > deadline) return { timeout: true };
-          await new Promise((r) => setTimeout(r, 5));
-        }
-        const update = byName('attnscope:update').at(-1);
-        const last = (n) => byName(n).at(-1);
-        await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-        const painted = last('attnscope:painted');
-        const frame = last('attnscope:frame');
-        const ofThisUpdate = painted && painted.startTime === update.startTime;
-        const forward = last('attnscope:gpt2:forward');
-        return {
-          update: update.duration,
-          compute: last('attnscope:compute')?.duration,
-          render: last('attnscope:render')?.duration,
-          painted: ofThisUpdate ? painted.duration : undefined,
-          toScreen: ofThisUpdate && frame ? update.duration + frame.duration : undefined,
-          editToUpdateEnd: update.startTime + update.duration - editAt,
-          editToPaint: performance.now() - editAt,
-          gpt2Call: forward?.duration,
-          gpt2Worker: forward?.detail?.worker,
-          modelForward: forward?.detail?.modelForward,
-          layer: forward?.detail?.layer,
-        };
-      },
-      { text },
-    );
+  const applyText = (text) => applyTextTimed(page, text, 120_000);
   const timedEdit = async (text) => {
     // The page settled, as a visitor's next edit finds it: the last run's check against the
     // double-precision reference (in its own worker, after the views) is done.
