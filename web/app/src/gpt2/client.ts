@@ -2,9 +2,11 @@
 import type {
   AnalysisReply,
   ForwardReply,
+  ForwardWireReply,
   Gpt2Reply,
   Gpt2Request,
   Interventions,
+  LayerInput,
   ModelConfig,
 } from './protocol';
 
@@ -41,12 +43,26 @@ function call<T>(request: Gpt2Request, progress?: (p: LoadProgress) => void): Pr
   });
 }
 
+// The last Q, K and V projections received, for the loaded model: they change only with
+// the layer, so the worker sends them once per layer instead of with every edit.
+let projections: { layer: number; weights: Omit<LayerInput, 'x'> } | null = null;
+
 /** Starts the worker and its engine (for a model whose file is still being fetched). */
 export const startGpt2 = () => call<null>({ kind: 'start' });
-export const loadGpt2 = (file: File, progress: (p: LoadProgress) => void) =>
-  call<ModelConfig>({ kind: 'load', file }, progress);
-export const forwardGpt2 = (tokens: number[], layer: number) =>
-  call<ForwardReply>({ kind: 'forward', tokens, layer });
+export const loadGpt2 = (file: File, progress: (p: LoadProgress) => void) => {
+  projections = null;
+  return call<ModelConfig>({ kind: 'load', file }, progress);
+};
+export async function forwardGpt2(tokens: number[], layer: number): Promise<ForwardReply> {
+  const ask = (weightsHeld: number) =>
+    call<ForwardWireReply>({ kind: 'forward', tokens, layer, weightsHeld });
+  let reply = await ask(projections?.layer ?? -1);
+  // Another layer's projections arrived while this request was on its way: ask with none held.
+  if (!reply.layer.weights && projections?.layer !== layer) reply = await ask(-1);
+  const { x, weights } = reply.layer;
+  if (weights) projections = { layer, weights };
+  return { ...reply, layer: { x, ...projections!.weights } };
+}
 export const generateGpt2 = (tokens: number[], temperature: number, topK: number, seed: number) =>
   call<number>({ kind: 'generate', tokens, temperature, topK, seed });
 export const analyseGpt2 = (
@@ -55,4 +71,7 @@ export const analyseGpt2 = (
   attribution: boolean,
   lens: boolean,
 ) => call<AnalysisReply>({ kind: 'analyse', tokens, interventions, attribution, lens });
-export const unloadGpt2 = () => call<null>({ kind: 'unload' });
+export const unloadGpt2 = () => {
+  projections = null;
+  return call<null>({ kind: 'unload' });
+};

@@ -4,7 +4,9 @@ import type { ForwardInterventions, ModelConfig, SelfAttentionResult } from 'att
 export type Gpt2Request =
   | { kind: 'start' } // the engine only, while the model's file is still on its way
   | { kind: 'load'; file: File }
-  | { kind: 'forward'; tokens: number[]; layer: number }
+  // weightsHeld: the layer whose Q, K and V projections the page already holds (−1: none);
+  // the reply leaves them out for that layer.
+  | { kind: 'forward'; tokens: number[]; layer: number; weightsHeld: number }
   | { kind: 'generate'; tokens: number[]; temperature: number; topK: number; seed: number }
   | {
       kind: 'analyse';
@@ -43,6 +45,11 @@ export interface LayerInput {
   wq: Float32Array;
   wk: Float32Array;
   wv: Float32Array;
+}
+
+/** ForwardReply as the worker sends it: the projections only when the page lacks them. */
+export interface ForwardWireReply extends Omit<ForwardReply, 'layer'> {
+  layer: { x: Float32Array; weights: Omit<LayerInput, 'x'> | null };
 }
 
 export interface ForwardReply {

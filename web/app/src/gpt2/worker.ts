@@ -3,18 +3,20 @@
 // generation steps. Nothing here touches the network.
 import { createAttnScope, type AttnScope, type Model } from 'attnscope';
 import { analyse } from './analyse';
-import type { ForwardReply, Gpt2Reply, Gpt2Request, LayerInput } from './protocol';
+import type { ForwardWireReply, Gpt2Reply, Gpt2Request } from './protocol';
 
 let engine: Promise<AttnScope> | null = null;
 let model: Model | null = null;
-// The selected layer's ln_1 gain and shift, c_attn weight (C, 3C) and bias (3C), read
-// from the model when the page selects that layer.
+// The selected layer's ln_1 gain and shift and its Q, K and V projections (c_attn's
+// columns with their bias as one more row), made when the page selects that layer: the
+// edits that follow reuse them.
 let layerWeights: {
   layer: number;
   gamma: Float32Array;
   beta: Float32Array;
-  w: Float32Array;
-  b: Float32Array;
+  wq: Float32Array;
+  wk: Float32Array;
+  wv: Float32Array;
 } | null = null;
 let lastForward: {
   key: string;
@@ -25,6 +27,15 @@ let lastForward: {
 
 const post = (reply: Gpt2Reply, transfer: Transferable[] = []) =>
   self.postMessage(reply, { transfer });
+
+/** The buffers of every typed array in `value` (the engine's results own theirs), once each. */
+function buffersIn(value: unknown, found = new Set<ArrayBuffer>()): Set<ArrayBuffer> {
+  if (ArrayBuffer.isView(value)) found.add(value.buffer as ArrayBuffer);
+  else if (value && typeof value === 'object') {
+    for (const inner of Object.values(value)) buffersIn(inner, found);
+  }
+  return found;
+}
 
 async function load(id: number, file: File) {
   const e = await (engine ??= createAttnScope());
@@ -48,27 +59,34 @@ async function load(id: number, file: File) {
 function weightsOf(l: number) {
   if (layerWeights?.layer !== l) {
     const weight = (name: string) => model!.weight(`h.${l}.${name}`).data;
+    const w = weight('attn.c_attn.weight');
+    const b = weight('attn.c_attn.bias');
+    const C = model!.config.dModel;
     layerWeights = {
       layer: l,
       gamma: weight('ln_1.weight'),
       beta: weight('ln_1.bias'),
-      w: weight('attn.c_attn.weight'),
-      b: weight('attn.c_attn.bias'),
+      wq: projection(w, b, 0, C),
+      wk: projection(w, b, C, C),
+      wv: projection(w, b, 2 * C, C),
     };
   }
   return layerWeights;
 }
 
-/** Columns [from, from + C) of c_attn with their bias as one more row: (C + 1, C). */
-function projection(l: number, from: number, C: number): Float32Array {
-  const { w, b } = weightsOf(l);
+/** Columns [from, from + C) of c_attn (C, 3C) with their bias as one more row: (C + 1, C). */
+function projection(w: Float32Array, b: Float32Array, from: number, C: number): Float32Array {
   const out = new Float32Array((C + 1) * C);
   for (let r = 0; r < C; r++) out.set(w.subarray(r * 3 * C + from, r * 3 * C + from + C), r * C);
   out.set(b.subarray(from, from + C), C * C);
   return out;
 }
 
-async function forward(tokens: number[], layer: number): Promise<ForwardReply> {
+async function forward(
+  tokens: number[],
+  layer: number,
+  weightsHeld: number,
+): Promise<ForwardWireReply> {
   if (!model) throw new Error('no model is loaded');
   const e = await engine!;
   const start = performance.now();
@@ -88,7 +106,7 @@ async function forward(tokens: number[], layer: number): Promise<ForwardReply> {
   }
   const C = model.config.dModel;
   const T = tokens.length;
-  const { gamma, beta } = weightsOf(layer);
+  const { gamma, beta, wq, wk, wv } = weightsOf(layer);
   const normed = e.layerNorm({
     x: lastForward.hidden[layer],
     shape: [T, C],
@@ -101,18 +119,18 @@ async function forward(tokens: number[], layer: number): Promise<ForwardReply> {
     x.set(normed.subarray(t * C, (t + 1) * C), t * (C + 1));
     x[t * (C + 1) + C] = 1;
   }
-  const input: LayerInput = {
-    x,
-    wq: projection(layer, 0, C),
-    wk: projection(layer, C, C),
-    wv: projection(layer, 2 * C, C),
-  };
+  // The page keeps the projections it was sent (client.ts); copies, as the reply
+  // transfers its buffers and the next layer change here reuses these.
+  const weights = weightsHeld === layer ? null : { wq: wq.slice(), wk: wk.slice(), wv: wv.slice() };
   // The selected layer's attention again, every intermediate kept, on its own input and
   // c_attn columns, here: this engine's kernels are warm from the forward, and the
   // weights need not cross to another worker and back.
   const layerStart = performance.now();
   const attention = e.selfAttention({
-    ...input,
+    x,
+    wq,
+    wk,
+    wv,
     shape: [1, T, C + 1],
     heads: model.config.heads,
     scale: true,
@@ -122,7 +140,7 @@ async function forward(tokens: number[], layer: number): Promise<ForwardReply> {
   return {
     attentions: lastForward.attentions.map((a) => a.slice()),
     lastLogits: lastForward.lastLogits.slice(),
-    layer: input,
+    layer: { x, weights },
     attention,
     millis: performance.now() - start,
     forwardMillis,
@@ -138,15 +156,15 @@ self.onmessage = async (e: MessageEvent<{ id: number; request: Gpt2Request }>) =
       post({ id, ok: true, value: null });
     } else if (request.kind === 'load') post({ id, ok: true, value: await load(id, request.file) });
     else if (request.kind === 'forward') {
-      const value = await forward(request.tokens, request.layer);
-      const { x, wq, wk, wv } = value.layer;
+      const value = await forward(request.tokens, request.layer, request.weightsHeld);
+      const { x, weights } = value.layer;
       post({ id, ok: true, value }, [
         ...value.attentions.map((a) => a.buffer),
         value.lastLogits.buffer,
         x.buffer,
-        wq.buffer,
-        wk.buffer,
-        wv.buffer,
+        ...(weights ? [weights.wq.buffer, weights.wk.buffer, weights.wv.buffer] : []),
+        // The traced layer's intermediates: moved, not copied, to the page.
+        ...buffersIn(value.attention),
       ]);
     } else if (request.kind === 'analyse') {
       if (!model) throw new Error('no model is loaded');
