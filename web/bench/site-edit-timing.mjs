@@ -6,7 +6,7 @@
  * Puts `text` in the page's text box and resolves with the timings of the
  * update it causes, or { timeout: true } when none ends within `timeoutMs`.
  * With a GPT-2 model the last 'attnscope:gpt2:forward' measure adds the
- * worker's figures (gpt2Call, gpt2Worker, modelForward, layer).
+ * worker's figures (gpt2Call, gpt2Worker, modelForward, layer, gpt2Engine).
  */
 export function applyTextTimed(page, text, timeoutMs) {
   return page.evaluate(
@@ -42,6 +42,7 @@ export function applyTextTimed(page, text, timeoutMs) {
         gpt2Worker: forward?.detail?.worker,
         modelForward: forward?.detail?.modelForward,
         layer: forward?.detail?.layer,
+        gpt2Engine: forward?.detail?.engine,
       };
     },
     { text, timeoutMs },

@@ -183,6 +183,7 @@ try {
 
   await timedEdit(textOf(base)); // the 64 tokens, once, untimed
   const results = [];
+  let samplesEngine = '';
   const only = args.cases ? String(args.cases).split(',') : null;
   for (const c of cases.filter((c) => !only || only.includes(c.id))) {
     if (c.tab) await page.click(c.tab);
@@ -196,6 +197,7 @@ try {
           JSON.stringify(samples.at(-1), (k, v) => (typeof v === 'number' ? Math.round(v) : v)),
         );
     }
+    samplesEngine = samples.at(-1).gpt2Engine ?? samplesEngine;
     const row = { case: c.label, loadBefore, loadAfter: loadAverage() };
     for (const key of Object.keys(samples[0])) {
       const xs = samples.map((s) => s[key]).filter((x) => typeof x === 'number');
@@ -209,6 +211,8 @@ try {
     `\nsite: ${server.url} (headless Chromium, crossOriginIsolated=${where.isolated}, ${where.cores} hardware threads)`,
   );
   console.log(where.engine);
+  const gpt2Engine = results.length ? samplesEngine : '';
+  if (gpt2Engine) console.log(`The GPT-2 worker's engine: ${gpt2Engine}.`);
   console.log(
     `GPT-2-small-shaped model, T = 64, ${edits} edits per case; milliseconds, median / p90`,
   );

@@ -60,6 +60,8 @@ export interface ForwardReply {
   layer: LayerInput;
   /** engine.selfAttention on `layer`, traced, causal, scaled by 1/√d_k: the views' numbers. */
   attention: SelfAttentionResult;
+  /** The worker's engine: its SIMD build and thread count (for the benchmarks). */
+  engine: string;
   /** The whole request, in the worker. */
   millis: number;
   /** Of which model.forward (0 when the tokens are those of the last request)… */

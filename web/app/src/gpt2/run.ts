@@ -53,7 +53,12 @@ export async function runGpt2(
   // For web/bench/site-gpt2-edit.mjs: the call as the page sees it, the worker's own times beside.
   performance.measure('attnscope:gpt2:forward', {
     start: asked,
-    detail: { worker: f.millis, modelForward: f.forwardMillis, layer: f.layerMillis },
+    detail: {
+      worker: f.millis,
+      modelForward: f.forwardMillis,
+      layer: f.layerMillis,
+      engine: f.engine,
+    },
   });
   const T = tokens.length;
   const d = C / H;

@@ -142,6 +142,7 @@ async function forward(
     lastLogits: lastForward.lastLogits.slice(),
     layer: { x, weights },
     attention,
+    engine: `${e.simdArch}, ${e.threads} thread${e.threads === 1 ? '' : 's'}`,
     millis: performance.now() - start,
     forwardMillis,
     layerMillis: performance.now() - layerStart,
