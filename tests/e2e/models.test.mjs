@@ -123,6 +123,43 @@ test('a tiny GPT-2 from the file chooser: its tokens, weights and next-token pro
       ),
     );
   }
+  // The worker sends a layer's Q, K and V projections once and the page keeps them: an edit
+  // on layer 2 reuses the ones it holds, and going back to layer 1 brings that layer's again.
+  const edited = `${kText} Then it slept.`;
+  const g = model.forward({ tokens: encode(edited), trace: true });
+  const T2 = encode(edited).length;
+  for (const layer of [1, 0]) {
+    let before = await readyNow(page);
+    if (layer === 1) await page.fill('#text', edited);
+    else await page.selectOption('#sel-layer', String(layer));
+    before = await waitReady(page, before);
+    // The verified panel recomputes the layer in double precision from the page's own
+    // input and projections: wrong projections would show here.
+    await page.waitForFunction(() => {
+      const body = document.getElementById('verified-body');
+      return (
+        !/Checking against/.test(body?.textContent ?? '') && body?.querySelector('[data-max-rel]')
+      );
+    });
+    const rel = Number(await page.getAttribute('#verified-body [data-max-rel]', 'data-max-rel'));
+    assert.ok(rel < 1e-4, `after the edit, layer ${layer + 1} against the reference: ${rel}`);
+    const shown = await weightsTable(page);
+    const head = Number(await page.inputValue('#sel-head'));
+    const expected = g.attentions[layer].data.subarray(head * T2 * T2, (head + 1) * T2 * T2);
+    assert.equal(shown.length, T2 * T2);
+    shown.forEach((v, k) =>
+      assert.ok(
+        Math.abs(v - expected[k]) < 2e-6,
+        `after the edit, layer ${layer + 1} head ${head + 1} weight ${k}: ${v} vs ${expected[k]}`,
+      ),
+    );
+  }
+  // Back to the text and layer the checks below start from.
+  let restored = await readyNow(page);
+  await page.fill('#text', kText);
+  restored = await waitReady(page, restored);
+  await page.selectOption('#sel-layer', '1');
+  await waitReady(page, restored);
   // The verified panel checks the layer's attention against the double-precision reference.
   await page.waitForSelector('#verified-body [data-max-rel]');
   const worst = Number(await page.getAttribute('#verified-body [data-max-rel]', 'data-max-rel'));
