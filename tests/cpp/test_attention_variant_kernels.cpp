@@ -142,6 +142,35 @@ TEST_CASE("ALiBi on the fast path matches the reference around the tiles, large 
   }
 }
 
+TEST_CASE("ALiBi's start for the running max stays below every row's max at extreme scales",
+          "[attention][variants][alibi]") {
+  // Scores near 1e8, where one ulp is 8: the start, a dot product of the
+  // nearest key, rounds differently from the tile product. Were it not
+  // lowered by its rounding bound, it could sit tens of units above the
+  // row's max and push the row's weights under the smallest float.
+  std::mt19937 rng(45);
+  for (std::size_t d_k : {8u, 128u}) {
+    for (std::size_t T : {129u, 300u}) {
+      Inputs in = make_inputs(rng, 1, 4, 4, T, T, d_k, 4);
+      for (float& x : in.q.data) x *= 1e-30f;
+      for (float& x : in.k.data) x *= 3e30f;
+      for (bool causal : {true, false}) {
+        AttentionOptions o;
+        o.scale = Scale::custom(1e8f);
+        o.bias.alibi = true;
+        o.mask.causal = causal;
+        o.trace = true;
+        const AttentionResult traced = attention(in.q, in.k, in.v, o);
+        o.trace = false;
+        const AttentionResult fast = attention(in.q, in.k, in.v, o);
+        INFO("d_k = " << d_k << ", T = " << T << ", causal = " << causal);
+        CHECK(max_scaled_error(fast.output.data, traced.output.data, 1.0) <= 1e-5);
+        CHECK(fast.fully_masked_count == 0);
+      }
+    }
+  }
+}
+
 TEST_CASE("the decode kernel on 4-lane batches gives the dispatched kernel's output",
           "[attention][variants][decode][kernels]") {
   // Natively the dispatched kernel may run on 8 or 16 lanes; wasm runs on 4,

@@ -69,51 +69,77 @@ inline DecodeKeyRange decode_key_range(const HeadMask& mask, std::size_t rows) n
 
 namespace detail {
 
-/// scores_t[j·R + lane] = Σ_p queries_t[p·R + lane] · keys[j·d_k + p] for
-/// keys [0, n), Batches batches of lanes (R = Batches·W). Eight keys at a
-/// time share each load of a query column.
-template <class Arch, std::size_t Batches>
-void decode_scores(const float* queries_t, const float* keys, std::size_t n, std::size_t d_k,
-                   float* scores_t) noexcept {
+/// The head width as a constant where it is one of the common ones: Width
+/// if nonzero, else the run-time `width`. With the width known, the rows
+/// that the two loops below read together (eight keys, eight values) are one
+/// pointer and constant offsets, instead of eight addresses computed at run
+/// time; that measured faster in wasm (docs/performance/journal.md,
+/// "Decode width and ALiBi's running max").
+template <std::size_t Width>
+constexpr std::size_t head_width(std::size_t width) noexcept {
+  return Width ? Width : width;
+}
+
+/// Calls f(std::integral_constant<std::size_t, Width>) with Width = d for
+/// d = 64 or 128, and 0 (the width known at run time only) otherwise.
+template <class F>
+void with_head_width(std::size_t d, F f) noexcept {
+  if (d == 128) {
+    f(std::integral_constant<std::size_t, 128>{});
+  } else if (d == 64) {
+    f(std::integral_constant<std::size_t, 64>{});
+  } else {
+    f(std::integral_constant<std::size_t, 0>{});
+  }
+}
+
+/// The scores of Keys keys, key[k·d_k + p] for k < Keys, into
+/// scores_t[k·R + lane]: every key's products are added in the order of p,
+/// each key a chain of multiply-adds of its own.
+template <class Arch, std::size_t Batches, std::size_t Keys>
+void decode_score_keys(const float* queries_t, const float* key, std::size_t d_k,
+                       float* scores_t) noexcept {
   using batch = xsimd::batch<float, Arch>;
   constexpr std::size_t W = batch::size, R = Batches * W;
-  constexpr std::size_t kKeys = Batches == 1 ? 8 : 4;
-  std::size_t j = 0;
-  for (; j + kKeys <= n; j += kKeys) {
-    const float* key = keys + j * d_k;
-    batch acc[kKeys][Batches];
-    for (std::size_t k = 0; k < kKeys; ++k) {
-      for (std::size_t b = 0; b < Batches; ++b) acc[k][b] = batch(0.0f);
+  batch acc[Keys][Batches];
+  for (std::size_t k = 0; k < Keys; ++k) {
+    for (std::size_t b = 0; b < Batches; ++b) acc[k][b] = batch(0.0f);
+  }
+  for (std::size_t p = 0; p < d_k; ++p) {
+    batch column[Batches];
+    for (std::size_t b = 0; b < Batches; ++b) {
+      column[b] = batch::load_unaligned(queries_t + p * R + b * W);
     }
-    for (std::size_t p = 0; p < d_k; ++p) {
-      batch column[Batches];
+    for (std::size_t k = 0; k < Keys; ++k) {
+      const batch component(key[k * d_k + p]);
       for (std::size_t b = 0; b < Batches; ++b) {
-        column[b] = batch::load_unaligned(queries_t + p * R + b * W);
-      }
-      for (std::size_t k = 0; k < kKeys; ++k) {
-        const batch component(key[k * d_k + p]);
-        for (std::size_t b = 0; b < Batches; ++b) {
-          acc[k][b] = multiply_add(component, column[b], acc[k][b]);
-        }
-      }
-    }
-    for (std::size_t k = 0; k < kKeys; ++k) {
-      for (std::size_t b = 0; b < Batches; ++b) {
-        acc[k][b].store_unaligned(scores_t + (j + k) * R + b * W);
+        acc[k][b] = multiply_add(component, column[b], acc[k][b]);
       }
     }
   }
+  for (std::size_t k = 0; k < Keys; ++k) {
+    for (std::size_t b = 0; b < Batches; ++b) acc[k][b].store_unaligned(scores_t + k * R + b * W);
+  }
+}
+
+/// scores_t[j·R + lane] = Σ_p queries_t[p·R + lane] · keys[j·d_k + p] for
+/// keys [0, n), Batches batches of lanes (R = Batches·W). Several keys at a
+/// time share each load of a query column. Width: see head_width.
+template <class Arch, std::size_t Batches, std::size_t Width>
+void decode_scores(const float* queries_t, const float* keys, std::size_t n,
+                   std::size_t d_k_runtime, float* scores_t) noexcept {
+  constexpr std::size_t R = Batches * xsimd::batch<float, Arch>::size;
+  const std::size_t d_k = head_width<Width>(d_k_runtime);
+  constexpr std::size_t kKeys = Batches == 1 ? 8 : 4;  // 12 measured slower in wasm
+  std::size_t j = 0;
+  for (; j + kKeys <= n; j += kKeys) {
+    decode_score_keys<Arch, Batches, kKeys>(queries_t, keys + j * d_k, d_k, scores_t + j * R);
+  }
+  for (; j + 4 <= n; j += 4) {
+    decode_score_keys<Arch, Batches, 4>(queries_t, keys + j * d_k, d_k, scores_t + j * R);
+  }
   for (; j < n; ++j) {
-    const float* key = keys + j * d_k;
-    batch acc[Batches];
-    for (std::size_t b = 0; b < Batches; ++b) acc[b] = batch(0.0f);
-    for (std::size_t p = 0; p < d_k; ++p) {
-      const batch component(key[p]);
-      for (std::size_t b = 0; b < Batches; ++b) {
-        acc[b] = multiply_add(component, batch::load_unaligned(queries_t + p * R + b * W), acc[b]);
-      }
-    }
-    for (std::size_t b = 0; b < Batches; ++b) acc[b].store_unaligned(scores_t + j * R + b * W);
+    decode_score_keys<Arch, Batches, 1>(queries_t, keys + j * d_k, d_k, scores_t + j * R);
   }
 }
 
@@ -122,11 +148,13 @@ void decode_scores(const float* queries_t, const float* keys, std::size_t n, std
 /// by row, eight rows at a time, each component broadcast against the
 /// weights of all rows. Reading the values in order measured faster in wasm
 /// than blocks of them taken a few columns at a time (web/bench/README.md).
-template <class Arch, std::size_t Batches>
+/// Width: see head_width.
+template <class Arch, std::size_t Batches, std::size_t Width>
 void decode_accumulate_values(const float* weights, const float* values, std::size_t n,
-                              std::size_t d_v, float* out_t) noexcept {
+                              std::size_t d_v_runtime, float* out_t) noexcept {
   using batch = xsimd::batch<float, Arch>;
   constexpr std::size_t W = batch::size, R = Batches * W, kValues = 8;
+  const std::size_t d_v = head_width<Width>(d_v_runtime);
   std::size_t j = 0;
   for (; j + kValues <= n; j += kValues) {
     batch w[kValues][Batches];
@@ -203,7 +231,10 @@ bool decode_attention_lanes(const float* q, const float* keys, const float* valu
     for (std::size_t k0 = run[0]; k0 < run[1]; k0 += kKeyTile) {
       const std::size_t n = std::min(kKeyTile, run[1] - k0);
       float* tile = scores_t + k0 * R;
-      decode_scores<Arch, Batches>(queries_t, keys + k0 * d_k, n, d_k, tile);
+      with_head_width(d_k, [&](auto width) noexcept {
+        decode_scores<Arch, Batches, decltype(width)::value>(queries_t, keys + k0 * d_k, n, d_k,
+                                                             tile);
+      });
       for (std::size_t i = 0; i < n * R; i += W) {
         (batch::load_unaligned(tile + i) * factor).store_unaligned(tile + i);
       }
@@ -248,8 +279,10 @@ bool decode_attention_lanes(const float* q, const float* keys, const float* valu
   float* out_t = lanes_scratch + d_k * R;  // row r's component c at out_t[c·R + r]
   std::fill(out_t, out_t + d_v * R, 0.0f);
   for (const auto& run : runs) {
-    decode_accumulate_values<Arch, Batches>(scores_t + run[0] * R, values + run[0] * d_v,
-                                            run[1] - run[0], d_v, out_t);
+    with_head_width(d_v, [&](auto width) noexcept {
+      decode_accumulate_values<Arch, Batches, decltype(width)::value>(
+          scores_t + run[0] * R, values + run[0] * d_v, run[1] - run[0], d_v, out_t);
+    });
   }
   for (std::size_t r = 0; r < rows; ++r) {
     fully_masked[r] = row_sum[r] == 0.0f ? 1 : 0;

@@ -25,6 +25,12 @@
 // 256, which bounds each weight as the slack does. Fewer vector operations
 // per score (gain: docs/performance/journal.md, "Figures formerly in code comments").
 //
+// ALiBi, when it is the only dense term and there is no window, is added in
+// the exp pass from a ramp (alibi_softmax.hpp) instead of by a masking pass
+// over each row, and each row's running max starts at its score for the
+// nearest key (seed_running_max), so that the bias, which grows from tile to
+// tile along a causal row, rarely moves it.
+//
 // In wasm the two products of each tile, and its in-range softmax step, run
 // out of line (call_outlined): inlined into this function, the products'
 // accumulators were spilled by V8 as soon as the softmax code around them
@@ -43,6 +49,7 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "kernels/alibi_softmax.hpp"
 #include "kernels/boundary_types.hpp"
 #include "kernels/isa_namespace.hpp"
 #include "kernels/mask_row.hpp"
@@ -145,6 +152,33 @@ void online_softmax_row(const float* scores, float scale, float* weights, std::s
     // The max grew by more than the slack: redo the tile against it.
   }
   softmax_row_new_max<Arch>(scores, scale, weights, n, running_max, running_sum, partial, d_v);
+}
+
+/// online_softmax_row for a head under alibi_ramp_applies, on the raw
+/// scores of query row `query` against keys first_key...: false, with the
+/// running max and sum untouched, where the max moves past the slack, which
+/// the caller then takes through the masked row.
+template <class Arch>
+bool online_softmax_row_alibi(const float* scores, std::size_t query, std::size_t first_key,
+                              std::size_t n, float scale, const HeadMask& mask, float* weights,
+                              float& running_max, float& running_sum) {
+  // A row's first tile shifts by its own max, as softmax_row_new_max does
+  // (its partial output is still 0, so there is nothing to rescale).
+  const bool first = running_max == kNegInf;
+  const float shift =
+      first ? alibi_row_max<Arch>(scores, n, scale, mask, query, first_key) : running_max;
+  if (shift == kNegInf) return false;
+  float tile_max;
+  const float sum = alibi_exp_sum_max_row<Arch>(scores, weights, n, scale, mask, query, first_key,
+                                                shift, &tile_max);
+  if (first) {
+    running_max = shift;
+    running_sum = sum;
+    return true;
+  }
+  if (tile_max > running_max + kLazyMaxSlack) return false;
+  running_sum += sum;
+  return true;
 }
 
 /// The softmax step of an unmasked tile whose exponents are known to stay in
@@ -306,6 +340,7 @@ void flash_attention_rows(const float* q, const float* packed_keys, const float*
   float* weights = ws.weights.data();
   float* partial = ws.partial.data();
   const bool dense_mask = mask.has_dense_terms();
+  const bool alibi_ramp = alibi_ramp_applies(mask);
   const bool in_range = rows_range.in_range;
   const std::size_t rows_end = rows_range.end;
   constexpr std::size_t kTilesPerBlock = kQueryBlock / kQueryTile;
@@ -324,6 +359,11 @@ void flash_attention_rows(const float* q, const float* packed_keys, const float*
     std::fill(ws.running_max.begin(), ws.running_max.end(), kNegInf);
     std::fill(ws.running_sum.begin(), ws.running_sum.end(), 0.0f);
     std::fill(partial, partial + block_rows * d_v, 0.0f);
+    // The in-range pass needs a running max that is a tile's own score.
+    if (mask.alibi_slopes && !in_range) {
+      seed_running_max<Arch>(q, packed_keys, kKeyTile, keys, d_k, scale, mask, b0, block_rows,
+                             ws.running_max.data());
+    }
     for (std::size_t q0 = b0; q0 < b0 + block_rows; q0 += kQueryTile) {
       pack_row_panels<Arch>(q + q0 * d_k, d_k, std::min(kQueryTile, b0 + block_rows - q0), d_k,
                             ws.queries.data() + (q0 - b0) * d_k);
@@ -362,6 +402,11 @@ void flash_attention_rows(const float* q, const float* packed_keys, const float*
         } else {
           for (std::size_t r = 0; r < rows; ++r) {
             float* row = scores + r * kKeyTile;
+            if (alibi_ramp && detail::online_softmax_row_alibi<Arch>(
+                                  row, q0 + r, k0, vector_cols, scale, mask, weights + r * kKeyTile,
+                                  ws.running_max[first + r], ws.running_sum[first + r])) {
+              continue;
+            }
             // The additive mask adds to scaled scores.
             float row_scale = scale;
             if (masked_tile) {
