@@ -19,8 +19,9 @@ import { axeViolations, downloadOf, kLaptop, kPhone, openAt } from './learners-h
 
 const site = useSite();
 const kShots = '/tmp/train-shots';
-// The issue's target is 30 s on one core; this shared 2-core machine runs other builds
-// beside the test, so it allows more and prints what it measured.
+// The issue's target is 30 s on one core; the copy task's induction head took 41–50 s from
+// the click on this shared 2-core machine under load (docs/ARCHITECTURE.md), so the bound
+// leaves room for a busier machine, and the test prints what it measured.
 const kMaxSeconds = Number(process.env.ATTN_TRAIN_MAX_SECONDS ?? 150);
 let engine;
 let dir;

@@ -67,7 +67,11 @@ test('lossMask: one selected prediction trains as in the prefix that makes it, a
   });
   const prefix = withModel(5, (model) => {
     const trainer = model.trainer(options);
-    const r = trainer.step({ tokens: tokens.slice(8, 14), shape: [1, 6], lossMask: [0, 0, 0, 0, 1] });
+    const r = trainer.step({
+      tokens: tokens.slice(8, 14),
+      shape: [1, 6],
+      lossMask: [0, 0, 0, 0, 1],
+    });
     return { loss: r.loss, g: trainer.gradient(name) };
   });
   assert.ok(Math.abs(masked.loss - prefix.loss) < 1e-6 * prefix.loss);
@@ -119,13 +123,25 @@ test('a bad lossMask is rejected by name; the trainer stays usable and memory as
       step(new Uint8Array(16).fill(1)),
       /^trainer.step: lossMask has 16 entries, expected B·\(T − 1\) = 2·7 = 14$/,
     );
-    throwsNamed(step([1, 0, 2, ...new Array(11).fill(0)]), /^trainer.step: lossMask\[2\] is 2, expected 0 or 1$/);
-    throwsNamed(step([1, true, ...new Array(12).fill(0)]), /^trainer.step: lossMask\[1\] is boolean, expected 0 or 1$/);
+    throwsNamed(
+      step([1, 0, 2, ...new Array(11).fill(0)]),
+      /^trainer.step: lossMask\[2\] is 2, expected 0 or 1$/,
+    );
+    throwsNamed(
+      step([1, true, ...new Array(12).fill(0)]),
+      /^trainer.step: lossMask\[1\] is boolean, expected 0 or 1$/,
+    );
     throwsNamed(step(new Uint8Array(14)), /^trainer.step: lossMask selects no prediction/);
-    throwsNamed(step('all'), /^trainer.step: lossMask must be a Uint8Array or an array of 0s and 1s/);
+    throwsNamed(
+      step('all'),
+      /^trainer.step: lossMask must be a Uint8Array or an array of 0s and 1s/,
+    );
     throwsNamed(step(new Float32Array(14).fill(1)), /^trainer.step: lossMask must be/);
     assert.equal(trainer.steps, 0);
-    assert.equal(typeof trainer.step({ tokens, shape, lossMask: new Uint8Array(14).fill(1) }).loss, 'number');
+    assert.equal(
+      typeof trainer.step({ tokens, shape, lossMask: new Uint8Array(14).fill(1) }).loss,
+      'number',
+    );
     assert.equal(trainer.steps, 1);
   });
   assert.equal(engine.memoryUsage().heapInUse, before);
