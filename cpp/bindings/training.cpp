@@ -47,8 +47,11 @@ void run_gpt2_train_step(Call& c) {
   current_trainer(c, e, "trainer.step");
   const std::vector<std::size_t> ids = c.counts_or_empty("tokens");
   e.prefix_cache.reset();  // the step changes the weights its keys and values came from
-  const TrainStepResult r =
-      e.trainer->step(std::vector<std::int64_t>(ids.begin(), ids.end()), c.size_number("batch"));
+  const std::vector<std::int64_t> tokens(ids.begin(), ids.end());
+  const std::size_t batch = c.size_number("batch");
+  const BoolTensor loss_mask = c.bool_tensor_or_empty("lossMask");
+  const TrainStepResult r = loss_mask.empty() ? e.trainer->step(tokens, batch)
+                                              : e.trainer->step(tokens, batch, loss_mask.data);
   c.put("loss", r.loss);
   c.put("gradientNorm", r.gradient_norm);
   c.put("learningRate", static_cast<double>(r.learning_rate));

@@ -5,7 +5,8 @@
 // finished. gpt2_trainer (model, numbers lr, beta1, beta2, eps, weightDecay,
 // clip, warmup, totalSteps → number trainer): a new AdamW trainer, replacing
 // the model's previous one. gpt2_train_step (model, trainer, counts tokens,
-// number batch → numbers loss, gradientNorm, learningRate). gpt2_gradient
+// number batch, optional bytes lossMask (B, T − 1) → numbers loss,
+// gradientNorm, learningRate). gpt2_gradient
 // (model, trainer, text name → tensor gradient, shaped as the weight): the
 // gradient of that weight from the trainer's last step, before clipping.
 #pragma once

@@ -102,14 +102,20 @@ void gelu_tanh_backward(const float* x, const float* dy, std::size_t n, float* d
 }
 
 double cross_entropy(const float* logits, const std::int64_t* targets, std::size_t rows,
-                     std::size_t vocab, float* dlogits) {
-  const double inv_rows = 1.0 / double(rows);
+                     std::size_t vocab, float* dlogits, const std::uint8_t* selected) {
+  std::size_t count = rows;
+  if (selected) count = static_cast<std::size_t>(std::count(selected, selected + rows, 1));
+  const double inv_rows = 1.0 / double(count);
   // Rows in parallel, each loss kept apart and summed in row order after,
   // so the total is the same at any thread count.
-  std::vector<double> losses(rows);
+  std::vector<double> losses(rows, 0.0);
   parallel_ranges(rows, 1, rows * vocab * 16, [&](std::size_t r0, std::size_t r1) {
     for (std::size_t r = r0; r < r1; ++r) {
       const float* z = logits + r * vocab;
+      if (selected && !selected[r]) {
+        if (dlogits) std::fill(dlogits + r * vocab, dlogits + (r + 1) * vocab, 0.0f);
+        continue;
+      }
       const float max = *std::max_element(z, z + vocab);
       double sum = 0.0;
       for (std::size_t v = 0; v < vocab; ++v) sum += std::exp(double(z[v]) - max);

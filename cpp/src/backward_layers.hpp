@@ -28,8 +28,12 @@ void gelu_tanh_backward(const float* x, const float* dy, std::size_t n, float* d
 /// Mean over `rows` of −log softmax(logits[r])[targets[r]], computed stably
 /// (max-subtracted, sums in double) for any finite logits. When dlogits is
 /// not null it receives the gradient (softmax − one-hot) / rows.
+/// With `selected` (rows flags, 0 or 1, at least one 1), the mean runs over
+/// the selected rows only: the others add nothing to the loss and get a zero
+/// gradient, and the divisor is the number selected. A null `selected` is
+/// the same as all ones, bit for bit.
 double cross_entropy(const float* logits, const std::int64_t* targets, std::size_t rows,
-                     std::size_t vocab, float* dlogits);
+                     std::size_t vocab, float* dlogits, const std::uint8_t* selected = nullptr);
 
 /// x[t] = wte[tokens[t]] + wpe[first_position + t] for t < count, rows of C:
 /// dwte[tokens[t]] += dx[t] and dwpe[first_position + t] += dx[t].

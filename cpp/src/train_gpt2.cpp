@@ -32,6 +32,27 @@ std::size_t check_batch(const std::vector<std::int64_t>& tokens, std::size_t bat
   return T;
 }
 
+/// Throws Error naming `fn` unless loss_mask is empty or (batch, T − 1) flags with a 1.
+void check_loss_mask(const std::vector<std::uint8_t>& loss_mask, std::size_t batch, std::size_t T,
+                     const char* fn) {
+  if (loss_mask.empty()) return;
+  const std::size_t expected = batch * (T - 1);
+  if (loss_mask.size() != expected) {
+    throw Error(std::string(fn) + ": loss_mask has " + std::to_string(loss_mask.size()) +
+                " entries, expected batch·(T−1) = " + std::to_string(batch) + "·" +
+                std::to_string(T - 1) + " = " + std::to_string(expected));
+  }
+  bool any = false;
+  for (std::size_t i = 0; i < loss_mask.size(); ++i) {
+    if (loss_mask[i] > 1) {
+      throw Error(std::string(fn) + ": loss_mask[" + std::to_string(i) + "] is " +
+                  std::to_string(loss_mask[i]) + ", expected 0 or 1");
+    }
+    any = any || loss_mask[i] == 1;
+  }
+  if (!any) throw Error(std::string(fn) + ": loss_mask selects no prediction, expected a 1");
+}
+
 }  // namespace
 
 Gpt2Trainer::Gpt2Trainer(Gpt2Model& model, const AdamWOptions& options)
@@ -50,10 +71,12 @@ Gpt2Trainer::Gpt2Trainer(Gpt2Model& model, const AdamWOptions& options)
   }
 }
 
-double Gpt2Trainer::compute_gradients(const std::vector<std::int64_t>& tokens, std::size_t batch) {
+double Gpt2Trainer::compute_gradients(const std::vector<std::int64_t>& tokens, std::size_t batch,
+                                      const std::vector<std::uint8_t>& loss_mask) {
   const char* fn = "Gpt2Trainer::step";
   const Gpt2Config& c = model_.config();
   const std::size_t T = check_batch(tokens, batch, c, fn);
+  check_loss_mask(loss_mask, batch, T, fn);
   try {
     std::vector<const float*> weights;
     std::vector<float*> grads;
@@ -71,7 +94,8 @@ double Gpt2Trainer::compute_gradients(const std::vector<std::int64_t>& tokens, s
     }
     std::vector<float> dlogits = detail::allocate_zeros({N * c.vocab_size}, "dlogits").data;
     const double loss =
-        detail::cross_entropy(a.logits.data(), targets.data(), N, c.vocab_size, dlogits.data());
+        detail::cross_entropy(a.logits.data(), targets.data(), N, c.vocab_size, dlogits.data(),
+                              loss_mask.empty() ? nullptr : loss_mask.data());
     detail::gpt2_train_backward(c, w, tokens.data(), T, a, dlogits.data(),
                                 detail::gpt2_gradients_of(grads, c.layers));
     return loss;
@@ -81,8 +105,13 @@ double Gpt2Trainer::compute_gradients(const std::vector<std::int64_t>& tokens, s
 }
 
 TrainStepResult Gpt2Trainer::step(const std::vector<std::int64_t>& tokens, std::size_t batch) {
+  return step(tokens, batch, {});
+}
+
+TrainStepResult Gpt2Trainer::step(const std::vector<std::int64_t>& tokens, std::size_t batch,
+                                  const std::vector<std::uint8_t>& loss_mask) {
   TrainStepResult r;
-  r.loss = compute_gradients(tokens, batch);
+  r.loss = compute_gradients(tokens, batch, loss_mask);
   r.gradient_norm = detail::clip_gradients(gradients_, options_.clip);
   r.learning_rate = learning_rate_at(options_, steps_);
   ++steps_;

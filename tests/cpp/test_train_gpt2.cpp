@@ -13,12 +13,14 @@
 
 #include "attnscope/train.hpp"
 #include "test_gpt2_reference.hpp"
+#include "test_train_reference.hpp"
 #include "train_optimizer.hpp"
 
 using attnscope::AdamWOptions;
 using attnscope::Gpt2Config;
 using attnscope::Gpt2Model;
 using attnscope::Gpt2Trainer;
+using attnscope::testing::reference_loss;
 
 namespace {
 
@@ -30,24 +32,6 @@ Gpt2Config tiny_config() {
   c.vocab_size = 11;
   c.context_length = 8;
   return c;
-}
-
-/// Mean next-token cross-entropy of a (batch, T) batch from the double forward.
-double reference_loss(const Gpt2Model& model, const std::vector<std::int64_t>& tokens,
-                      std::size_t batch) {
-  const std::size_t T = tokens.size() / batch, V = model.config().vocab_size;
-  double total = 0;
-  for (std::size_t b = 0; b < batch; ++b) {
-    const std::vector<std::int64_t> inputs(tokens.begin() + b * T, tokens.begin() + b * T + T - 1);
-    const auto r = attnscope::testing::gpt2_reference(model, inputs);
-    for (std::size_t t = 0; t + 1 < T; ++t) {
-      double max = -INFINITY, sum = 0;
-      for (std::size_t v = 0; v < V; ++v) max = std::max(max, r.logits[t * V + v]);
-      for (std::size_t v = 0; v < V; ++v) sum += std::exp(r.logits[t * V + v] - max);
-      total += max + std::log(sum) - r.logits[t * V + std::size_t(tokens[b * T + t + 1])];
-    }
-  }
-  return total / double(batch * (T - 1));
 }
 
 /// A copy of weight `name`.

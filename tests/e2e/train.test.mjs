@@ -3,8 +3,9 @@
 // printed); the trained model becomes the page's model (the Model view shows its
 // layers × heads, the heatmap its weights, equal to the package's forward pass of the
 // exported file in Node); the exported .safetensors loads back through the file chooser
-// with the same weights and the task's vocabulary; the panel's content check says the copy
-// head looks a fixed distance back. Pause, resume, step, reset and a new
+// with the same weights and the task's vocabulary; a head of layer 2 is an induction head
+// by content: the panel's check and the exported model's attention in Node both see its
+// weight leave the keys once the earlier copies change. Pause, resume, step, reset and a new
 // learning rate; keyboard use, reduced motion and axe-core at laptop and phone sizes.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -18,8 +19,9 @@ import { axeViolations, downloadOf, kLaptop, kPhone, openAt } from './learners-h
 
 const site = useSite();
 const kShots = '/tmp/train-shots';
-// The issue's target is 30 s on one core; this shared 2-core machine runs other builds
-// beside the test, so it allows more and prints what it measured.
+// The issue's target is 30 s on one core; the copy task's induction head took 38–50 s from
+// the click on this shared 2-core machine under load (docs/ARCHITECTURE.md), so the bound
+// leaves room for a busier machine, and the test prints what it measured.
 const kMaxSeconds = Number(process.env.ATTN_TRAIN_MAX_SECONDS ?? 150);
 let engine;
 let dir;
@@ -144,38 +146,58 @@ test('copy/induction trains below 0.1, becomes the page’s model, exports and l
   assert.equal(vocabulary.tokens.join(''), 'ABCDEFGHIJKLMNOP');
   const model = engine.loadModel(new Uint8Array(bytes));
   const tokens = text.split('').map((c) => vocabulary.tokens.indexOf(c));
-  const f = model.forward({ tokens, trace: true });
-  model.dispose();
+  const attend = (ids) => model.forward({ tokens: ids, trace: true }).attentions;
+  const f = { attentions: attend(tokens) };
   const T = tokens.length;
   const head = (layer, h) => f.attentions[layer].data.subarray(h * T * T, (h + 1) * T * T);
   assertWeights(await weightsTable(page, 1, 0), head(1, 0), 'trained, layer 2 head 1');
 
-  // The copy stripe: from each letter of the repeat, some head puts its largest weight on
-  // the letter after that letter's first copy (n − 1 places back, n the run's length).
-  const n = T / 2;
-  assert.equal(text.slice(0, n), text.slice(n));
-  let best = { share: 0, at: '' };
-  for (let layer = 0; layer < 2; layer++) {
-    for (let h = 0; h < 2; h++) {
-      const w = head(layer, h);
-      let hits = 0;
-      for (let i = n; i < T; i++) {
-        const row = Array.from(w.subarray(i * T, (i + 1) * T));
-        if (row.indexOf(Math.max(...row)) === i - n + 1) hits++;
-      }
-      if (hits / n > best.share)
-        best = { share: hits / n, at: `layer ${layer + 1}, head ${h + 1}` };
+  // The probe ends with a run of n letters twice, the other letters all different.
+  const n = [...Array(T / 2 + 1).keys()]
+    .slice(1)
+    .findLast((k) => text.slice(T - 2 * k, T - k) === text.slice(T - k));
+  assert.ok(n >= 4 && new Set(text.slice(0, T - n)).size === T - n, `the probe ${text}`);
+  // The induction head, by content, in the exported model: from each letter of the repeat
+  // (but the first), the weight on the letter after that letter's first copy, then the same
+  // with that first copy changed into a letter the probe lacks (the keys stay in place).
+  const stranger = vocabulary.tokens.findIndex((c) => !text.includes(c));
+  const induction = (layer, h) => {
+    let kept = 0,
+      changed = 0;
+    for (let q = T - n + 1; q < T; q++) {
+      const key = q - n + 1;
+      kept += head(layer, h)[q * T + key];
+      const other = tokens.slice();
+      other[key - 1] = stranger;
+      changed += attend(other)[layer].data[(h * T + q) * T + key];
     }
-  }
+    return { kept: kept / (n - 1), changed: changed / (n - 1) };
+  };
+  assert.ok(stranger >= 0);
+  const layer2 = [0, 1].map((h) => ({ h, ...induction(1, h) }));
+  const layer1 = [0, 1].map((h) => induction(0, h).kept);
+  model.dispose();
+  const best = layer2.reduce((a, b) => (b.kept > a.kept ? b : a));
   console.log(
-    `copy/induction: ${best.at} puts its largest weight on the next letter's first copy for ${(100 * best.share).toFixed(0)} % of the repeat`,
+    `copy/induction: on the probe (a run of ${n}), layer 2, head ${best.h + 1} puts ${(100 * best.kept).toFixed(0)} % of its weight on the letter after the earlier copy, ${(100 * best.changed).toFixed(0)} % once that copy is changed; layer 1's heads there: ${layer1.map((x) => (100 * x).toFixed(0)).join(' % and ')} %`,
   );
-  assert.ok(best.share >= 0.7, `the copy stripe: ${JSON.stringify(best)}`);
-  // The panel's content check says how that head finds the letter: with the earlier copies
-  // changed it keeps its weight where it was, so it looks a fixed distance back.
-  assert.match(await page.textContent('#train-content-check'), /mostly by where they sit/);
-  assert.ok((await page.locator('.train-head[data-pattern="induction"]').count()) > 0);
-  assert.match(await page.textContent('#train-maps'), /fixed distance/);
+  assert.ok(best.kept >= 0.5, `layer 2's induction weight ${JSON.stringify(layer2)}`);
+  assert.ok(best.changed < best.kept / 2, `the copies changed: ${JSON.stringify(best)}`);
+  // The panel says the same on its held-out batch: its strongest induction head is in
+  // layer 2, and with the earlier copies changed it loses those keys.
+  const named = page.locator('#train-named .named-head[data-pattern="induction"]').first();
+  assert.equal(await named.getAttribute('data-layer'), '1');
+  const share = Number(await named.getAttribute('data-share'));
+  const check = page.locator('#train-content-check');
+  assert.match(
+    await check.textContent(),
+    /^With every earlier copy .* layer 2, head \d puts .*by the letter before them, not by where they sit/,
+  );
+  const changed = Number(await check.getAttribute('data-changed'));
+  assert.ok(changed < share / 2, `the panel's head: ${share} of its weight, ${changed} changed`);
+  console.log(
+    `copy/induction: the panel's induction head: ${await named.textContent()}; ${await check.textContent()}`,
+  );
 
   // Loading the exported file through the file chooser: the same weights, the same tokens.
   const file = join(dir, name);

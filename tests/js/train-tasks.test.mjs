@@ -1,13 +1,15 @@
 // The head scores of "Train it yourself" (web/app/src/train/head-scores.ts): the induction
 // score of made-up attention is what its definition says, and the content check tells a
-// head that reads the letter before a key from one that looks a fixed distance back.
+// head that reads the letter before a key from one that looks a fixed distance back; the
+// copy task's sequences have their answers where an induction head, and no fixed distance,
+// finds them.
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 
 import { loadTrainModules } from './app-train.mjs';
 
-let headScores, namedHeads;
-before(async () => ({ headScores, namedHeads } = await loadTrainModules()));
+let headScores, namedHeads, tasks;
+before(async () => ({ headScores, namedHeads, tasks } = await loadTrainModules()));
 
 /** Attention (H = 2, T, T) of a made-up layer: head 0 on the induction keys, head 1 `back` places back. */
 function madeUp(tokens, back) {
@@ -47,4 +49,27 @@ test('head scores: a made-up induction head is named; the content check tells it
   assert.equal(changed[3], 1);
   // A sequence that holds every token of the vocabulary cannot be changed: skipped.
   assert.deepEqual(headScores.inductionWithCopiesChanged(attend, [tokens], 2, 2, 6), [0, 0, 0, 0]);
+});
+
+test('copy task: answers only in the repeat, found by the letter before them, at distances that vary', () => {
+  const task = tasks.taskOf('copy', '');
+  const distances = new Set();
+  const { tokens, answers } = tasks.batchAt(task, 3, 7);
+  const T = task.length;
+  for (let b = 0; b < task.batch; b++) {
+    const s = Array.from(tokens.subarray(b * T, (b + 1) * T));
+    for (let t = 0; t < T; t++) {
+      const earlier = s.slice(0, t).lastIndexOf(s[t]);
+      // The only letters seen before are those of the repeat, each seen once before.
+      assert.equal(s.slice(0, t).filter((x) => x === s[t]).length, earlier < 0 ? 0 : 1);
+      // A prediction has a known answer exactly when its letter was seen before and a
+      // next letter exists: the letter after that earlier copy.
+      assert.equal(answers[b * T + t], earlier >= 0 && t < T - 1, `sequence ${b}, position ${t}`);
+      if (answers[b * T + t]) {
+        assert.equal(s[t + 1], s[earlier + 1]);
+        distances.add(t - earlier);
+      }
+    }
+  }
+  assert.ok(distances.size >= 4, `distances ${[...distances]}`);
 });

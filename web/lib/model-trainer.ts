@@ -70,7 +70,7 @@ function trainerInputs(fn: string, options: unknown): CallInputs {
 /** The batch of a step: token ids and B, checked against the model. */
 function stepInputs(fn: string, args: unknown, config: ModelConfig): CallInputs {
   if (typeof args !== 'object' || args === null)
-    fail(fn, `expects an object { tokens, shape: [B, T] }, got ${describe(args)}`);
+    fail(fn, `expects an object { tokens, shape: [B, T], lossMask? }, got ${describe(args)}`);
   const shape = own(args, 'shape');
   if (!Array.isArray(shape) || shape.length !== 2)
     fail(
@@ -85,7 +85,42 @@ function stepInputs(fn: string, args: unknown, config: ModelConfig): CallInputs 
       fn,
       `tokens has ${tokens.length} ids, expected B·T = ${batch}·${length} = ${batch * length}`,
     );
-  return { numbers: { batch }, counts: { tokens } };
+  const lossMask = own(args, 'lossMask');
+  if (lossMask === undefined) return { numbers: { batch }, counts: { tokens } };
+  return {
+    numbers: { batch },
+    counts: { tokens },
+    bytes: {
+      lossMask: { data: lossMaskFlags(fn, lossMask, batch, length), shape: [batch, length - 1] },
+    },
+  };
+}
+
+/** lossMask as B·(T − 1) bytes, each 0 or 1, at least one 1. */
+function lossMaskFlags(fn: string, value: unknown, batch: number, length: number): Uint8Array {
+  if (!(value instanceof Uint8Array) && !Array.isArray(value))
+    fail(fn, `lossMask must be a Uint8Array or an array of 0s and 1s, got ${describe(value)}`);
+  const list = value as ArrayLike<unknown>;
+  const expected = batch * (length - 1);
+  if (list.length !== expected)
+    fail(
+      fn,
+      `lossMask has ${list.length} entries, expected B·(T − 1) = ${batch}·${length - 1} = ${expected}`,
+    );
+  const flags = new Uint8Array(expected);
+  let selected = 0;
+  for (let i = 0; i < expected; i++) {
+    const flag = list[i];
+    if (flag !== 0 && flag !== 1)
+      fail(
+        fn,
+        `lossMask[${i}] is ${typeof flag === 'number' ? flag : describe(flag)}, expected 0 or 1`,
+      );
+    flags[i] = flag;
+    selected += flag;
+  }
+  if (selected === 0) fail(fn, 'lossMask selects no prediction: at least one entry must be 1');
+  return flags;
 }
 
 /** Memory of a step: activations (~16 floats per row and channel, plus the logits twice). */

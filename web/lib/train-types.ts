@@ -42,10 +42,17 @@ export interface TrainStepArgs {
   tokens: Int32Array | readonly number[];
   /** [B, T]: T ≥ 2 and T − 1 ≤ contextLength (positions 0..T−2 predict tokens 1..T−1). */
   shape: readonly [number, number] | readonly number[];
+  /**
+   * Which predictions count (default: all): B·(T − 1) flags, 0 or 1, row-major; entry
+   * [b, t] = 1 counts the prediction of tokens[b, t + 1] from tokens[b, 0..t]. The loss is
+   * then the mean over the selected predictions, and the others add nothing to the
+   * gradients (for tasks whose answers are known only at some positions). At least one 1.
+   */
+  lossMask?: Uint8Array | readonly number[];
 }
 
 export interface TrainStepResult {
-  /** Mean next-token cross-entropy of the batch before the update (nats). */
+  /** Mean next-token cross-entropy of the batch before the update (nats), over the predictions lossMask selects. */
   loss: number;
   /** Global L2 norm of the gradients, before clipping. */
   gradientNorm: number;

@@ -5,6 +5,9 @@
 //
 // The loss of a batch of B sequences of T tokens is the mean next-token
 // cross-entropy: positions 0 .. T-2 of each sequence predict tokens 1 .. T-1.
+// An optional loss mask picks which of those predictions count (a task whose
+// answers are known only at some positions), the mean then running over
+// them alone.
 // Everything runs on one thread in a fixed order, so a seed and the same
 // batches give the same weights on a given build.
 #pragma once
@@ -62,11 +65,21 @@ class Gpt2Trainer {
   /// AdamW update of the model's weights. Throws Error (before changing
   /// anything) for batch = 0, a size that is not batch·T, T < 2, T − 1 >
   /// context_length or a token outside [0, vocab_size).
+  ///
+  /// loss_mask: empty (every prediction counts) or (batch, T − 1) row-major
+  /// flags, entry [b, t] = 1 when the prediction of tokens[b, t + 1] from
+  /// tokens[b, 0 .. t] counts. The loss is then the mean over the selected
+  /// predictions and the others add nothing to the gradients. An all-ones
+  /// mask gives the same result as none, bit for bit. Throws Error naming
+  /// loss_mask for another size, a value other than 0 or 1, or no 1.
   TrainStepResult step(const std::vector<std::int64_t>& tokens, std::size_t batch);
+  TrainStepResult step(const std::vector<std::int64_t>& tokens, std::size_t batch,
+                       const std::vector<std::uint8_t>& loss_mask);
 
   /// The loss of the batch and its gradients (left in gradient()), without
   /// updating anything; the same checks as step().
-  double compute_gradients(const std::vector<std::int64_t>& tokens, std::size_t batch);
+  double compute_gradients(const std::vector<std::int64_t>& tokens, std::size_t batch,
+                           const std::vector<std::uint8_t>& loss_mask = {});
 
   /// dLoss/dweight of the last step or compute_gradients, shaped as the weight.
   const std::vector<float>& gradient(const std::string& name) const;

@@ -33,6 +33,9 @@ export interface Task {
   lr: number;
   /** Steps of linear warm-up of the learning rate (default none). */
   warmup?: number;
+  /** AdamW's settings other than the rate (default: β2 0.98, decay 0.01, clip 1). */
+  optimizer?: { beta2: number; weightDecay: number; clip: number };
+
   maxSteps: number;
   /** Training stops once the loss on the answers falls below this. */
   target: number;
@@ -59,27 +62,46 @@ function withProbe(task: Omit<Task, 'probe'>): Task {
   return { ...task, probe: task.sample(mulberry32(kProbeSeed)) };
 }
 
-/** Ten random letters, then the same ten again: from the repeat on, each next letter is known. */
+/** The first k of the letters 0..count−1 in a random order: k different letters. */
+function differentLetters(rng: () => number, count: number, k: number): number[] {
+  const letters = range(count);
+  for (let i = 0; i < k; i++) {
+    const j = i + pick(rng, count - i);
+    [letters[i], letters[j]] = [letters[j]!, letters[i]!];
+  }
+  return letters.slice(0, k);
+}
+
+/**
+ * Different letters, then a run of n of them twice, n drawn anew for each sequence: the
+ * repeat ends the sequence, so where it starts, and how far back each letter's first copy
+ * sits, changes from one sequence to the next. No letter appears twice except in the repeat.
+ */
 function copyTask(): Task {
   const vocabulary = symbolVocabulary(kLetters);
-  const n = 10;
+  const T = 20;
+  const shortest = 4;
+  const longest = 10;
   return withProbe({
     id: 'copy',
     label: kTaskLabels.copy,
-    about: `${n} random letters, then the same ${n} again. In the repeat, each next letter is the one that followed the same letter the first time: a head learns to look there, a stripe from each letter of the repeat to the letter after its first copy, the picture of an induction head. The run always has the same length here, so the model can find that place by position alone, and it usually does so in layer 1; an induction head that matches letters wherever the run sits takes runs of varying length and many more steps than this page spends.`,
+    about: `Different letters, then a run of ${shortest} to ${longest} letters twice. In the repeat, each next letter is the one that followed the same letter the first time. The run's length changes from sequence to sequence, so no fixed distance finds it: a head must look for the earlier copy of the current letter and read the letter after it: an induction head, which needs a head of layer 1 to work with, so it forms in layer 2.`,
     vocabulary,
     model: { layers: 2, heads: 2, dModel: 32 },
-    length: 2 * n,
+    length: T,
     batch: 16,
     lr: 3e-3,
-    maxSteps: 4000,
+    optimizer: { beta2: 0.99, weightDecay: 0, clip: 1 },
+    maxSteps: 12000,
     target: 0.1,
     sample(rng) {
-      const run = Array.from({ length: n }, () => pick(rng, kLetters.length));
-      // The last letter of the run predicts the first of the repeat: known from then on.
+      const n = shortest + pick(rng, longest - shortest + 1);
+      const letters = differentLetters(rng, kLetters.length, T - n);
+      const run = letters.slice(T - 2 * n);
+      // From the repeat's first letter on, each next letter is known.
       return {
-        tokens: [...run, ...run],
-        answers: range(2 * n).map((t) => t >= n - 1 && t < 2 * n - 1),
+        tokens: [...letters, ...run],
+        answers: range(T).map((t) => t >= T - n && t < T - 1),
       };
     },
   });

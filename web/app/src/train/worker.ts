@@ -16,6 +16,7 @@ import type { TrainProgress, TrainReply, TrainRequest, TrainSetup } from './prot
 import { batchAt, taskOf, type Task } from './tasks';
 
 const kSliceMillis = 100;
+const kOptimizer = { beta2: 0.98, weightDecay: 0.01, clip: 1 };
 const kHeldOutSeed = 0x5bd1e995;
 
 let engine: Promise<AttnScope> | null = null;
@@ -39,13 +40,8 @@ const post = (reply: TrainReply, transfer: Transferable[] = []) =>
 
 function newTrainer(lr: number): Trainer {
   // A new trainer starts AdamW's moments afresh; the weights stay as they are.
-  return model!.trainer({
-    lr,
-    betas: [0.9, 0.98],
-    weightDecay: 0.01,
-    clip: 1,
-    warmup: task!.warmup ?? 0,
-  });
+  const { beta2, weightDecay, clip } = task!.optimizer ?? kOptimizer;
+  return model!.trainer({ lr, betas: [0.9, beta2], weightDecay, clip, warmup: task!.warmup ?? 0 });
 }
 
 async function start(next: TrainSetup, run: boolean): Promise<void> {
