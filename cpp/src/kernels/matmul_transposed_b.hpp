@@ -30,7 +30,7 @@ inline std::size_t matmul_transposed_b_scratch(std::size_t m, std::size_t k) {
 
 namespace detail {
 
-/// panel (k × P) = rows j0 .. j0 + count of b transposed; rows past count are zero.
+/// panel (k × P) = the first `count` rows of b, transposed; the columns past them are zero.
 template <class Arch, std::size_t P>
 void transpose_rows_into_panel(const float* b, std::size_t ldb, std::size_t k, std::size_t count,
                                float* panel) {
