@@ -223,8 +223,13 @@ constexpr std::size_t matmul_panel_width() {
   return kMatmulCols * xsimd::batch<float, Arch>::size;
 }
 
-/// Floats matmul_packed needs as scratch for a k × n B (any Arch).
-inline std::size_t matmul_packed_scratch(std::size_t k, std::size_t n) { return k * n; }
+/// Widest panel of any instruction set (AVX-512: 2 batches of 16 floats).
+inline constexpr std::size_t kMatmulMaxPanelWidth = 32;
+
+/// Floats matmul_packed needs as scratch for a k × n B (any Arch): one panel.
+inline std::size_t matmul_packed_scratch(std::size_t k, std::size_t n) {
+  return k * std::min(n, kMatmulMaxPanelWidth);
+}
 
 /// Steps of the shared dimension per block in matmul_packed: a block of one
 /// panel (256 × 8 floats in wasm, 8 KiB) stays in the L1 cache while every
@@ -232,13 +237,14 @@ inline std::size_t matmul_packed_scratch(std::size_t k, std::size_t n) { return 
 inline constexpr std::size_t kMatmulDepthBlock = 256;
 
 /// matmul for a large B reused by many rows (projections): B's full panels
-/// of matmul_panel_width columns are first copied into `scratch` as
-/// contiguous k × width blocks. Read in place, a tile walks B's rows ldb
-/// floats apart; for ldb a multiple of 512 bytes those rows share a few cache
-/// sets and evict each other, so every row block would fetch B again from L2.
-/// Then panel by panel, kMatmulDepthBlock steps of the shared dimension at a
-/// time, every row block of A runs over that block of the panel, so B is read
-/// from memory once per product, not once per row block (a weight matrix of
+/// of matmul_panel_width columns are copied, one at a time, into `scratch`
+/// as a contiguous k × width block; one buffer serves every panel, so it
+/// stays in the cache. Read in place, a tile walks B's rows ldb floats
+/// apart; for ldb a multiple of 512 bytes those rows share a few cache sets
+/// and evict each other, so every row block would fetch B again from L2.
+/// Then, kMatmulDepthBlock steps of the shared dimension at a time, every
+/// row block of A runs over that block of the panel, so B is read from
+/// memory once per product, not once per row block (a weight matrix of
 /// several MiB does not fit in L2). Each tile adds its steps in the same
 /// order as an unblocked product (partial sums pass through c exactly), so
 /// the result is the same, bit for bit. Leftover columns are read in place.
@@ -251,12 +257,17 @@ void matmul_packed(const float* a, std::size_t lda, const float* b, std::size_t 
     matmul_with<Arch>(a, lda, RowsB{b, ldb}, c, ldc, m, k, n, accumulate);
     return;
   }
+  using batch = xsimd::batch<float, Arch>;
   constexpr std::size_t P = matmul_panel_width<Arch>();
+  static_assert(P <= kMatmulMaxPanelWidth, "kMatmulMaxPanelWidth is below a panel's width");
   const std::size_t full = n - n % P;
+  float* const panel = scratch;
   for (std::size_t j0 = 0; j0 < full; j0 += P) {
-    float* panel = scratch + j0 * k;
+    // In batches: std::copy of a panel's row is a call to memcpy in wasm.
     for (std::size_t p = 0; p < k; ++p) {
-      std::copy(b + p * ldb + j0, b + p * ldb + j0 + P, panel + p * P);
+      for (std::size_t j = 0; j < P; j += batch::size) {
+        batch::load_unaligned(b + p * ldb + j0 + j).store_unaligned(panel + p * P + j);
+      }
     }
     for (std::size_t p0 = 0; p0 < k; p0 += kMatmulDepthBlock) {
       const std::size_t depth = std::min(kMatmulDepthBlock, k - p0);
