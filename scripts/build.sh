@@ -16,11 +16,6 @@ for flavour in wasm:OFF:OFF wasm-relaxed:ON:OFF wasm-threads:OFF:ON wasm-threads
     -DATTNSCOPE_BUILD_BENCH=OFF "-DATTN_WASM_RELAXED_SIMD=$relaxed" "-DATTN_WASM_THREADS=$threads" >/dev/null
   cmake --build "build/$dir" --target attnscope_wasm -j2
 done
-# One loader serves both single-thread wasm files: they must export and import the same.
-cmp -s build/wasm/cpp/bindings/attnscope.mjs build/wasm-relaxed/cpp/bindings/attnscope.mjs || {
-  echo "build: the two flavours' loaders differ (build/wasm*/cpp/bindings/attnscope.mjs)" >&2
-  exit 1
-}
 # The threaded glue bakes in addresses of static data, which the plain and
 # relaxed builds lay out differently: each ships its own glue, and they share
 # the pthread worker script.
@@ -35,7 +30,11 @@ node node_modules/typescript/bin/tsc -p web/lib/tsconfig.json
 # The loader and its hand-written types sit beside the compiled API, which
 # imports ./attnscope.mjs; the loader finds attnscope.wasm next to itself.
 cp build/wasm/cpp/bindings/attnscope.mjs build/wasm/cpp/bindings/attnscope.wasm dist/
+# The relaxed build has its own loader: the two loaders may name the modules'
+# imports differently (scripts/mark-relaxed-loader.mjs says why and marks the
+# module so that the package pairs them).
 cp build/wasm-relaxed/cpp/bindings/attnscope.wasm dist/attnscope-relaxed.wasm
+cp build/wasm-relaxed/cpp/bindings/attnscope.mjs dist/attnscope-relaxed.mjs
 cp build/wasm-threads/cpp/bindings/attnscope-threads.{wasm,worker.js} dist/
 cp build/wasm-threads-relaxed/cpp/bindings/attnscope-threads.wasm dist/attnscope-threads-relaxed.wasm
 # The threaded glue starts its pthread workers with Module.attnscopeWorker when
@@ -54,5 +53,7 @@ done
 for wasm in dist/attnscope-relaxed.wasm dist/attnscope-threads-relaxed.wasm; do
   node scripts/relaxed-simd-opcodes.mjs --check "$wasm"
 done
-cp web/lib/attnscope.d.mts web/lib/attnscope-threads.d.mts web/lib/attnscope-threads-relaxed.d.mts dist/
+node scripts/mark-relaxed-loader.mjs dist/attnscope-relaxed.wasm
+cp web/lib/attnscope.d.mts web/lib/attnscope-relaxed.d.mts web/lib/attnscope-threads.d.mts \
+  web/lib/attnscope-threads-relaxed.d.mts dist/
 echo "build: dist/ ready ($(wc -c < dist/attnscope.wasm) bytes of wasm, $(wc -c < dist/attnscope-relaxed.wasm) relaxed, $(wc -c < dist/attnscope-threads.wasm) threaded, $(wc -c < dist/attnscope-threads-relaxed.wasm) threaded relaxed)"

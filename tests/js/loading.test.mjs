@@ -126,6 +126,52 @@ test('simd option: "auto" picks the relaxed build exactly where the engine has r
   );
 });
 
+test('the relaxed build is marked for its own loader, and pairs with it by every route', async () => {
+  // scripts/mark-relaxed-loader.mjs: the relaxed loader may name the imports otherwise.
+  const mark = 'attnscope.relaxed-loader';
+  const relaxedBytes = await readFile(relaxedWasmPath);
+  const tail = relaxedBytes.subarray(relaxedBytes.length - mark.length);
+  assert.equal(new TextDecoder().decode(tail), mark, 'attnscope-relaxed.wasm ends with the mark');
+  const plainBytes = await readFile(wasmPath);
+  assert.ok(
+    WebAssembly.Module.customSections(new WebAssembly.Module(plainBytes), mark).length === 0,
+  );
+  if (!relaxed) return; // the relaxed module cannot compile here (the relaxed pass runs it)
+  assert.equal(
+    WebAssembly.Module.customSections(new WebAssembly.Module(relaxedBytes), mark).length,
+    1,
+  );
+  const relaxedUrl = pathToFileURL(relaxedWasmPath);
+  for (const options of [
+    { wasmBinary: relaxedBytes },
+    { wasmUrl: relaxedUrl },
+    { simd: 'simd128', locateFile: () => relaxedUrl.href },
+  ]) {
+    const engine = await createAttnScope({ threads: 1, ...options });
+    assert.equal(engine.simdArch, 'sse2+relaxed_madd', Object.keys(options).join());
+    seedWorks(engine);
+    // Errors cross the glue's exception imports, which the two loaders may name apart.
+    assert.throws(
+      () => engine.attention({ q: [1, 2], k: [1, 2, 3], v: [1, 2], shape: [1, 2] }),
+      AttnScopeError,
+    );
+    const model = engine.createModel({
+      layers: 1,
+      heads: 1,
+      dModel: 8,
+      vocabSize: 16,
+      contextLength: 8,
+      seed: 1,
+    });
+    const { loss } = model
+      .trainer({ lr: 1e-3 })
+      .step({ tokens: [1, 2, 3, 4, 5, 6], shape: [2, 3] });
+    assert.ok(Number.isFinite(loss) && loss > 0, `loss ${loss}`);
+    model.dispose();
+    seedWorks(engine);
+  }
+});
+
 test('a missing or corrupt wasm gives an AttnScopeError', async () => {
   await assert.rejects(createAttnScope({ wasmUrl: '/nonexistent/attnscope.wasm' }), (e) => {
     assert.ok(e instanceof AttnScopeError);

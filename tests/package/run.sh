@@ -27,7 +27,7 @@ unexpected=$(tar -tzf "$tarball" | grep -vE '^package/(dist/|README\.md$|package
 tar -tzf "$tarball" > "$work/files"   # (grep -q on a pipe would cut tar off under pipefail)
 grep -q '^package/dist/attnscope.wasm$' "$work/files"
 grep -q '^package/dist/attnscope-relaxed.wasm$' "$work/files"
-for threaded in attnscope-threads.wasm attnscope-threads-relaxed.wasm attnscope-threads.mjs attnscope-threads-relaxed.mjs attnscope-threads.worker.js; do
+for threaded in attnscope-relaxed.mjs attnscope-threads.wasm attnscope-threads-relaxed.wasm attnscope-threads.mjs attnscope-threads-relaxed.mjs attnscope-threads.worker.js; do
   grep -q "^package/dist/$threaded\$" "$work/files" || { echo "package: dist/$threaded missing from the tarball"; exit 1; }
 done
 echo "tarball: $(basename "$tarball"), $(wc -c <"$tarball") bytes, $(tar -tzf "$tarball" | wc -l) files"

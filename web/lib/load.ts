@@ -17,6 +17,8 @@ import type { AttnScope, CreateOptions, SimdFlavour } from './types.js';
 export const kWasmFileName = 'attnscope.wasm';
 /** The relaxed-SIMD build of the same module (same glue, same exports). */
 export const kRelaxedWasmFileName = 'attnscope-relaxed.wasm';
+/** The custom section that marks the single-thread relaxed build (scripts/mark-relaxed-loader.mjs). */
+export const kRelaxedLoaderSection = 'attnscope.relaxed-loader';
 
 // (func (param v128) (result v128) local.get 0 local.get 0 local.get 0 f32x4.relaxed_madd);
 // scripts/relaxed-simd-opcodes.mjs, which runs before the package is built, holds the same bytes.
@@ -258,7 +260,13 @@ export async function instantiateCompiled(
         failed,
       ]);
     } else {
-      raw = await Promise.race([createAttnModule(moduleOptions), failed]);
+      // The relaxed build's loader may name the imports otherwise than the plain one's
+      // (scripts/mark-relaxed-loader.mjs): the module's mark says which it needs,
+      // whichever route its bytes took.
+      const create = WebAssembly.Module.customSections(module, kRelaxedLoaderSection).length
+        ? (await import('./attnscope-relaxed.mjs')).default
+        : createAttnModule;
+      raw = await Promise.race([create(moduleOptions), failed]);
     }
   } catch (e) {
     loadFailure(`could not instantiate ${what}: ${reason(e)}`, e);
