@@ -21,18 +21,9 @@ using attnscope::Gpt2Config;
 using attnscope::Gpt2Model;
 using attnscope::Gpt2Trainer;
 using attnscope::testing::reference_loss;
+using attnscope::testing::tiny_config;
 
 namespace {
-
-Gpt2Config tiny_config() {
-  Gpt2Config c;
-  c.layers = 2;
-  c.heads = 2;
-  c.d_model = 8;
-  c.vocab_size = 11;
-  c.context_length = 8;
-  return c;
-}
 
 /// A copy of weight `name`.
 std::vector<float> values(const Gpt2Model& model, const std::string& name) {

@@ -18,18 +18,9 @@ using attnscope::Gpt2Config;
 using attnscope::Gpt2Model;
 using attnscope::Gpt2Trainer;
 using attnscope::testing::reference_loss;
+using attnscope::testing::tiny_config;
 
 namespace {
-
-Gpt2Config tiny_config() {
-  Gpt2Config c;
-  c.layers = 2;
-  c.heads = 2;
-  c.d_model = 8;
-  c.vocab_size = 11;
-  c.context_length = 8;
-  return c;
-}
 
 // Two sequences of T = 7: six predictions each.
 const std::vector<std::int64_t> kTokens = {1, 5, 10, 0, 3, 3, 7, 2, 9, 4, 6, 1, 0, 8};

@@ -1,6 +1,6 @@
 // The training loss from the double-precision GPT-2 forward
 // (test_gpt2_reference.hpp), optionally over the predictions a loss mask
-// selects, for the trainer's finite-difference checks.
+// selects, for the trainer's finite-difference checks, and the tests' tiny model.
 #pragma once
 
 #include <algorithm>
@@ -12,6 +12,17 @@
 #include "test_gpt2_reference.hpp"
 
 namespace attnscope::testing {
+
+/// The trainer tests' model: 2 layers of 2 heads, C = 8, 11 tokens, 8 positions.
+inline Gpt2Config tiny_config() {
+  Gpt2Config c;
+  c.layers = 2;
+  c.heads = 2;
+  c.d_model = 8;
+  c.vocab_size = 11;
+  c.context_length = 8;
+  return c;
+}
 
 /// Mean next-token cross-entropy of a (batch, T) batch, over the predictions
 /// loss_mask (batch, T − 1) selects, or over all when it is empty.
