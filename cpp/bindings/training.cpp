@@ -50,8 +50,7 @@ void run_gpt2_train_step(Call& c) {
   const std::vector<std::int64_t> tokens(ids.begin(), ids.end());
   const std::size_t batch = c.size_number("batch");
   const BoolTensor loss_mask = c.bool_tensor_or_empty("lossMask");
-  const TrainStepResult r = loss_mask.empty() ? e.trainer->step(tokens, batch)
-                                              : e.trainer->step(tokens, batch, loss_mask.data);
+  const TrainStepResult r = e.trainer->step(tokens, batch, loss_mask.data);
   c.put("loss", r.loss);
   c.put("gradientNorm", r.gradient_norm);
   c.put("learningRate", static_cast<double>(r.learning_rate));

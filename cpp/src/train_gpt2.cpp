@@ -104,10 +104,6 @@ double Gpt2Trainer::compute_gradients(const std::vector<std::int64_t>& tokens, s
   }
 }
 
-TrainStepResult Gpt2Trainer::step(const std::vector<std::int64_t>& tokens, std::size_t batch) {
-  return step(tokens, batch, {});
-}
-
 TrainStepResult Gpt2Trainer::step(const std::vector<std::int64_t>& tokens, std::size_t batch,
                                   const std::vector<std::uint8_t>& loss_mask) {
   TrainStepResult r;

@@ -72,9 +72,8 @@ class Gpt2Trainer {
   /// predictions and the others add nothing to the gradients. An all-ones
   /// mask gives the same result as none, bit for bit. Throws Error naming
   /// loss_mask for another size, a value other than 0 or 1, or no 1.
-  TrainStepResult step(const std::vector<std::int64_t>& tokens, std::size_t batch);
   TrainStepResult step(const std::vector<std::int64_t>& tokens, std::size_t batch,
-                       const std::vector<std::uint8_t>& loss_mask);
+                       const std::vector<std::uint8_t>& loss_mask = {});
 
   /// The loss of the batch and its gradients (left in gradient()), without
   /// updating anything; the same checks as step().
