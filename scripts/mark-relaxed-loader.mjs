@@ -9,23 +9,15 @@
 // must get its own.
 import { readFileSync, writeFileSync } from 'node:fs';
 
-export const kRelaxedLoaderSection = 'attnscope.relaxed-loader';
+import { uleb } from './relaxed-simd-opcodes.mjs';
+
+const kRelaxedLoaderSection = 'attnscope.relaxed-loader';
 
 /** The bytes of an empty custom section named `name`. */
 function customSection(name) {
   const nameBytes = new TextEncoder().encode(name);
-  const leb = (n) => {
-    const out = [];
-    do {
-      let byte = n & 0x7f;
-      n >>>= 7;
-      if (n) byte |= 0x80;
-      out.push(byte);
-    } while (n);
-    return out;
-  };
-  const payload = [...leb(nameBytes.length), ...nameBytes];
-  return Uint8Array.from([0, ...leb(payload.length), ...payload]);
+  const payload = [...uleb(nameBytes.length), ...nameBytes];
+  return Uint8Array.from([0, ...uleb(payload.length), ...payload]);
 }
 
 const path = process.argv[2];

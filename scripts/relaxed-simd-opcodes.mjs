@@ -135,7 +135,8 @@ function instruction(r, onSimd) {
   throw new Error(`unknown opcode 0x${op.toString(16)} at byte ${start}`);
 }
 
-function uleb(n) {
+/** n as unsigned LEB128 bytes. */
+export function uleb(n) {
   const out = [];
   do {
     let b = n & 0x7f;

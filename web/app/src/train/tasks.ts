@@ -35,7 +35,6 @@ export interface Task {
   warmup?: number;
   /** AdamW's settings other than the rate (default: β2 0.98, decay 0.01, clip 1). */
   optimizer?: { beta2: number; weightDecay: number; clip: number };
-
   maxSteps: number;
   /** Training stops once the loss on the answers falls below this. */
   target: number;
