@@ -9,6 +9,8 @@
 // still 8 flops): the peak of the relaxed build's kernels, where the engine
 // has relaxed SIMD.
 
+import { uleb } from '../../scripts/relaxed-simd-opcodes.mjs';
+
 const kV128 = 0x7b;
 const simd = (op) => (op < 0x80 ? [0xfd, op] : [0xfd, (op & 0x7f) | 0x80, op >> 7]);
 const kF32x4Add = simd(0xe4);
@@ -17,16 +19,6 @@ const kF32x4RelaxedMadd = simd(0x105);
 const kF32x4ExtractLane = simd(0x1f);
 const kV128Const = simd(0x0c);
 
-function uleb(n) {
-  const out = [];
-  do {
-    let b = n & 0x7f;
-    n >>>= 7;
-    if (n) b |= 0x80;
-    out.push(b);
-  } while (n);
-  return out;
-}
 const section = (id, bytes) => [id, ...uleb(bytes.length), ...bytes];
 const f32x4Const = (x) => [...kV128Const, ...new Uint8Array(Float32Array.of(x, x, x, x).buffer)];
 
