@@ -132,8 +132,8 @@ AttentionResult attention_impl(const TensorView& q, const TensorView& k, const T
 
 namespace detail {
 
-void check_attention_inputs(const TensorView& q, const TensorView& k, const TensorView& v,
-                            const AttentionOptions& options) {
+RotatedQueriesKeys check_attention_inputs(const TensorView& q, const TensorView& k,
+                                          const TensorView& v, const AttentionOptions& options) {
   check_shapes_and_queries(q, k, v);
   check_finite(k, kFn, "k");
   check_finite(v, kFn, "v");
@@ -142,12 +142,12 @@ void check_attention_inputs(const TensorView& q, const TensorView& k, const Tens
   const ScoreTerms terms = checked_score_terms(options, dims, kFn);
   if (!options.rope.enabled) {
     check_score_range(q.data, k.data, dims, scale, terms, kFn);
-    return;
+    return {};
   }
   // The scores are those of q and k rotated.
-  const RotatedQueriesKeys rotated =
-      rotate_queries_keys(q.data, k.data, dims, options.rope.base, kFn);
+  RotatedQueriesKeys rotated = rotate_queries_keys(q.data, k.data, dims, options.rope.base, kFn);
   check_score_range(rotated.q.data(), rotated.k.data(), dims, scale, terms, kFn);
+  return rotated;
 }
 
 AttentionDims attention_dims(const TensorView& q, const TensorView& k, const TensorView& v) {

@@ -149,8 +149,10 @@ std::size_t run_attention(const float* q, const float* k, const float* v, const 
 /// Every check attention() makes of q, k, v and the options (shapes,
 /// values, masks, bias, rope, scale and the score range), without running
 /// it: for a backward given the forward's results. Messages name `attention`.
-void check_attention_inputs(const TensorView& q, const TensorView& k, const TensorView& v,
-                            const AttentionOptions& options);
+/// With rope, the score-range check needs q and k rotated; they are returned
+/// so that the backward need not rotate them again (empty without rope).
+RotatedQueriesKeys check_attention_inputs(const TensorView& q, const TensorView& k,
+                                          const TensorView& v, const AttentionOptions& options);
 
 }  // namespace attnscope::detail
 

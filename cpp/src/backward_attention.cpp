@@ -82,12 +82,16 @@ AttentionGradients backward_impl(const TensorView& q, const TensorView& k, const
   // the output and log-sum-exp (flash).
   std::optional<AttentionResult> forward;
   TensorView output, log_sum_exp;
+  // With rope the backward runs on q and k rotated as the forward used them:
+  // kept by the traced forward, or by the checks of a saved one.
+  detail::RotatedQueriesKeys rotated_by_checks;
   if (saved) {
     if (options.trace) {
       throw Error(std::string(kFn) +
                   ": output and log_sum_exp are the fast path's, expected options.trace = false");
     }
-    as_backward([&] { detail::check_attention_inputs(q, k, v, options); });
+    rotated_by_checks =
+        as_backward([&] { return detail::check_attention_inputs(q, k, v, options); });
     const Shape lse_shape(q.shape.begin(), q.shape.end() - 1);
     Shape output_shape = lse_shape;
     output_shape.push_back(v.shape.back());
@@ -108,21 +112,18 @@ AttentionGradients backward_impl(const TensorView& q, const TensorView& k, const
 
   const detail::AttentionDims dims = detail::attention_dims(q, k, v);
   const float scale = options.scale.factor_for(dims.d_k);
-  // With rope the backward runs on q and k rotated as the forward used them.
   const Rope& rope = options.rope;
-  std::vector<float> q_rotated, k_rotated;
   const float* queries = q.data;
   const float* keys = k.data;
   if (rope.enabled && options.trace) {
-    // The traced forward keeps q and k as it rotated them.
     queries = forward->trace->q_rotated.data.data();
     keys = forward->trace->k_rotated.data.data();
   } else if (rope.enabled) {
-    q_rotated =
-        rotated(q.data, dims.batch * dims.heads, dims.q_len, dims.query_offset(), dims.d_k, rope);
-    k_rotated = rotated(k.data, dims.batch * dims.kv_heads, dims.k_len, 0, dims.d_k, rope);
-    queries = q_rotated.data();
-    keys = k_rotated.data();
+    if (!saved) {  // the flash forward does not keep them
+      rotated_by_checks = detail::rotate_queries_keys(q.data, k.data, dims, rope.base, kFn);
+    }
+    queries = rotated_by_checks.q.data();
+    keys = rotated_by_checks.k.data();
   }
   AttentionGradients g;
   g.dq = detail::allocate_zeros(q.shape, "attention_backward: dq");
