@@ -1,8 +1,10 @@
 // model.forward({ reusePrefix: true }): after each edit of a sequence (a
 // token appended, one changed in the middle, the end cut, the same tokens
-// again, the first changed) the result is a whole forward's, shapes and
-// values; after a training step the kept keys and values are not reused; bad
-// combinations are named; the caller may change the arrays it got.
+// again, the first changed, then the first and a late one at the same
+// length, where the kept rows are rewritten in place) the result is a whole
+// forward's, shapes and values; after a training step the kept keys and
+// values are not reused; bad combinations are named; the caller may change
+// the arrays it got.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
@@ -17,6 +19,8 @@ const edits = [
   [3, 1, 4, 1, 5, 0, 2, 6], // cut
   [3, 1, 4, 1, 5, 0, 2, 6], // the same again
   [10, 1, 4, 1, 5, 0, 2, 6, 2], // changed at 0
+  [7, 1, 4, 1, 5, 0, 2, 6, 2], // changed at 0, the same length (the kept rows rewritten in place)
+  [7, 1, 4, 1, 5, 0, 2, 7, 2], // changed at 7, the same length
 ];
 
 /** The reused result against a whole forward: same shapes, same values. */
@@ -47,7 +51,7 @@ for (const trace of [true, false]) {
         assertSameAsWhole(got, model.forward({ tokens, trace }), `edit ${i}`);
         // The caller owns what it got: changing it must not reach the next result.
         got.logits.data.fill(NaN);
-        for (const a of got.attentions ?? []) a.data.fill(NaN);
+        for (const t of [...(got.attentions ?? []), ...(got.hidden ?? [])]) t.data.fill(NaN);
       }
     } finally {
       model.dispose();

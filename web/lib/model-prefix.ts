@@ -16,7 +16,8 @@ export interface PrefixRun {
   trace: boolean;
   /** 'last': the result holds the last row of logits only. */
   logits: 'all' | 'last';
-  result: ModelForwardResult;
+  /** Its rows, the package's own: the next run writes its new rows into them. */
+  kept: ModelForwardResult;
 }
 
 /** How many leading tokens `tokens` shares with the last run (0 when it cannot reuse its rows). */
@@ -34,10 +35,18 @@ export function sharedPrefix(
   return n;
 }
 
-/** Rows [0, first) of `old` ((rows, width) each) then the rows of `fresh`. */
+/**
+ * Rows [0, first) of `old` ((rows, width) each) then the rows of `fresh`:
+ * written into `old` itself when the row count is unchanged (an edit), so
+ * the kept rows need no new buffer, else into a new array.
+ */
 function stackRows(old: Float32Array, fresh: Float32Array, first: number, width: number) {
-  const out = new Float32Array(first * width + fresh.length);
-  out.set(old.subarray(0, first * width));
+  if (first === 0 && old.length !== fresh.length) return fresh;
+  const out =
+    old.length === first * width + fresh.length
+      ? old
+      : new Float32Array(first * width + fresh.length);
+  if (out !== old) out.set(old.subarray(0, first * width));
   out.set(fresh, first * width);
   return out;
 }
@@ -45,14 +54,16 @@ function stackRows(old: Float32Array, fresh: Float32Array, first: number, width:
 /**
  * Attention (H, T, T) from the last run's (H, T0, T0), whose rows before
  * `first` hold (under causal attention, keys 0..row only), and the new rows
- * (H, T − first, T).
+ * (H, T − first, T); in place when T0 = T, as stackRows.
  */
 function stackAttention(old: TensorOut | undefined, fresh: TensorOut, first: number, T: number) {
   const H = fresh.shape[0]!;
-  const out = new Float32Array(H * T * T);
   const T0 = old?.shape[1] ?? 0;
+  if (first === 0 && T0 !== T) return fresh;
+  const inPlace = T0 === T;
+  const out = inPlace ? old!.data : new Float32Array(H * T * T);
   for (let h = 0; h < H; h++) {
-    for (let i = 0; i < first; i++) {
+    for (let i = 0; i < first && !inPlace; i++) {
       out.set(old!.data.subarray((h * T0 + i) * T0, (h * T0 + i) * T0 + i + 1), (h * T + i) * T);
     }
     out.set(
@@ -63,7 +74,11 @@ function stackAttention(old: TensorOut | undefined, fresh: TensorOut, first: num
   return { data: out, shape: [H, T, T] };
 }
 
-/** The whole forward's result from the core's rows from `first` on (logits: 'last', its one row). */
+/**
+ * The whole forward's rows, from the last run's kept rows (`last.kept`,
+ * changed in place where the shapes allow) and the core's rows from `first`
+ * on (logits: 'last', its one row): the arrays to keep for the next run.
+ */
 export function assemble(
   last: PrefixRun | null,
   out: CallOutputs,
@@ -75,12 +90,13 @@ export function assemble(
 ): ModelForwardResult {
   const { vocabSize: V, dModel: C } = config;
   const logits = out.logits as CallTensor;
+  const kept = last?.kept;
   const result: ModelForwardResult = {
     logits:
       logitRows === 'last'
         ? logits // the core's one row is the whole answer
         : {
-            data: stackRows(last?.result.logits.data ?? new Float32Array(0), logits.data, first, V),
+            data: stackRows(kept?.logits.data ?? new Float32Array(0), logits.data, first, V),
             shape: [T, V],
           },
   };
@@ -88,17 +104,17 @@ export function assemble(
     const attentions = layerList(out.attentions as CallOutputs);
     const hidden = layerList(out.hidden as CallOutputs);
     result.attentions = attentions.map((a, l) =>
-      stackAttention(last?.result.attentions?.[l], a, first, T),
+      stackAttention(kept?.attentions?.[l], a, first, T),
     );
     result.hidden = hidden.map((h, l) => ({
-      data: stackRows(last?.result.hidden?.[l]!.data ?? new Float32Array(0), h.data, first, C),
+      data: stackRows(kept?.hidden?.[l]!.data ?? new Float32Array(0), h.data, first, C),
       shape: [T, C],
     }));
   }
   return result;
 }
 
-/** A copy of a result's arrays. */
+/** A copy of a result's arrays: the caller's, as it may transfer or change them. */
 export function copyResult(r: ModelForwardResult): ModelForwardResult {
   const copy = (t: TensorOut) => ({ data: t.data.slice(), shape: [...t.shape] });
   return {

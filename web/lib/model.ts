@@ -225,10 +225,9 @@ export function modelHandle(
     });
     // The core may keep fewer than asked (its cache was dropped when the weights changed).
     const first = out.first as number;
-    const result = assemble(last, out, first, tokens.length, config, trace, logits);
-    // Its own copy: the caller may transfer or change the arrays it gets.
-    lastPrefixRun = { tokens, trace, logits, result: copyResult(result) };
-    return result;
+    const kept = assemble(last, out, first, tokens.length, config, trace, logits);
+    lastPrefixRun = { tokens, trace, logits, kept };
+    return copyResult(kept);
   }
 
   function save(): Uint8Array {
