@@ -46,22 +46,30 @@ function call<T>(request: Gpt2Request, progress?: (p: LoadProgress) => void): Pr
 // The last Q, K and V projections received, for the loaded model: they change only with
 // the layer, so the worker sends them once per layer instead of with every edit.
 let projections: { layer: number; weights: Omit<LayerInput, 'x'> } | null = null;
+// The last attentions received, by their tokens: they change only with the tokens, so a
+// change of layer does not bring them again (the page only reads them, never transfers).
+let attentions: { key: string; data: Float32Array[] } | null = null;
 
 /** Starts the worker and its engine (for a model whose file is still being fetched). */
 export const startGpt2 = () => call<null>({ kind: 'start' });
 export const loadGpt2 = (file: File, progress: (p: LoadProgress) => void) => {
   projections = null;
+  attentions = null;
   return call<ModelConfig>({ kind: 'load', file }, progress);
 };
 export async function forwardGpt2(tokens: number[], layer: number): Promise<ForwardReply> {
-  const ask = (weightsHeld: number) =>
-    call<ForwardWireReply>({ kind: 'forward', tokens, layer, weightsHeld });
-  let reply = await ask(projections?.layer ?? -1);
-  // Another layer's projections arrived while this request was on its way: ask with none held.
-  if (!reply.layer.weights && projections?.layer !== layer) reply = await ask(-1);
+  const ask = (weightsHeld: number, attentionsHeld: string | null) =>
+    call<ForwardWireReply>({ kind: 'forward', tokens, layer, weightsHeld, attentionsHeld });
+  let reply = await ask(projections?.layer ?? -1, attentions?.key ?? null);
+  // Another layer's projections, or other tokens' attentions, arrived while this request
+  // was on its way: ask with none held.
+  const lacksWeights = !reply.layer.weights && projections?.layer !== layer;
+  const lacksAttentions = !reply.attentions && attentions?.key !== reply.key;
+  if (lacksWeights || lacksAttentions) reply = await ask(-1, null);
   const { x, weights } = reply.layer;
   if (weights) projections = { layer, weights };
-  return { ...reply, layer: { x, ...projections!.weights } };
+  if (reply.attentions) attentions = { key: reply.key, data: reply.attentions };
+  return { ...reply, attentions: attentions!.data, layer: { x, ...projections!.weights } };
 }
 export const generateGpt2 = (tokens: number[], temperature: number, topK: number, seed: number) =>
   call<number>({ kind: 'generate', tokens, temperature, topK, seed });
@@ -73,5 +81,6 @@ export const analyseGpt2 = (
 ) => call<AnalysisReply>({ kind: 'analyse', tokens, interventions, attribution, lens });
 export const unloadGpt2 = () => {
   projections = null;
+  attentions = null;
   return call<null>({ kind: 'unload' });
 };

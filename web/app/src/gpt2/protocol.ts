@@ -5,8 +5,15 @@ export type Gpt2Request =
   | { kind: 'start' } // the engine only, while the model's file is still on its way
   | { kind: 'load'; file: File }
   // weightsHeld: the layer whose Q, K and V projections the page already holds (−1: none);
-  // the reply leaves them out for that layer.
-  | { kind: 'forward'; tokens: number[]; layer: number; weightsHeld: number }
+  // the reply leaves them out for that layer. attentionsHeld: the tokens (joined by commas)
+  // whose attentions the page holds; the reply leaves them out for those tokens.
+  | {
+      kind: 'forward';
+      tokens: number[];
+      layer: number;
+      weightsHeld: number;
+      attentionsHeld: string | null;
+    }
   | { kind: 'generate'; tokens: number[]; temperature: number; topK: number; seed: number }
   | {
       kind: 'analyse';
@@ -47,8 +54,13 @@ export interface LayerInput {
   wv: Float32Array;
 }
 
-/** ForwardReply as the worker sends it: the projections only when the page lacks them. */
-export interface ForwardWireReply extends Omit<ForwardReply, 'layer'> {
+/**
+ * ForwardReply as the worker sends it: the projections and the attentions only when the
+ * page lacks them; `key` names the tokens (joined by commas).
+ */
+export interface ForwardWireReply extends Omit<ForwardReply, 'layer' | 'attentions'> {
+  key: string;
+  attentions: Float32Array[] | null;
   layer: { x: Float32Array; weights: Omit<LayerInput, 'x'> | null };
 }
 

@@ -18,10 +18,11 @@ let layerWeights: {
   wk: Float32Array;
   wv: Float32Array;
 } | null = null;
+// The last forward's residual stream, for the next request on the same tokens (another
+// layer). Its attentions went to the page, which keeps them (client.ts).
 let lastForward: {
   key: string;
   hidden: Float32Array[];
-  attentions: Float32Array[];
   lastLogits: Float32Array;
 } | null = null;
 
@@ -86,22 +87,23 @@ async function forward(
   tokens: number[],
   layer: number,
   weightsHeld: number,
+  attentionsHeld: string | null,
 ): Promise<ForwardWireReply> {
   if (!model) throw new Error('no model is loaded');
   const e = await engine!;
   const start = performance.now();
   const key = tokens.join(',');
   let forwardMillis = 0;
+  let attentions: Float32Array[] | null = null;
+  // The page lacks these tokens' attentions (a request that crossed the reply carrying
+  // them): the forward runs again, all its rows kept by reusePrefix.
+  if (lastForward?.key === key && attentionsHeld !== key) lastForward = null;
   if (lastForward?.key !== key) {
     // Only the tokens from the first edited one on run again (the earlier rows cannot
     // change), and the LM head on the last row alone: the page reads no other.
     const f = model.forward({ tokens, trace: true, reusePrefix: true, logits: 'last' });
-    lastForward = {
-      key,
-      hidden: f.hidden!.map((t) => t.data),
-      attentions: f.attentions!.map((t) => t.data),
-      lastLogits: f.logits.data,
-    };
+    lastForward = { key, hidden: f.hidden!.map((t) => t.data), lastLogits: f.logits.data };
+    attentions = f.attentions!.map((t) => t.data);
     forwardMillis = performance.now() - start;
   }
   const C = model.config.dModel;
@@ -138,7 +140,8 @@ async function forward(
     trace: true,
   });
   return {
-    attentions: lastForward.attentions.map((a) => a.slice()),
+    key,
+    attentions,
     lastLogits: lastForward.lastLogits.slice(),
     layer: { x, weights },
     attention,
@@ -157,10 +160,11 @@ self.onmessage = async (e: MessageEvent<{ id: number; request: Gpt2Request }>) =
       post({ id, ok: true, value: null });
     } else if (request.kind === 'load') post({ id, ok: true, value: await load(id, request.file) });
     else if (request.kind === 'forward') {
-      const value = await forward(request.tokens, request.layer, request.weightsHeld);
+      const { tokens, layer, weightsHeld, attentionsHeld } = request;
+      const value = await forward(tokens, layer, weightsHeld, attentionsHeld);
       const { x, weights } = value.layer;
       post({ id, ok: true, value }, [
-        ...value.attentions.map((a) => a.buffer),
+        ...(value.attentions ?? []).map((a) => a.buffer),
         value.lastLogits.buffer,
         x.buffer,
         ...(weights ? [weights.wq.buffer, weights.wk.buffer, weights.wv.buffer] : []),
