@@ -87,7 +87,17 @@ function place(into: CallOutputs, path: string, value: CallOutputs[string]): voi
  * Copies the outputs out of wasm memory, nested by their names; the output
  * named "output" goes into `out` when one is given (its size checked before).
  */
-function copyOut(raw: AttnModule, call: RawCall, out: Float32Array | undefined): CallOutputs {
+/**
+ * The call's outputs, each array copied out of wasm memory (into `out` for
+ * `output` when given), or with `views` each a view of the call's own
+ * buffer, readable only until the call is deleted.
+ */
+function copyOut(
+  raw: AttnModule,
+  call: RawCall,
+  out: Float32Array | undefined,
+  views = false,
+): CallOutputs {
   const names = call.outputNames().split('\n').slice(0, -1);
   const record = raw.kOutputRecord;
   const table = raw.HEAPF64.subarray(
@@ -108,11 +118,13 @@ function copyOut(raw: AttnModule, call: RawCall, out: Float32Array | undefined):
       } else {
         // A view of exactly the output, sliced whole: measured faster than
         // slicing a range of the whole heap view.
-        data = new Float32Array(raw.HEAPF32.buffer, address, size).slice();
+        data = new Float32Array(raw.HEAPF32.buffer, address, size);
+        if (!views) data = data.slice();
       }
       place(result, name, { data, shape });
     } else if (type === kUint8) {
-      place(result, name, new Uint8Array(raw.HEAPU8.buffer, address, size).slice());
+      const bytes = new Uint8Array(raw.HEAPU8.buffer, address, size);
+      place(result, name, views ? bytes : bytes.slice());
     } else {
       place(result, name, table[at + 3]!);
     }
@@ -138,6 +150,29 @@ export function callEngine(
     const error = call.run(function_);
     if (error !== '') throw new AttnScopeError(error);
     return copyOut(raw, call, out);
+  } finally {
+    call.delete();
+  }
+}
+
+/**
+ * callEngine, handing `read` views of the outputs in wasm memory instead of
+ * copies: for a caller that copies what it keeps into arrays of its own.
+ * The views are valid only while `read` runs.
+ */
+export function callEngineReading<T>(
+  fn: string,
+  raw: AttnModule,
+  function_: string,
+  inputs: CallInputs,
+  read: (views: CallOutputs) => T,
+): T {
+  const call = new raw.Call();
+  try {
+    copyIn(fn, raw, call, inputs);
+    const error = call.run(function_);
+    if (error !== '') throw new AttnScopeError(error);
+    return read(copyOut(raw, call, undefined, true));
   } finally {
     call.delete();
   }

@@ -41,7 +41,7 @@ export function sharedPrefix(
  * the kept rows need no new buffer, else into a new array.
  */
 function stackRows(old: Float32Array, fresh: Float32Array, first: number, width: number) {
-  if (first === 0 && old.length !== fresh.length) return fresh;
+  if (first === 0 && old.length !== fresh.length) return fresh.slice();
   const out =
     old.length === first * width + fresh.length
       ? old
@@ -59,7 +59,7 @@ function stackRows(old: Float32Array, fresh: Float32Array, first: number, width:
 function stackAttention(old: TensorOut | undefined, fresh: TensorOut, first: number, T: number) {
   const H = fresh.shape[0]!;
   const T0 = old?.shape[1] ?? 0;
-  if (first === 0 && T0 !== T) return fresh;
+  if (first === 0 && T0 !== T) return { data: fresh.data.slice(), shape: [H, T, T] };
   const inPlace = T0 === T;
   const out = inPlace ? old!.data : new Float32Array(H * T * T);
   for (let h = 0; h < H; h++) {
@@ -77,7 +77,8 @@ function stackAttention(old: TensorOut | undefined, fresh: TensorOut, first: num
 /**
  * The whole forward's rows, from the last run's kept rows (`last.kept`,
  * changed in place where the shapes allow) and the core's rows from `first`
- * on (logits: 'last', its one row): the arrays to keep for the next run.
+ * on (logits: 'last', its one row; views of wasm memory, read once): the
+ * arrays to keep for the next run.
  */
 export function assemble(
   last: PrefixRun | null,
@@ -94,7 +95,7 @@ export function assemble(
   const result: ModelForwardResult = {
     logits:
       logitRows === 'last'
-        ? logits // the core's one row is the whole answer
+        ? { data: logits.data.slice(), shape: logits.shape } // the core's one row is the whole answer
         : {
             data: stackRows(kept?.logits.data ?? new Float32Array(0), logits.data, first, V),
             shape: [T, V],

@@ -3,7 +3,13 @@
 // never held twice), and the returned Model runs, generates, saves and frees
 // the model that lives in wasm memory behind its handle (cpp/bindings/models.hpp).
 import type { AttnModule } from './attnscope.mjs';
-import { callEngine, type CallInputs, type CallOutputs, type CallTensor } from './call.js';
+import {
+  callEngine,
+  callEngineReading,
+  type CallInputs,
+  type CallOutputs,
+  type CallTensor,
+} from './call.js';
 import { generateTokens, modelTokens } from './model-generate.js';
 import { analysisResults, forwardAnalysis, layerList } from './model-forward-options.js';
 import { assemble, copyResult, sharedPrefix, type PrefixRun } from './model-prefix.js';
@@ -38,11 +44,23 @@ export function modelCall(
   handle: number,
   inputs: CallInputs = {},
 ): CallOutputs {
+  return modelCallReading(raw, fn, runner, handle, inputs, null);
+}
+
+/** modelCall handing `read` views of the outputs (callEngineReading), unless `read` is null. */
+function modelCallReading<T = CallOutputs>(
+  raw: AttnModule,
+  fn: string,
+  runner: string,
+  handle: number,
+  inputs: CallInputs,
+  read: ((views: CallOutputs) => T) | null,
+): T {
+  const withModel = { ...inputs, numbers: { ...inputs.numbers, model: handle } };
   try {
-    return callEngine(fn, raw, runner, {
-      ...inputs,
-      numbers: { ...inputs.numbers, model: handle },
-    });
+    return read
+      ? callEngineReading(fn, raw, runner, withModel, read)
+      : (callEngine(fn, raw, runner, withModel) as T);
   } catch (e) {
     // The core names its own C++ method ("Gpt2Model::finish: …"); the
     // caller called a package function, so that is the name to read.
@@ -218,14 +236,16 @@ export function modelHandle(
     const shared = sharedPrefix(lastPrefixRun, tokens, trace, logits);
     const last = lastPrefixRun;
     lastPrefixRun = null; // until this run succeeds, nothing is reused
-    const out = modelCall(raw, fn, 'gpt2_extend', handle, {
-      texts: { logits },
-      numbers: { keep: shared, trace },
-      counts: { tokens },
-    });
-    // The core may keep fewer than asked (its cache was dropped when the weights changed).
-    const first = out.first as number;
-    const kept = assemble(last, out, first, tokens.length, config, trace, logits);
+    // The new rows go from wasm memory straight into the kept ones.
+    const kept = modelCallReading(
+      raw,
+      fn,
+      'gpt2_extend',
+      handle,
+      { texts: { logits }, numbers: { keep: shared, trace }, counts: { tokens } },
+      // The core may keep fewer than asked (its cache was dropped when the weights changed).
+      (views) => assemble(last, views, views.first as number, tokens.length, config, trace, logits),
+    );
     lastPrefixRun = { tokens, trace, logits, kept };
     return copyResult(kept);
   }
