@@ -1,5 +1,5 @@
 // The site's DOM-free training modules (web/app/src/train/tasks.ts, head-scores.ts and what
-// they import), transpiled with TypeScript to plain ES modules under build/app-train-js so
+// they import) and the next token's probabilities (gpt2/probabilities.ts), transpiled with TypeScript to plain ES modules under build/app-train-js so
 // that Node can test them directly.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -13,6 +13,7 @@ const kModules = [
   'train/vocabulary',
   'train/head-scores',
   'gpt2/named-heads',
+  'gpt2/probabilities',
 ];
 
 /** The training modules of the site, each as Node imports it. */
@@ -44,5 +45,6 @@ export async function loadTrainModules() {
     tasks: await load('train/tasks'),
     headScores: await load('train/head-scores'),
     namedHeads: await load('gpt2/named-heads'),
+    probabilities: await load('gpt2/probabilities'),
   };
 }

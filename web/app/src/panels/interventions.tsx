@@ -13,11 +13,11 @@ import {
   noInterventions,
   setInterventions,
 } from '../gpt2/analysis-state';
+import { probabilities, topTokens } from '../gpt2/probabilities';
 import { gpt2Layer } from '../gpt2/state';
 import { tokenText, visiblePiece } from '../gpt2/tokens';
 import { run, view } from '../store';
 import { AnalysisMap } from './analysis-map';
-import { topTokens } from './next-token';
 
 const kTop = 5;
 
@@ -61,10 +61,10 @@ export function Interventions() {
   const toggleMask = (p: number) =>
     setInterventions((v) => ({ ...v, maskTokens: v.maskTokens.includes(p) ? v.maskTokens.filter((y) => y !== p) : [...v.maskTokens, p].sort((x, y) => x - y) }));
   const before = current ? topTokens(g.lastLogits, kTop) : [];
-  const afterAll = current ? topTokens(current.reply.lastLogits, current.reply.lastLogits.length) : [];
-  const afterOf = new Map(afterAll.map((t) => [t.token, t.p]));
-  const beforeAll = current ? new Map(topTokens(g.lastLogits, g.lastLogits.length).map((t) => [t.token, t.p])) : new Map<number, number>();
-  const shown = [...new Set([...before.map((t) => t.token), ...afterAll.slice(0, kTop).map((t) => t.token)])];
+  const after = current ? topTokens(current.reply.lastLogits, kTop) : [];
+  const pBefore = current ? probabilities(g.lastLogits) : () => 0;
+  const pAfter = current ? probabilities(current.reply.lastLogits) : () => 0;
+  const shown = [...new Set([...before.map((t) => t.token), ...after.map((t) => t.token)])];
   const diff = current?.reply.diffAttentions?.[layer];
   return (
     <section class="gpt2-analysis interventions" aria-labelledby="interventions-h" data-analysed={String(analysisSettled.value)}>
@@ -116,8 +116,8 @@ export function Interventions() {
             <thead><tr><th scope="col">token</th><th scope="col">without</th><th scope="col">with</th><th scope="col">change</th></tr></thead>
             <tbody>
               {shown.map((token) => {
-                const p0 = beforeAll.get(token) ?? 0;
-                const p1 = afterOf.get(token) ?? 0;
+                const p0 = pBefore(token);
+                const p1 = pAfter(token);
                 return (
                   <tr data-token={String(token)}>
                     <th scope="row" title={`id ${token}`}>{visiblePiece(tokenText(token))}</th>

@@ -3,6 +3,7 @@
 // model.generate (greedy, or sampled with a seed).
 import { signal } from '@preact/signals';
 import { generateGpt2 } from '../gpt2/client';
+import { topTokens } from '../gpt2/probabilities';
 import { loadedGpt2 } from '../gpt2/state';
 import { decodeGpt2, tokenText, visiblePiece } from '../gpt2/tokens';
 import { runAtOnce } from '../run';
@@ -12,16 +13,6 @@ const kTop = 10;
 const sampling = signal(false);
 const seed = signal(1);
 const busy = signal<string | null>(null);
-
-/** The k most likely tokens of softmax(logits), most likely first (ties by token id). */
-export function topTokens(logits: Float32Array, k: number): { token: number; p: number }[] {
-  let max = -Infinity;
-  for (const v of logits) max = Math.max(max, v);
-  let sum = 0;
-  for (const v of logits) sum += Math.exp(v - max);
-  const order = Array.from(logits.keys()).sort((a, b) => logits[b] - logits[a] || a - b);
-  return order.slice(0, k).map((token) => ({ token, p: Math.exp(logits[token] - max) / sum }));
-}
 
 async function addToken(tokens: number[]): Promise<void> {
   busy.value = null;
