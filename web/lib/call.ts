@@ -132,6 +132,25 @@ function copyOut(
   return result;
 }
 
+/** Runs `function_` on `inputs` in a new call, and `take` on it once it ran; then frees it. */
+function withCall<T>(
+  fn: string,
+  raw: AttnModule,
+  function_: string,
+  inputs: CallInputs,
+  take: (call: RawCall) => T,
+): T {
+  const call = new raw.Call();
+  try {
+    copyIn(fn, raw, call, inputs);
+    const error = call.run(function_);
+    if (error !== '') throw new AttnScopeError(error);
+    return take(call);
+  } finally {
+    call.delete();
+  }
+}
+
 /**
  * Runs the engine function `function` (a name of call.cpp's runners) on
  * `inputs`. Throws AttnScopeError for the core's errors, a failed buffer
@@ -144,15 +163,7 @@ export function callEngine(
   inputs: CallInputs,
   out?: Float32Array,
 ): CallOutputs {
-  const call = new raw.Call();
-  try {
-    copyIn(fn, raw, call, inputs);
-    const error = call.run(function_);
-    if (error !== '') throw new AttnScopeError(error);
-    return copyOut(raw, call, out);
-  } finally {
-    call.delete();
-  }
+  return withCall(fn, raw, function_, inputs, (call) => copyOut(raw, call, out));
 }
 
 /**
@@ -167,13 +178,5 @@ export function callEngineReading<T>(
   inputs: CallInputs,
   read: (views: CallOutputs) => T,
 ): T {
-  const call = new raw.Call();
-  try {
-    copyIn(fn, raw, call, inputs);
-    const error = call.run(function_);
-    if (error !== '') throw new AttnScopeError(error);
-    return read(copyOut(raw, call, undefined, true));
-  } finally {
-    call.delete();
-  }
+  return withCall(fn, raw, function_, inputs, (call) => read(copyOut(raw, call, undefined, true)));
 }
