@@ -42,22 +42,34 @@ fi
 
 # The core alone in wasm (web/bench/core-probe.cpp linked against the library
 # that the package build left in build/wasm), so the benchmark can separate
-# kernel time from the bindings' cost. A few seconds; ATTN_BENCH_PROBE=0 skips it.
-lib=build/wasm/libattnscope.a
-probe=build/bench-probe/core-probe.wasm
-if [[ ${ATTN_BENCH_PROBE:-1} != 0 ]]; then
+# kernel time from the bindings' cost; and its threaded twin, linked against
+# build/wasm-threads, whose glue starts its pthread workers as the package's
+# does (scripts/build.sh). A few seconds each; ATTN_BENCH_PROBE=0 skips them.
+probe_exports=_probe_set_threads,_probe_prepare_attention,_probe_run_attention,_probe_prepare_decode,_probe_prepare_linear,_probe_run_linear,_probe_prepare_matmul,_probe_run_matmul,_probe_prepare_products,_probe_run_products
+build_probe() { # <library> <output name> <extra em++ flags...>
+  local lib=$1 name=$2
+  shift 2
+  local out=build/bench-probe/$name.wasm
   if [[ ! -f $lib ]]; then
-    echo "bench: $lib not found (dist/ built elsewhere?); the core-alone rows are skipped"
-  elif [[ ! -f $probe || $lib -nt $probe || web/bench/core-probe.cpp -nt $probe ]]; then
-    step "core probe: web/bench/core-probe.cpp → build/bench-probe/"
+    echo "bench: $lib not found (dist/ built elsewhere?); the core-alone rows of $name are skipped"
+  elif [[ ! -f $out || $lib -nt $out || web/bench/core-probe.cpp -nt $out ]]; then
+    step "core probe: web/bench/core-probe.cpp → build/bench-probe/$name"
     export NODE_PATH=/usr/share/nodejs
     mkdir -p build/bench-probe
     # The kernels' headers too: the probe also times them on their own.
     em++ -O3 -std=c++17 -msimd128 -msse2 -fexceptions -Icpp/include -Icpp/src \
       -Ibuild/wasm/third-party-include web/bench/core-probe.cpp "$lib" \
-      -o build/bench-probe/core-probe.mjs -sMODULARIZE=1 -sEXPORT_ES6=1 -sENVIRONMENT=web,worker \
-      -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB \
-      -sEXPORTED_FUNCTIONS=_probe_prepare_attention,_probe_run_attention,_probe_prepare_decode,_probe_prepare_linear,_probe_run_linear,_probe_prepare_matmul,_probe_run_matmul,_probe_prepare_products,_probe_run_products
+      -o "build/bench-probe/$name.mjs" -sMODULARIZE=1 -sEXPORT_ES6=1 -sENVIRONMENT=web,worker \
+      -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sEXPORTED_FUNCTIONS=$probe_exports "$@"
+  fi
+}
+if [[ ${ATTN_BENCH_PROBE:-1} != 0 ]]; then
+  build_probe build/wasm/libattnscope.a core-probe
+  build_probe build/wasm-threads/libattnscope.a core-probe-threads -pthread \
+    '-sPTHREAD_POOL_SIZE=Module.attnscopeWorkers||0' -sPTHREAD_POOL_SIZE_STRICT=2 -Wno-pthreads-mem-growth
+  if [[ -f build/bench-probe/core-probe-threads.mjs ]] &&
+    ! grep -q 'attnscopeWorker"\]||Worker' build/bench-probe/core-probe-threads.mjs; then
+    sed -i 's/new Worker(/new (Module["attnscopeWorker"]||Worker)(/g' build/bench-probe/core-probe-threads.mjs
   fi
 fi
 

@@ -6,7 +6,8 @@
 // It also times the matmul kernels on their own (no checks, no allocation
 // of the result), against which the benchmark measures "matmul parts".
 // Built by scripts/bench.sh into build/bench-probe/; attention-bench.mjs
-// uses it when present.
+// uses it when present. A threaded twin (core-probe-threads, linked against
+// the threaded library) runs the same calls on the core's pool of threads.
 #include <algorithm>
 #include <cstddef>
 #include <exception>
@@ -16,6 +17,7 @@
 
 #include "attnscope/attention.hpp"
 #include "attnscope/block.hpp"
+#include "attnscope/threads.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/flash_attention.hpp"
 #include "kernels/matmul.hpp"
@@ -53,6 +55,17 @@ struct ProductsProblem {
 }  // namespace
 
 extern "C" {
+
+/// Runs the fast paths on `threads` threads (set_threads); 0 on success, 1
+/// when the build cannot (the single-thread probe takes 1 only).
+EMSCRIPTEN_KEEPALIVE int probe_set_threads(int threads) {
+  try {
+    attnscope::set_threads(std::size_t(threads));
+    return 0;
+  } catch (const std::exception&) {
+    return 1;
+  }
+}
 
 /// Prepares attention (fast path) on (1, H, T, d) inputs.
 EMSCRIPTEN_KEEPALIVE void probe_prepare_attention(int heads, int T, int d, int causal) {

@@ -1,24 +1,46 @@
 // Loads the core-only probe (core-probe.cpp, built by scripts/bench.sh into
 // build/bench-probe/) and wraps it in the runner interface of the other
-// runtimes. Resolves to null when it has not been built.
+// runtimes. Resolves to null when it has not been built. With threads above 1
+// it loads the threaded twin (core-probe-threads), whose pthread workers start
+// as the package's do in Node (dist/node-web-worker.js).
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
+import { distDir } from './attnscope-runner.mjs';
+
 export const probeDir = resolve(
   process.env.ATTNSCOPE_PROBE ?? new URL('../../build/bench-probe', import.meta.url).pathname,
 );
 
-let modulePromise = null;
-export function loadCoreProbe() {
-  modulePromise ??= (async () => {
-    const glue = resolve(probeDir, 'core-probe.mjs');
-    if (!existsSync(glue)) return null;
-    const { default: create } = await import(pathToFileURL(glue).href);
-    return create({ wasmBinary: await readFile(resolve(probeDir, 'core-probe.wasm')) });
-  })();
-  return modulePromise;
+const modulePromises = new Map();
+export function loadCoreProbe(threads = 1) {
+  if (!modulePromises.has(threads)) modulePromises.set(threads, instantiate(threads));
+  return modulePromises.get(threads);
+}
+
+async function instantiate(threads) {
+  const name = threads > 1 ? 'core-probe-threads' : 'core-probe';
+  const glue = resolve(probeDir, `${name}.mjs`);
+  const nodeWorker = resolve(distDir, 'node-web-worker.js');
+  if (!existsSync(glue) || (threads > 1 && !existsSync(nodeWorker))) return null;
+  const { default: create } = await import(pathToFileURL(glue).href);
+  const wasmBinary = await readFile(resolve(probeDir, `${name}.wasm`));
+  if (threads <= 1) return create({ wasmBinary });
+  const { NodeWebWorker } = await import(pathToFileURL(nodeWorker).href);
+  const workerUrl = pathToFileURL(resolve(probeDir, `${name}.worker.js`)).href;
+  const m = await create({
+    wasmBinary,
+    // Quiet: the glue warns that the main thread blocks, which the probe's caller does on purpose.
+    printErr: () => {},
+    attnscopeWorkers: threads - 1,
+    attnscopeWorker: NodeWebWorker,
+    mainScriptUrlOrBlob: pathToFileURL(glue).href,
+    locateFile: (file) => (file.endsWith('.worker.js') ? workerUrl : file),
+  });
+  check(m._probe_set_threads(threads), `starting ${threads} threads`);
+  return m;
 }
 
 const check = (status, what) => {
@@ -36,9 +58,12 @@ export async function createCoreAttention({ H, T, d, causal }) {
   };
 }
 
-/** A decode step (Tq = 1) of H query heads against Hkv heads of Tk cached keys; runs as attention. */
-export async function createCoreDecode({ H, Hkv, Tk, d }) {
-  const m = await loadCoreProbe();
+/**
+ * A decode step (Tq = 1) of H query heads against Hkv heads of Tk cached keys; runs as
+ * attention, on `threads` threads (the threaded probe above 1).
+ */
+export async function createCoreDecode({ H, Hkv, Tk, d }, threads = 1) {
+  const m = await loadCoreProbe(threads);
   m._probe_prepare_decode(H, Hkv, Tk, d);
   return {
     run: async () => check(m._probe_run_attention(), 'decode step'),

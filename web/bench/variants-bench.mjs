@@ -1,16 +1,15 @@
-// attnscope's attention variants on the fast path (trace: false), one thread,
-// through the package's public API:
+// attnscope's attention variants on the fast path (trace: false), one thread (the decode step
+// also on every hardware thread), through the package's public API:
 //   GQA  H = 32, Hkv = 8, d = 128, T = 1024, causal, against MHA (Hkv = 32): time per query head,
 //        and against onnxruntime-web's com.microsoft GroupQueryAttention on the same inputs
 //   a decode step  Tq = 1, Tk = 4096, H = 32, Hkv = 8, d = 128: µs per step, and K/V bytes read per
-//        µs against the machine's memory copy bandwidth (TypedArray.set within a WebAssembly.Memory)
+//        µs against the machine's memory copy bandwidth (TypedArray.set within a WebAssembly.Memory),
+//        on one thread and on every hardware thread (decode-bench.mjs, which says how)
 //   a sliding window  W = 512 at T = 16 384, causal (H = 1, d = 64), against full causal
 //   RoPE and ALiBi at T = 1024 (H = 8, d = 64, causal), against plain attention
 // The three comparisons (GQA/MHA, RoPE/plain, ALiBi/plain) run as interleaved pairs, the order
 // alternating, so that a slow spell of the shared machine lands on both sides of a pair; each pair
 // gives one ratio, and the median ratio is printed with its quartiles.
-// Each package call also copies its inputs into wasm memory: for the decode step that is the whole
-// KV cache, so its bytes per µs count K and V once although the call moves them twice.
 //
 //   node --expose-gc web/bench/variants-bench.mjs [--quick] [--clock=cpu] [--out=dir]
 //        [--only=gqa,ort,decode,window,positions]   (sections to run; default all)
@@ -21,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { cpuMs, gaussian } from './inputs.mjs';
 import { loadAttnScope } from './attnscope-runner.mjs';
 import { createOrtGroupQueryAttention } from './ort-runner.mjs';
-import { createCoreDecode, loadCoreProbe } from './core-probe.mjs';
+import { runDecodeBench } from './decode-bench.mjs';
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (x, digits = 2) => (Number.isFinite(x) ? x.toFixed(digits) : '—');
@@ -114,16 +113,6 @@ async function timeAsync(run, reps, clock) {
   return median(times);
 }
 
-/** Bytes per µs of copying 64 MiB within wasm memory (TypedArray.set is a memmove in V8). */
-function copyBandwidth(clock) {
-  const bytes = 64 * 2 ** 20;
-  const memory = new WebAssembly.Memory({ initial: (2 * bytes) / 65536 });
-  const from = new Float32Array(memory.buffer, 0, bytes / 4).fill(1);
-  const to = new Float32Array(memory.buffer, bytes, bytes / 4);
-  const ms = time(() => to.set(from), 9, clock);
-  return bytes / (ms * 1000);
-}
-
 export async function runVariantsBench({ quick = false, clock = 'wall', outDir, only } = {}) {
   const runs = (section) => !only || only.includes(section);
   const engine = await loadAttnScope();
@@ -192,43 +181,7 @@ export async function runVariantsBench({ quick = false, clock = 'wall', outDir, 
       console.log(`  onnxruntime-web GroupQueryAttention: not run (${result.gqa.ortError})`);
     }
   }
-  if (runs('decode')) {
-    const decode = { H: 32, Hkv: 8, Tq: 1, Tk: 4096, d: 128 };
-    const stepMs = time(attentionCall(engine, decode), quick ? 9 : 41, clock);
-    const kvBytes = 2 * decode.Hkv * decode.Tk * decode.d * 4;
-    const bytesPerUs = kvBytes / (stepMs * 1000);
-    const copy = copyBandwidth(clock);
-    result.decode = {
-      ...decode,
-      usPerStep: stepMs * 1000,
-      kvBytes,
-      kvBytesPerUs: bytesPerUs,
-      copyBytesPerUs: copy,
-      fractionOfCopy: bytesPerUs / copy,
-    };
-    result.decode.met = bytesPerUs / copy >= 0.5;
-    console.log(
-      `  decode step Tq=1 Tk=4096 H=32 Hkv=8 d=128: ${fmt(stepMs * 1000, 0)} µs per step; K/V ${fmt(kvBytes / 2 ** 20, 1)} MiB, ` +
-        `${fmt(bytesPerUs, 0)} B/µs = ${fmt((100 * bytesPerUs) / copy, 0)}% of memory copy (${fmt(copy, 0)} B/µs)`,
-    );
-    // The same step in the core alone (web/bench/core-probe.cpp), its cache
-    // already in wasm memory as a model's is: the read the kernel itself makes.
-    if (await loadCoreProbe()) {
-      const core = await createCoreDecode(decode);
-      const coreMs = await timeAsync(() => core.run(), quick ? 9 : 41, clock);
-      const coreBytesPerUs = kvBytes / (coreMs * 1000);
-      Object.assign(result.decode, {
-        coreUsPerStep: coreMs * 1000,
-        coreKvBytesPerUs: coreBytesPerUs,
-        coreFractionOfCopy: coreBytesPerUs / copy,
-      });
-      result.decode.coreMet = coreBytesPerUs / copy >= 0.5;
-      console.log(
-        `    the core alone (cache in wasm memory, no copy in): ${fmt(coreMs * 1000, 0)} µs per step, ` +
-          `${fmt(coreBytesPerUs, 0)} B/µs = ${fmt((100 * coreBytesPerUs) / copy, 0)}% of memory copy`,
-      );
-    }
-  }
+  if (runs('decode')) result.decode = await runDecodeBench({ quick });
   if (runs('window')) {
     const long = quick ? 4096 : 16384;
     const windowed = { H: 1, Hkv: 1, Tq: long, Tk: long, d: 64 };
