@@ -159,6 +159,27 @@ TEST_CASE("matmul_packed blocks the shared dimension and still equals matmul bit
   }
 }
 
+TEST_CASE("matmul_packed on A with a row stride of a transformer width equals matmul bit for bit",
+          "[kernels][matmul]") {
+  // Strides matmul_packed reads as compile-time constants (with_row_stride)
+  // and two it reads at run time; A a column slice of wider rows (k < lda),
+  // row groups of 4, 2 and 1, two depth blocks, a column tail.
+  std::mt19937 rng(17);
+  for (std::size_t lda : {767u, 768u, 1024u, 3072u, 4096u, 4097u}) {
+    const std::size_t m = 7, k = 300, n = 41;
+    const std::vector<float> a = random_floats(rng, m * lda), b = random_floats(rng, k * n);
+    for (bool accumulate : {false, true}) {
+      std::vector<float> packed = random_floats(rng, m * n), plain = packed;
+      std::vector<float> scratch(matmul_packed_scratch(k, n), NAN);
+      matmul_packed(a.data(), lda, b.data(), n, packed.data(), n, m, k, n, scratch.data(),
+                    accumulate);
+      matmul(a.data(), lda, b.data(), n, plain.data(), n, m, k, n, accumulate);
+      INFO("lda = " << lda << ", accumulate = " << accumulate);
+      CHECK(std::equal(packed.begin(), packed.end(), plain.begin()));
+    }
+  }
+}
+
 TEST_CASE("matmul with a compile-time row stride or packed row panels of A matches its reference",
           "[kernels][matmul]") {
   // Row groups of 4, then 2, then 1 (m = 1 … 7, 9, 17), every column tail,

@@ -27,6 +27,7 @@
 
 #include "kernels/isa_namespace.hpp"
 #include "kernels/multiply_add.hpp"
+#include "kernels/outlined.hpp"
 #include "kernels/transpose.hpp"
 
 namespace attnscope::kernels {
@@ -226,6 +227,28 @@ constexpr std::size_t matmul_panel_width() {
 /// Widest panel of any instruction set (AVX-512: 2 batches of 16 floats).
 inline constexpr std::size_t kMatmulMaxPanelWidth = 32;
 
+/// Calls f with std::integral_constant<std::size_t, L>: L = lda for the row
+/// strides of transformer widths (GPT-2 small's and medium's C and 4C), so
+/// that matmul_with<Arch, L> finds A's values at fixed offsets from one
+/// pointer; L = 0 (stride read at run time) for any other. In wasm a
+/// run-time stride costs an address add per row of the register tile and
+/// step (docs/performance/journal.md, "A's row stride at compile time").
+template <class F>
+void with_row_stride(std::size_t lda, F&& f) {
+  switch (lda) {
+    case 768:
+      return f(std::integral_constant<std::size_t, 768>{});
+    case 1024:
+      return f(std::integral_constant<std::size_t, 1024>{});
+    case 3072:
+      return f(std::integral_constant<std::size_t, 3072>{});
+    case 4096:
+      return f(std::integral_constant<std::size_t, 4096>{});
+    default:
+      return f(std::integral_constant<std::size_t, 0>{});
+  }
+}
+
 /// Floats matmul_packed needs as scratch for a k × n B (any Arch): one panel.
 inline std::size_t matmul_packed_scratch(std::size_t k, std::size_t n) {
   return k * std::min(n, kMatmulMaxPanelWidth);
@@ -269,11 +292,16 @@ void matmul_packed(const float* a, std::size_t lda, const float* b, std::size_t 
         batch::load_unaligned(b + p * ldb + j0 + j).store_unaligned(panel + p * P + j);
       }
     }
-    for (std::size_t p0 = 0; p0 < k; p0 += kMatmulDepthBlock) {
-      const std::size_t depth = std::min(kMatmulDepthBlock, k - p0);
-      const PanelsB<P> block{panel + p0 * P, k * P};
-      matmul_with<Arch>(a + p0, lda, block, c + j0, ldc, m, depth, P, accumulate || p0 > 0);
-    }
+    with_row_stride(lda, [&](auto stride) {
+      for (std::size_t p0 = 0; p0 < k; p0 += kMatmulDepthBlock) {
+        const std::size_t depth = std::min(kMatmulDepthBlock, k - p0);
+        const PanelsB<P> block{panel + p0 * P, k * P};
+        // Out of line: each stride's product has this one caller, and
+        // inlined here its accumulators were spilled on every step in wasm.
+        call_outlined<&matmul_with<Arch, decltype(stride)::value, PanelsB<P>>>(
+            a + p0, lda, block, c + j0, ldc, m, depth, P, accumulate || p0 > 0);
+      }
+    });
   }
   if (full < n) {
     matmul_with<Arch>(a, lda, RowsB{b + full, ldb}, c + full, ldc, m, k, n - full, accumulate);
