@@ -30,7 +30,9 @@ if (typeof args.a !== 'string' || typeof args.b !== 'string') {
   process.exit(2);
 }
 const threads = Number(args.threads ?? 2);
-const sizes = String(args.sizes ?? '256,1024').split(',').map(Number);
+const sizes = String(args.sizes ?? '256,1024')
+  .split(',')
+  .map(Number);
 const rounds = Number(args.rounds ?? 20);
 const quietMs = Number(args.quiet ?? 150);
 const calls = Number(args.calls ?? 3);
@@ -41,7 +43,8 @@ const median = (xs) => quartiles(xs).median;
 async function engineFrom(dir) {
   const { createAttnScope } = await import(pathToFileURL(resolve(dir, 'node.js')).href);
   const engine = await createAttnScope({ threads, simd });
-  if (engine.threads !== threads) throw new Error(`${dir}: the engine runs ${engine.threads} threads`);
+  if (engine.threads !== threads)
+    throw new Error(`${dir}: the engine runs ${engine.threads} threads`);
   return engine;
 }
 const builds = [
