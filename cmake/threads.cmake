@@ -30,3 +30,11 @@ function(attn_wasm_thread_options target)
                         -sPTHREAD_POOL_SIZE_STRICT=2 -Wno-pthreads-mem-growth)
   endif()
 endfunction()
+
+# How long the pool's threads poll before they sleep (cpp/src/thread_pool.cpp,
+# kSpin, 0 by default); empty keeps the source's value. For measuring one against another.
+set(ATTN_POOL_SPIN_US "" CACHE STRING "Microseconds the pool's threads poll before sleeping (empty: the default)")
+if(NOT ATTN_POOL_SPIN_US STREQUAL "")
+  set_source_files_properties(${PROJECT_SOURCE_DIR}/cpp/src/thread_pool.cpp PROPERTIES COMPILE_DEFINITIONS
+                              "ATTN_POOL_SPIN_US=${ATTN_POOL_SPIN_US}")
+endif()

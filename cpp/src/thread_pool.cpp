@@ -42,16 +42,23 @@ class TaskScope {
 };
 
 // How long a thread polls for the event it waits for before it sleeps on a
-// condition variable. A call's parallel phases follow each other within
-// microseconds and a caller's calls often within a millisecond; a thread
-// woken from sleep each time (a futex, and on a virtual machine an idle
-// virtual CPU woken too) starts its share late, which at short lengths costs
-// more than the share itself (docs/performance/journal.md, "Spinning").
-constexpr auto kSpin = std::chrono::microseconds(1000);
+// condition variable: by default not at all. Polling saves a wake-up between
+// a call's phases and between calls, but a polling thread holds its CPU, and
+// where threads share CPUs (other programs, or a virtual machine that puts
+// the pool's thread on the caller's CPU after an idle moment) it keeps that
+// CPU from the very thread it waits for. On a 2-CPU virtual machine polling
+// made short calls slower, never faster (docs/performance/journal.md, "The
+// pool's spinning, measured"). A build can set it (ATTN_POOL_SPIN_US,
+// cmake/threads.cmake) to measure it on other machines.
+#ifndef ATTN_POOL_SPIN_US
+#define ATTN_POOL_SPIN_US 0
+#endif
+constexpr auto kSpin = std::chrono::microseconds(ATTN_POOL_SPIN_US);
 
 /// Polls `ready` for up to kSpin; true as soon as it holds.
 template <class Ready>
 bool spin_until(Ready ready) {
+  if (kSpin.count() == 0) return ready();
   const auto start = std::chrono::steady_clock::now();
   for (;;) {
     // The clock is read once per 64 polls: in wasm it is a call out to JS.

@@ -2,7 +2,7 @@
 // in Node (threads-run.mjs holds the comparison; threads-browser.mjs runs it in
 // Chromium).
 //
-//   node web/bench/threads-bench.mjs [--threads=N] [--sizes=256,1024,2048] [--reps=7] [--scaling-t=1024] [--quick] [--out=dir]
+//   node web/bench/threads-bench.mjs [--threads=N] [--sizes=256,1024,2048] [--rounds=7] [--scaling-t=1024] [--quick] [--out=dir]
 //
 // Writes <out>/threads.json (default web/bench/results/).
 import { createRequire } from 'node:module';

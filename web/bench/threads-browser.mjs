@@ -4,7 +4,7 @@
 // sends those headers. Both run on the page's main thread, which is where the
 // comparison's code (threads-run.mjs) waits for them.
 //
-//   node web/bench/threads-browser.mjs [--threads=N] [--sizes=256,1024,2048] [--reps=7] [--scaling-t=1024] [--quick] [--out=dir]
+//   node web/bench/threads-browser.mjs [--threads=N] [--sizes=256,1024,2048] [--rounds=7] [--scaling-t=1024] [--quick] [--out=dir]
 //
 // Needs dist/ (npm run build) and Chromium (/usr/bin/chromium, or CHROMIUM=path).
 // Writes <out>/threads-chromium.json (default web/bench/results/).

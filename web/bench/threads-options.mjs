@@ -4,7 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { resolve } from 'node:path';
 
-/** --threads=N --sizes=a,b --reps=R --scaling-t=T --quick --out=dir → options. */
+/** --threads=N --sizes=a,b --rounds=R --scaling-t=T --quick --out=dir → options. */
 export function threadsBenchOptions(argv, hardwareThreads) {
   const args = Object.fromEntries(
     argv.map((a) => {
@@ -16,6 +16,10 @@ export function threadsBenchOptions(argv, hardwareThreads) {
   const threads = Number(args.threads ?? hardwareThreads);
   if (!Number.isInteger(threads) || threads < 1)
     throw new Error(`--threads must be a whole number ≥ 1, got ${args.threads}`);
+  if (args.reps !== undefined) throw new Error('--reps is now --rounds (rounds of one block each)');
+  const rounds = Number(args.rounds ?? (quick ? 3 : 7));
+  if (!Number.isInteger(rounds) || rounds < 1)
+    throw new Error(`--rounds must be a whole number ≥ 1, got ${args.rounds}`);
   return {
     threads,
     sizes: args.sizes
@@ -23,7 +27,7 @@ export function threadsBenchOptions(argv, hardwareThreads) {
       : quick
         ? [256]
         : [256, 1024, 2048],
-    reps: Number(args.reps ?? (quick ? 3 : 7)),
+    rounds,
     scalingT: Number(args['scaling-t'] ?? (quick ? 256 : 1024)),
     out: args.out,
   };
@@ -40,7 +44,7 @@ export function writeThreadsRecord({ defaultDir, name, runtime, options, result 
     cpu: os.cpus()[0]?.model,
     hardwareThreads: os.availableParallelism(),
     threads: options.threads,
-    reps: options.reps,
+    rounds: options.rounds,
     scalingT: options.scalingT,
     ...result,
   };

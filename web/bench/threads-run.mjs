@@ -2,21 +2,25 @@
 // (threads-bench.mjs) and a Chromium page (threads-browser.mjs) run the same
 // code: attnscope's threaded engine against onnxruntime-web with the same
 // thread count, H = 8, d = 64, causal and not, then attnscope's scaling curve
-// over 1..N threads (1 = the single-thread build). Wall-clock medians.
+// over 1..N threads (1 = the single-thread build). Wall clock.
 //
 // Each runtime is timed in its own blocks of calls, with the other one idle:
 // onnxruntime-web's threads keep spinning on the cores for a while after its
 // run returns (web/bench/README.md, "Threads", has the measurement), and a
 // call of the other runtime made then shares its cores with them. So every
 // block starts after kQuietMs without a call, longer than that spinning;
-// then one untimed call, then the timed ones, back to back. The runtimes'
-// blocks take turns, so that a burst of load from elsewhere on the machine
-// hits them all.
+// then one untimed call, then the timed ones, back to back, and the block
+// gives their median. A round is one block of each runtime, in turns, the
+// order reversed every other round; each round gives one ratio per cell, and
+// the table has the median of those ratios with their quartiles, so that a
+// burst of load from elsewhere on the machine, or one block that caught the
+// threads asleep, cannot decide a cell alone.
 import { gaussian } from './gaussian.mjs';
 import { multiHeadAttentionModel, onnxAttentionModel } from './onnx-model.mjs';
+import { quartiles } from './quartiles.mjs';
 
 const [H, d] = [8, 64];
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+const median = (xs) => quartiles(xs).median;
 const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
 
 /** ms without a call before each block: above onnxruntime-web's spinning after a run. */
@@ -42,28 +46,46 @@ async function warmUp(run) {
   }
 }
 
+/** Median ms of one block: kQuietMs of quiet, one untimed call, kCallsPerBlock timed calls. */
+async function timeBlock(run) {
+  await sleep(kQuietMs);
+  await run();
+  const times = [];
+  for (let c = 0; c < kCallsPerBlock; c++) {
+    const t0 = performance.now();
+    await run();
+    times.push(performance.now() - t0);
+  }
+  return median(times);
+}
+
 /**
- * Median ms of each of `runs` over `reps` timed calls, in blocks: the
- * runtimes take turns, each block after kQuietMs of quiet and one untimed call.
+ * `rounds` rounds of one block of each of `runs`, in turns (reversed in odd
+ * rounds, so each goes first as often as last): for each run, its blocks'
+ * medians in ms, one per round.
  */
-export async function timeInBlocks(runs, reps) {
+export async function timeInRounds(runs, rounds) {
   for (const run of runs) {
     await sleep(kQuietMs);
     await warmUp(run);
   }
   const times = runs.map(() => []);
-  while (times.some((t) => t.length < reps)) {
-    for (const [i, run] of runs.entries()) {
-      await sleep(kQuietMs);
-      await run();
-      for (let c = 0; c < kCallsPerBlock && times[i].length < reps; c++) {
-        const t0 = performance.now();
-        await run();
-        times[i].push(performance.now() - t0);
-      }
-    }
+  for (let r = 0; r < rounds; r++) {
+    const order = runs.map((_, i) => i);
+    if (r % 2) order.reverse();
+    for (const i of order) times[i].push(await timeBlock(runs[i]));
   }
-  return times.map(median);
+  return times;
+}
+
+/** Per-round ratios of two runs' block times (a / b), as median and quartiles. */
+function roundRatios(a, b) {
+  return quartiles(a.map((x, r) => x / b[r]));
+}
+
+/** "1.23× [1.10, 1.31]": a ratio's median and quartiles. */
+function formatRatio({ median: m, q1, q3 }) {
+  return `${m.toFixed(2)}× [${q1.toFixed(2)}, ${q3.toFixed(2)}]`;
 }
 
 /**
@@ -106,8 +128,8 @@ async function ortConfigurations(ort, { q, k, v, T, causal, threads }) {
   return configurations;
 }
 
-/** ms of one attnscope call and of onnxruntime-web's best configuration (NaN without it). */
-async function timeProblem({ ort, engine, T, causal, threads, reps, withOrt }) {
+/** The inputs of one problem, and attnscope's call on them. */
+function problem(T, causal) {
   const q = gaussian(H * T * d, 1),
     k = gaussian(H * T * d, 2),
     v = gaussian(H * T * d, 3);
@@ -120,18 +142,31 @@ async function timeProblem({ ort, engine, T, causal, threads, reps, withOrt }) {
     trace: false,
     out: new Float32Array(H * T * d),
   };
-  const peers = withOrt ? await ortConfigurations(ort, { q, k, v, T, causal, threads }) : [];
+  return { q, k, v, call };
+}
+
+/**
+ * attnscope against onnxruntime-web's best configuration (the one with the
+ * lowest median over the rounds) on one problem: each one's median ms, and
+ * the per-round ratio onnxruntime-web / attnscope as median and quartiles.
+ */
+async function compareProblem({ ort, engine, T, causal, threads, rounds }) {
+  const { q, k, v, call } = problem(T, causal);
+  const peers = await ortConfigurations(ort, { q, k, v, T, causal, threads });
   try {
-    const [ours, ...theirs] = await timeInBlocks(
+    const [ours, ...theirs] = await timeInRounds(
       [async () => engine.attention(call), ...peers.map((p) => p.run)],
-      reps,
+      rounds,
     );
-    const best = theirs.indexOf(Math.min(...theirs));
+    const medians = theirs.map(median);
+    const best = medians.indexOf(Math.min(...medians));
     return {
-      attnscope: ours,
-      ort: best < 0 ? NaN : theirs[best],
+      attnscope: median(ours),
+      ort: best < 0 ? NaN : medians[best],
+      ratio: best < 0 ? quartiles([]) : roundRatios(theirs[best], ours),
       ortBest: best < 0 ? '' : peers[best].name,
-      ortAll: Object.fromEntries(peers.map((p, i) => [p.name, theirs[i]])),
+      ortAll: Object.fromEntries(peers.map((p, i) => [p.name, medians[i]])),
+      roundMs: { attnscope: ours, ...Object.fromEntries(peers.map((p, i) => [p.name, theirs[i]])) },
     };
   } finally {
     for (const p of peers) await p.session.release();
@@ -143,37 +178,55 @@ async function timeProblem({ ort, engine, T, causal, threads, reps, withOrt }) {
  * `engineWith(n)` gives an attnscope engine on n threads; `ort` is
  * onnxruntime-web with env.wasm.numThreads already set to `threads`.
  */
-export async function runThreadsBench({ ort, engineWith, threads, sizes, reps, scalingT, log }) {
+export async function runThreadsBench({ ort, engineWith, threads, sizes, rounds, scalingT, log }) {
   log(
-    `H = ${H}, d = ${d}, ${threads} threads each, medians of ${reps}, each runtime in its own blocks of calls`,
+    `H = ${H}, d = ${d}, ${threads} threads each, ${rounds} rounds of one block per runtime ` +
+      `(${kQuietMs} ms quiet, 1 untimed + ${kCallsPerBlock} timed calls)\n` +
+      'ms: medians over the rounds; ratios: median [quartiles] of the per-round ratios',
   );
-  log('     T  mask    | attnscope ms | ORT-web ms | ratio | ORT-web best');
+  log('     T  mask    | attnscope ms | ORT-web ms | ORT-web / attnscope | ORT-web best');
   const table = [];
   for (const T of sizes) {
     for (const causal of [false, true]) {
       const engine = await engineWith(threads);
-      const r = await timeProblem({ ort, engine, T, causal, threads, reps, withOrt: true });
+      const r = await compareProblem({ ort, engine, T, causal, threads, rounds });
       table.push({ T, causal, ...r });
       log(
-        `${String(T).padStart(6)}  ${(causal ? 'causal' : 'none').padEnd(7)} | ${r.attnscope.toFixed(2).padStart(12)} | ${r.ort.toFixed(2).padStart(10)} | ${(r.ort / r.attnscope).toFixed(2)}× | ${r.ortBest}`,
+        `${String(T).padStart(6)}  ${(causal ? 'causal' : 'none').padEnd(7)} | ${r.attnscope.toFixed(2).padStart(12)} | ${r.ort.toFixed(2).padStart(10)} | ${formatRatio(r.ratio).padStart(19)} | ${r.ortBest}`,
       );
     }
   }
 
-  log(`\nScaling at T = ${scalingT} (1 = the single-thread build)`);
-  log(' threads | none ms | speed-up | causal ms | speed-up');
-  const scaling = [];
-  for (let n = 1; n <= threads; n++) {
-    const engine = await engineWith(n);
-    const time = (causal) =>
-      timeProblem({ ort, engine, T: scalingT, causal, threads: n, reps, withOrt: false });
-    const none = (await time(false)).attnscope;
-    const causal = (await time(true)).attnscope;
-    scaling.push({ threads: n, none, causal });
-    const [base] = scaling;
-    log(
-      `${String(n).padStart(8)} | ${none.toFixed(2).padStart(7)} | ${(base.none / none).toFixed(2).padStart(7)}× | ${causal.toFixed(2).padStart(9)} | ${(base.causal / causal).toFixed(2)}×`,
+  // Every thread count's engine in the same rounds: a speed-up is the
+  // per-round ratio to the single-thread build's block.
+  log(`\nScaling at T = ${scalingT} (1 = the single-thread build; speed-ups per round)`);
+  log(' threads | none ms | speed-up            | causal ms | speed-up');
+  const engines = [];
+  for (let n = 1; n <= threads; n++) engines.push(await engineWith(n));
+  const curves = [];
+  for (const causal of [false, true]) {
+    const { call } = problem(scalingT, causal);
+    curves.push(
+      await timeInRounds(
+        engines.map((e) => async () => e.attention(call)),
+        rounds,
+      ),
     );
   }
-  return { H, d, quietMs: kQuietMs, table, scaling };
+  const scaling = engines.map((_, i) => {
+    const [none, causal] = curves.map((times) => ({
+      ms: median(times[i]),
+      speedUp: roundRatios(times[0], times[i]),
+    }));
+    log(
+      `${String(i + 1).padStart(8)} | ${none.ms.toFixed(2).padStart(7)} | ${formatRatio(none.speedUp).padEnd(19)} | ${causal.ms.toFixed(2).padStart(9)} | ${formatRatio(causal.speedUp)}`,
+    );
+    return {
+      threads: i + 1,
+      none: none.ms,
+      causal: causal.ms,
+      speedUp: { none: none.speedUp, causal: causal.speedUp },
+    };
+  });
+  return { H, d, quietMs: kQuietMs, callsPerBlock: kCallsPerBlock, table, scaling };
 }
