@@ -85,7 +85,8 @@ TEST_CASE("decode step: a key row whose float sum of squares overflows is measur
     // Queries a little larger make the double bound fail on both paths alike.
     for (float& x : s.q.data) x *= 1e21f;
     const std::string refused = error_of(s, options(true, rope));
-    CHECK_THAT(refused, Catch::Matchers::Contains("attention: scores of batch 0, head 0 may reach"));
+    CHECK_THAT(refused,
+               Catch::Matchers::Contains("attention: scores of batch 0, head 0 may reach"));
     CHECK(error_of(s, options(false, rope)) == refused);
   }
 }
@@ -106,8 +107,8 @@ TEST_CASE("decode kernel: its key norms are the checks' sums of squares to the b
       for (float& x : v) x = value(rng);
       float expected = 0.0f;
       for (std::size_t j = 0; j < keys; ++j) {
-        expected = std::max(expected, kernels::sum_of_squares<kernels::KeyNormArch>(
-                                          k.data() + j * width, width));
+        expected = std::max(
+            expected, kernels::sum_of_squares<kernels::KeyNormArch>(k.data() + j * width, width));
       }
       kernels::HeadMask mask;  // causal, the query last: every key is read
       mask.seq_len = keys;
