@@ -19,7 +19,7 @@ double max_row_norm(const float* x, std::size_t rows, std::size_t d) {
   double worst = 0.0;
   for (std::size_t r = 0; r < rows; ++r) {
     const float* row = x + r * d;
-    double sum = kernels::sum_of_squares(row, d);
+    double sum = kernels::sum_of_squares<kernels::KeyNormArch>(row, d);
     if (std::isinf(sum)) {
       sum = 0.0;
       for (std::size_t p = 0; p < d; ++p) sum += double(row[p]) * row[p];
@@ -32,18 +32,11 @@ double max_row_norm(const float* x, std::size_t rows, std::size_t d) {
 // A little below FLT_MAX, leaving room for float rounding of the sums.
 constexpr double kScoreLimit = 3.0e38;
 
-}  // namespace
-
-float resolve_scale(const Scale& scale, std::size_t d_k, const char* fn) {
-  if (scale.mode == Scale::Mode::Custom && !std::isfinite(scale.factor)) {
-    throw Error(std::string(fn) + ": scale factor is " + format_value(scale.factor, 3) +
-                ", expected a finite number");
-  }
-  return scale.factor_for(d_k);
-}
-
-void check_score_range(const float* q, const float* k, const AttentionDims& dims, float scale,
-                       const ScoreTerms& terms, const char* fn) {
+// Throws unless every head's scores fit in a float, given the largest key
+// row norm of each key/value head (B·Hkv of them).
+void check_score_bound(const float* q, const std::vector<double>& key_norms,
+                       const AttentionDims& dims, float scale, const ScoreTerms& terms,
+                       const char* fn) {
   // The largest finite term added to a scaled score: mask, bias and ALiBi.
   double additive_max = 0.0;
   for (float a : terms.mask->additive.data) {
@@ -56,11 +49,7 @@ void check_score_range(const float* q, const float* k, const AttentionDims& dims
   for (float slope : terms.alibi_slopes) {
     bias_max = std::max(bias_max, double(slope) * double(dims.k_len));
   }
-  const std::size_t Tq = dims.q_len, Tk = dims.k_len, d_k = dims.d_k;
-  std::vector<double> key_norms(dims.batch * dims.kv_heads);
-  for (std::size_t kv_head = 0; kv_head < key_norms.size(); ++kv_head) {
-    key_norms[kv_head] = max_row_norm(k + kv_head * Tk * d_k, Tk, d_k);
-  }
+  const std::size_t Tq = dims.q_len, d_k = dims.d_k;
   for (std::size_t head = 0; head < dims.batch * dims.heads; ++head) {
     const std::size_t b = head / dims.heads, h = head % dims.heads;
     const double bound = max_row_norm(q + head * Tq * d_k, Tq, d_k) *
@@ -74,6 +63,42 @@ void check_score_range(const float* q, const float* k, const AttentionDims& dims
                   "inputs down");
     }
   }
+}
+
+}  // namespace
+
+float resolve_scale(const Scale& scale, std::size_t d_k, const char* fn) {
+  if (scale.mode == Scale::Mode::Custom && !std::isfinite(scale.factor)) {
+    throw Error(std::string(fn) + ": scale factor is " + format_value(scale.factor, 3) +
+                ", expected a finite number");
+  }
+  return scale.factor_for(d_k);
+}
+
+void check_score_range(const float* q, const float* k, const AttentionDims& dims, float scale,
+                       const ScoreTerms& terms, const char* fn) {
+  const std::size_t Tk = dims.k_len, d_k = dims.d_k;
+  std::vector<double> key_norms(dims.batch * dims.kv_heads);
+  for (std::size_t kv_head = 0; kv_head < key_norms.size(); ++kv_head) {
+    key_norms[kv_head] = max_row_norm(k + kv_head * Tk * d_k, Tk, d_k);
+  }
+  check_score_bound(q, key_norms, dims, scale, terms, fn);
+}
+
+void check_score_range_with_key_norms(const float* q, const float* k,
+                                      const std::vector<float>& key_norm2_max,
+                                      const AttentionDims& dims, float scale,
+                                      const ScoreTerms& terms, const char* fn) {
+  const std::size_t Tk = dims.k_len, d_k = dims.d_k;
+  std::vector<double> key_norms(dims.batch * dims.kv_heads);
+  for (std::size_t kv_head = 0; kv_head < key_norms.size(); ++kv_head) {
+    // max_row_norm's value: the square root of the largest float sum (widened
+    // to double) unless one overflowed, which it sums again in double.
+    key_norms[kv_head] = std::isinf(key_norm2_max[kv_head])
+                             ? max_row_norm(k + kv_head * Tk * d_k, Tk, d_k)
+                             : std::sqrt(double(key_norm2_max[kv_head]));
+  }
+  check_score_bound(q, key_norms, dims, scale, terms, fn);
 }
 
 }  // namespace attnscope::detail

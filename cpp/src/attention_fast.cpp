@@ -40,7 +40,8 @@ int value_exponent_shift(const float* v, std::size_t n, std::size_t T) {
 // heads are shared among the threads.
 std::size_t attention_decode(const float* q, const float* k, const float* v,
                              const AttentionDims& dims, float scale, const ScoreTerms& terms,
-                             float* out, std::uint8_t* fully_masked, bool* scores_finite) {
+                             float* out, std::uint8_t* fully_masked, bool* scores_finite,
+                             float* key_norm2_max) {
   const std::size_t Tq = dims.q_len, Tk = dims.k_len, d_k = dims.d_k, d_v = dims.d_v;
   const std::size_t group = dims.group(), rows = group * Tq;
   const std::size_t kv_heads = dims.batch * dims.kv_heads;
@@ -59,7 +60,8 @@ std::size_t attention_decode(const float* q, const float* k, const float* v,
         q + first_head * Tq * d_k, k + kv_head * Tk * d_k, v + kv_head * Tk * d_v, rows, Tk, d_k,
         d_v, scale, head_mask(terms, dims, b, kv * group, group), out + first_head * Tq * d_v,
         fully_masked + first_head * Tq, scratch.data() + slot * (scores_size + lanes_size),
-        scratch.data() + slot * (scores_size + lanes_size) + scores_size);
+        scratch.data() + slot * (scores_size + lanes_size) + scores_size,
+        key_norm2_max ? key_norm2_max + kv_head : nullptr);
   });
   *scores_finite = std::count(finite.begin(), finite.end(), 0) == 0;
   return std::count(fully_masked, fully_masked + dims.batch * dims.heads * Tq, 1);
@@ -102,14 +104,15 @@ bool decode_reads_every_key(const AttentionDims& dims, const Mask& mask) {
 std::size_t attention_fast(const float* q, const float* k, const float* v,
                            const AttentionDims& dims, float scale, const ScoreTerms& terms,
                            float* out, std::uint8_t* fully_masked, bool* scores_finite,
-                           float* log_sum_exp) {
+                           float* log_sum_exp, float* key_norm2_max) {
   *scores_finite = true;
   using Arch = xsimd::default_arch;
   const std::size_t Tq = dims.q_len, Tk = dims.k_len, d_k = dims.d_k, d_v = dims.d_v;
   const std::size_t group = dims.group(), rows = group * Tq;
   // The decode kernel keeps no log-sum-exp; the flash kernel takes few rows too.
   if (rows <= kernels::kDecodeMaxRows && !log_sum_exp) {
-    return attention_decode(q, k, v, dims, scale, terms, out, fully_masked, scores_finite);
+    return attention_decode(q, k, v, dims, scale, terms, out, fully_masked, scores_finite,
+                            key_norm2_max);
   }
   const std::size_t kv_heads = dims.batch * dims.kv_heads;
   const std::size_t keys_size = kernels::packed_keys_size(Tk, d_k, kernels::kKeyTile);

@@ -105,10 +105,13 @@ std::size_t attention_traced(const float* q, const float* k, const float* v,
 /// possible when its input checks were deferred; see DeferredChecks).
 /// log_sum_exp, when given (B·H·Tq floats), receives each query's
 /// log-sum-exp of its masked scores (−inf when fully masked).
+/// key_norm2_max, when given (B·Hkv floats), receives on the decode kernel's
+/// path each key/value head's largest float sum of squares of the key rows
+/// it read (see kernels::decode_attention); the flash path leaves it as is.
 std::size_t attention_fast(const float* q, const float* k, const float* v,
                            const AttentionDims& dims, float scale, const ScoreTerms& terms,
                            float* out, std::uint8_t* fully_masked, bool* scores_finite,
-                           float* log_sum_exp = nullptr);
+                           float* log_sum_exp = nullptr, float* key_norm2_max = nullptr);
 
 /// Validates the scale (finite custom factor) and returns the factor for d_k.
 float resolve_scale(const Scale& scale, std::size_t d_k, const char* fn);
@@ -119,13 +122,25 @@ float resolve_scale(const Scale& scale, std::size_t d_k, const char* fn);
 void check_score_range(const float* q, const float* k, const AttentionDims& dims, float scale,
                        const ScoreTerms& terms, const char* fn);
 
+/// check_score_range with each key/value head's largest float sum of
+/// squares of a key row already taken (B·Hkv floats, as the decode kernel
+/// gives them): the same bound, the same error. A head whose value is +inf
+/// (a sum overflowed float, or it was never taken) has its keys' norm
+/// recomputed from k as check_score_range does.
+void check_score_range_with_key_norms(const float* q, const float* k,
+                                      const std::vector<float>& key_norm2_max,
+                                      const AttentionDims& dims, float scale,
+                                      const ScoreTerms& terms, const char* fn);
+
 /// A decode step whose kernel reads every key and value row unmasked by at
 /// least one query row (no padding, custom mask or window hides a key): a
 /// NaN or infinity in k or v then always reaches a score or the output.
 /// attention() scans k and v for them only when a score or the output is
-/// not finite (the score bound is still checked first, as on the traced
-/// path, so both paths accept the same inputs): the values are read twice
-/// instead of three times.
+/// not finite, and checks the score bound after the kernel with the key
+/// norms that the kernel took while reading the keys (the same bound and
+/// error as on the traced path, so both paths accept the same inputs; a
+/// refused call's output is discarded): k and v are each read once instead
+/// of three times and twice.
 bool decode_reads_every_key(const AttentionDims& dims, const Mask& mask);
 
 /// The inputs whose full checks attention() deferred (see above); null when

@@ -2,6 +2,7 @@
 // and self_attention() share after their own shape checks.
 #pragma once
 
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,23 +26,36 @@ std::size_t run_attention(const float* q, const float* k, const float* v, const 
     q = rotated.q.data();
     k = rotated.k.data();
   }
-  if (!deferred) {
-    check_score_range(q, k, dims, scale, terms, fn);
-  } else {
-    // The bound is the same as on the checked path, so both paths accept the
-    // same inputs; an infinite key makes it fail, and is then named as such.
+  // The score bound, from the keys' norms taken by the decode kernel when
+  // given. It is the same whichever path runs, so both accept the same
+  // inputs (q and k rotated alike); with deferred checks, an infinite key
+  // makes it fail, and is then named as such.
+  const auto check_range = [&](const std::vector<float>* key_norm2_max) {
     try {
-      check_score_range(q, k, dims, scale, terms, fn);
+      if (key_norm2_max) {
+        check_score_range_with_key_norms(q, k, *key_norm2_max, dims, scale, terms, fn);
+      } else {
+        check_score_range(q, k, dims, scale, terms, fn);
+      }
     } catch (const Error&) {
-      check_finite(deferred->k, fn, "k");
+      if (deferred) check_finite(deferred->k, fn, "k");
       throw;
     }
-  }
+  };
+  if (!deferred || trace) check_range(nullptr);
 
   if (!trace) {
     bool scores_finite = true;
+    // Deferred: the decode kernel takes the keys' norms as it reads them, and
+    // the bound is checked after it (+inf: not taken, recomputed from k).
+    std::vector<float> key_norm2_max;
+    if (deferred) {
+      key_norm2_max.assign(dims.batch * dims.kv_heads, std::numeric_limits<float>::infinity());
+    }
     const std::size_t count =
-        attention_fast(q, k, v, dims, scale, terms, out, fully_masked, &scores_finite, log_sum_exp);
+        attention_fast(q, k, v, dims, scale, terms, out, fully_masked, &scores_finite, log_sum_exp,
+                       deferred ? key_norm2_max.data() : nullptr);
+    if (deferred) check_range(&key_norm2_max);
     const std::size_t out_size = dims.batch * dims.heads * dims.q_len * dims.d_v;
     if (deferred && (!scores_finite || count > 0 || !kernels::all_finite(out, out_size))) {
       // Something went wrong: the checks skipped before name its cause.

@@ -122,24 +122,44 @@ void decode_score_keys(const float* queries_t, const float* key, std::size_t d_k
   }
 }
 
+/// Raises *norm2_max to the float sum of squares of each of the Keys key
+/// rows from `key` that is larger (a NaN sum is passed over, as
+/// attention_checks.cpp's max_row_norm passes it over); nothing when
+/// norm2_max is null.
+template <std::size_t Keys>
+void raise_key_norm2_max(const float* key, std::size_t d_k, float* norm2_max) noexcept {
+  if (!norm2_max) return;
+  for (std::size_t k = 0; k < Keys; ++k) {
+    const float norm2 = sum_of_squares<KeyNormArch>(key + k * d_k, d_k);
+    if (norm2 > *norm2_max) *norm2_max = norm2;
+  }
+}
+
 /// scores_t[j·R + lane] = Σ_p queries_t[p·R + lane] · keys[j·d_k + p] for
 /// keys [0, n), Batches batches of lanes (R = Batches·W). Several keys at a
-/// time share each load of a query column. Width: see head_width.
+/// time share each load of a query column; their sums of squares are taken
+/// right after, while the rows are in L1 (see raise_key_norm2_max), with the
+/// width known at run time only, as attention_checks.cpp sums them (with it
+/// constant, GCC 12 warns falsely about sum_of_squares's scalar tail). Width:
+/// see head_width.
 template <class Arch, std::size_t Batches, std::size_t Width>
 void decode_scores(const float* queries_t, const float* keys, std::size_t n,
-                   std::size_t d_k_runtime, float* scores_t) noexcept {
+                   std::size_t d_k_runtime, float* scores_t, float* key_norm2_max) noexcept {
   constexpr std::size_t R = Batches * xsimd::batch<float, Arch>::size;
   const std::size_t d_k = head_width<Width>(d_k_runtime);
   constexpr std::size_t kKeys = Batches == 1 ? 8 : 4;  // 12 measured slower in wasm
   std::size_t j = 0;
   for (; j + kKeys <= n; j += kKeys) {
     decode_score_keys<Arch, Batches, kKeys>(queries_t, keys + j * d_k, d_k, scores_t + j * R);
+    raise_key_norm2_max<kKeys>(keys + j * d_k, d_k_runtime, key_norm2_max);
   }
   for (; j + 4 <= n; j += 4) {
     decode_score_keys<Arch, Batches, 4>(queries_t, keys + j * d_k, d_k, scores_t + j * R);
+    raise_key_norm2_max<4>(keys + j * d_k, d_k_runtime, key_norm2_max);
   }
   for (; j < n; ++j) {
     decode_score_keys<Arch, Batches, 1>(queries_t, keys + j * d_k, d_k, scores_t + j * R);
+    raise_key_norm2_max<1>(keys + j * d_k, d_k_runtime, key_norm2_max);
   }
 }
 
@@ -206,8 +226,8 @@ template <class Arch, std::size_t Batches>
 bool decode_attention_lanes(const float* q, const float* keys, const float* values,
                             std::size_t rows, std::size_t Tk, std::size_t d_k, std::size_t d_v,
                             float scale, const HeadMask& mask, float* out,
-                            std::uint8_t* fully_masked, float* scores_t,
-                            float* lanes_scratch) noexcept {
+                            std::uint8_t* fully_masked, float* scores_t, float* lanes_scratch,
+                            float* key_norm2_max) noexcept {
   using batch = xsimd::batch<float, Arch>;
   constexpr std::size_t W = batch::size, R = Batches * W;
   // Query row r's component p at queries_t[p·R + r]; padding lanes are 0.
@@ -233,7 +253,7 @@ bool decode_attention_lanes(const float* q, const float* keys, const float* valu
       float* tile = scores_t + k0 * R;
       with_head_width(d_k, [&](auto width) noexcept {
         decode_scores<Arch, Batches, decltype(width)::value>(queries_t, keys + k0 * d_k, n, d_k,
-                                                             tile);
+                                                             tile, key_norm2_max);
       });
       for (std::size_t i = 0; i < n * R; i += W) {
         (batch::load_unaligned(tile + i) * factor).store_unaligned(tile + i);
@@ -300,18 +320,22 @@ bool decode_attention_lanes(const float* q, const float* keys, const float* valu
 /// decode_lanes_size(d_k, d_v). out: rows × d_v. Returns whether every scaled
 /// score it computed was finite: a -inf score (from a -inf key, or a
 /// product that overflows) would otherwise pass as a masked key.
+/// key_norm2_max, when not null, starts at 0 and ends at the largest float
+/// sum of squares (sum_of_squares<KeyNormArch>) of the key rows the kernel
+/// read: +inf if one overflowed, and then the caller recomputes in double.
 template <class Arch = xsimd::default_arch>
 bool decode_attention(const float* q, const float* keys, const float* values, std::size_t rows,
                       std::size_t Tk, std::size_t d_k, std::size_t d_v, float scale,
                       const HeadMask& mask, float* out, std::uint8_t* fully_masked, float* scores_t,
-                      float* lanes_scratch) noexcept {
+                      float* lanes_scratch, float* key_norm2_max = nullptr) noexcept {
   constexpr std::size_t W = xsimd::batch<float, Arch>::size;
   static_assert(kDecodeMaxRows <= kDecodeLanes && kDecodeLanes % W == 0);
   const auto run = [&](auto batches) noexcept {
     return detail::decode_attention_lanes<Arch, decltype(batches)::value>(
         q, keys, values, rows, Tk, d_k, d_v, scale, mask, out, fully_masked, scores_t,
-        lanes_scratch);
+        lanes_scratch, key_norm2_max);
   };
+  if (key_norm2_max) *key_norm2_max = 0.0f;
   switch ((rows + W - 1) / W) {
     case 0:
     case 1:

@@ -50,9 +50,9 @@ void flash_attention_rows_best(const float* q, const float* packed_keys, const f
 bool decode_attention_best(const float* q, const float* keys, const float* values, std::size_t rows,
                            std::size_t Tk, std::size_t d_k, std::size_t d_v, float scale,
                            const HeadMask& mask, float* out, std::uint8_t* fully_masked,
-                           float* scores_t, float* lanes_scratch) noexcept {
+                           float* scores_t, float* lanes_scratch, float* key_norm2_max) noexcept {
   return dispatcher<DecodeAttentionKernel>()(q, keys, values, rows, Tk, d_k, d_v, scale, mask, out,
-                                             fully_masked, scores_t, lanes_scratch);
+                                             fully_masked, scores_t, lanes_scratch, key_norm2_max);
 }
 
 void matmul_best(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,

@@ -29,14 +29,16 @@ void flash_attention_rows_best(const float* q, const float* packed_keys, const f
                                const FlashRowRange& rows, FlashWorkspace& ws);
 
 /// decode_attention (a few query rows against keys and values read in
-/// place); see decode_attention.hpp. Returns whether every score was finite.
+/// place); see decode_attention.hpp. Returns whether every score was finite;
+/// key_norm2_max (optional): the largest float sum of squares of a key row.
 /// noexcept (it allocates nothing): under Emscripten a call that may throw
 /// goes through a JavaScript invoke_ wrapper, whose presence would then
 /// depend on each wasm flavour's inlining, and the flavours share one loader.
 bool decode_attention_best(const float* q, const float* keys, const float* values, std::size_t rows,
                            std::size_t Tk, std::size_t d_k, std::size_t d_v, float scale,
                            const HeadMask& mask, float* out, std::uint8_t* fully_masked,
-                           float* scores_t, float* lanes_scratch) noexcept;
+                           float* scores_t, float* lanes_scratch,
+                           float* key_norm2_max = nullptr) noexcept;
 
 /// matmul (c = a·b, or c += a·b when accumulate); see matmul.hpp.
 void matmul_best(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
@@ -71,7 +73,7 @@ struct DecodeAttentionKernel {
   bool operator()(Arch, const float* q, const float* keys, const float* values, std::size_t rows,
                   std::size_t Tk, std::size_t d_k, std::size_t d_v, float scale,
                   const HeadMask& mask, float* out, std::uint8_t* fully_masked, float* scores_t,
-                  float* lanes_scratch) const noexcept;
+                  float* lanes_scratch, float* key_norm2_max) const noexcept;
 };
 struct MatmulKernel {
   template <class Arch>

@@ -36,9 +36,9 @@ bool DecodeAttentionKernel::operator()(Arch, const float* q, const float* keys, 
                                        std::size_t rows, std::size_t Tk, std::size_t d_k,
                                        std::size_t d_v, float scale, const HeadMask& mask,
                                        float* out, std::uint8_t* fully_masked, float* scores_t,
-                                       float* lanes_scratch) const noexcept {
+                                       float* lanes_scratch, float* key_norm2_max) const noexcept {
   return decode_attention<Arch>(q, keys, values, rows, Tk, d_k, d_v, scale, mask, out, fully_masked,
-                                scores_t, lanes_scratch);
+                                scores_t, lanes_scratch, key_norm2_max);
 }
 
 template <class Arch>
@@ -76,7 +76,7 @@ const char* ArchNameKernel::operator()(Arch) const {
   template bool attnscope::kernels::DecodeAttentionKernel::operator()<A>(                        \
       A, const float*, const float*, const float*, std::size_t, std::size_t, std::size_t,        \
       std::size_t, float, const attnscope::kernels::HeadMask&, float*, std::uint8_t*, float*,    \
-      float*) const;                                                                             \
+      float*, float*) const;                                                                     \
   template void attnscope::kernels::MatmulKernel::operator()<A>(                                 \
       A, const float*, std::size_t, const float*, std::size_t, float*, std::size_t, std::size_t, \
       std::size_t, std::size_t, bool, float*) const;                                             \

@@ -58,6 +58,17 @@ float max_abs(const float* x, std::size_t n) {
   return result;
 }
 
+/// The instruction set of the sum_of_squares behind the score bound
+/// (attention_checks.cpp): the baseline one, which the decode kernel also
+/// uses for its key norms when it is compiled for a wider set, so that both
+/// give the same float to the bit (the kernels are compiled with
+/// -ffp-contract=off, so the same instructions round alike).
+#if defined(ATTN_DISPATCH)
+using KeyNormArch = xsimd::sse2;
+#else
+using KeyNormArch = xsimd::default_arch;
+#endif
+
 /// Sum of squares of x[0..n) in float: +inf when it overflows, in which
 /// case the caller recomputes in double.
 template <class Arch = xsimd::default_arch>
