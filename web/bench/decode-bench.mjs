@@ -12,7 +12,7 @@
 // throughout: process CPU time would add up the threads.
 import os from 'node:os';
 
-import { gaussian } from './inputs.mjs';
+import { attentionArgs } from './inputs.mjs';
 import { loadAttnScope } from './attnscope-runner.mjs';
 import { createCoreDecode, loadCoreProbe } from './core-probe.mjs';
 import { copyTimer, parallelCopyTimer } from './copy-bandwidth.mjs';
@@ -26,17 +26,7 @@ const fmt = (x, digits = 0) => (Number.isFinite(x) ? x.toFixed(digits) : '—');
 
 /** One step through engine.attention, its output written into one reused array. */
 function packageStep(engine) {
-  const { H, Hkv, Tq, Tk, d } = decodeShape;
-  const args = {
-    q: gaussian(H * Tq * d, 1),
-    k: gaussian(Hkv * Tk * d, 2),
-    v: gaussian(Hkv * Tk * d, 3),
-    shape: [1, H, Tq, d],
-    kvShape: [1, Hkv, Tk, d],
-    mask: 'causal',
-    trace: false,
-    out: new Float32Array(H * Tq * d),
-  };
+  const args = attentionArgs(decodeShape);
   return async () => engine.attention(args);
 }
 

@@ -3,7 +3,9 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 
-export { gaussian } from './gaussian.mjs';
+import { gaussian } from './gaussian.mjs';
+
+export { gaussian };
 
 /** CPU time of this process (all its threads), in ms. */
 export function cpuMs() {
@@ -36,4 +38,22 @@ export function cpuName() {
   const family = field('cpu family');
   const number = field('model');
   return family && number ? `${model} (family ${family}, model ${number}, ${widest})` : model;
+}
+
+/**
+ * Seeded engine.attention arguments: q (1, H, Tq, d) against k, v (1, Hkv, Tk, d), causal,
+ * the fast path, into one reused output; a peer given the same seeds gets the same inputs.
+ */
+export function attentionArgs({ H, Hkv, Tq, Tk, d }, options = {}) {
+  return {
+    q: gaussian(H * Tq * d, 1),
+    k: gaussian(Hkv * Tk * d, 2),
+    v: gaussian(Hkv * Tk * d, 3),
+    shape: [1, H, Tq, d],
+    kvShape: [1, Hkv, Tk, d],
+    mask: 'causal',
+    trace: false,
+    out: new Float32Array(H * Tq * d),
+    ...options,
+  };
 }

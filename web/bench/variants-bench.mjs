@@ -17,7 +17,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cpuMs, gaussian } from './inputs.mjs';
+import { attentionArgs, cpuMs } from './inputs.mjs';
 import { loadAttnScope } from './attnscope-runner.mjs';
 import { createOrtGroupQueryAttention } from './ort-runner.mjs';
 import { runDecodeBench } from './decode-bench.mjs';
@@ -84,21 +84,6 @@ function timePairs(runA, runB, pairs, clock) {
 function attentionCall(engine, { H, Hkv, Tq, Tk, d }, options = {}) {
   const args = attentionArgs({ H, Hkv, Tq, Tk, d }, options);
   return () => engine.attention(args);
-}
-
-/** The arguments attentionCall passes (seeded inputs, so peers can get the same). */
-function attentionArgs({ H, Hkv, Tq, Tk, d }, options = {}) {
-  return {
-    q: gaussian(H * Tq * d, 1),
-    k: gaussian(Hkv * Tk * d, 2),
-    v: gaussian(Hkv * Tk * d, 3),
-    shape: [1, H, Tq, d],
-    kvShape: [1, Hkv, Tk, d],
-    mask: 'causal',
-    trace: false,
-    out: new Float32Array(H * Tq * d),
-    ...options,
-  };
 }
 
 /** Median ms of `reps` runs of an async peer after one untimed run (see time()). */
