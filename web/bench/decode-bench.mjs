@@ -16,12 +16,13 @@ import { attentionArgs } from './inputs.mjs';
 import { loadAttnScope } from './attnscope-runner.mjs';
 import { createCoreDecode, loadCoreProbe } from './core-probe.mjs';
 import { copyTimer, parallelCopyTimer } from './copy-bandwidth.mjs';
+import { quartiles } from './quartiles.mjs';
+import { warmUp } from './warm-up.mjs';
 
 export const decodeShape = { H: 32, Hkv: 8, Tq: 1, Tk: 4096, d: 128 };
 const kvBytes = 2 * decodeShape.Hkv * decodeShape.Tk * decodeShape.d * 4;
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const quantile = (xs, f) => [...xs].sort((a, b) => a - b)[Math.floor(f * (xs.length - 1) + 0.5)];
+const median = (xs) => quartiles(xs).median;
 const fmt = (x, digits = 0) => (Number.isFinite(x) ? x.toFixed(digits) : '—');
 
 /** One step through engine.attention, its output written into one reused array. */
@@ -37,26 +38,11 @@ async function timeOnce(run) {
 }
 
 /**
- * Runs `step` untimed until three runs in a row agree within 15 % (or 5 s pass): V8 runs wasm
- * from its baseline compiler first and swaps in optimised code when its background compiler
- * finishes (threads-run.mjs measured seconds on a busy machine).
- */
-async function warmUp(step) {
-  const start = performance.now();
-  const last = [];
-  while (performance.now() - start < 5000) {
-    last.push(await timeOnce(step));
-    if (last.length > 3) last.shift();
-    if (last.length === 3 && Math.max(...last) <= 1.15 * Math.min(...last)) return;
-  }
-}
-
-/**
  * `rounds` rounds of one step and one run of each copy, after one untimed run of each; the
  * order alternates. Per round: the step's K/V bytes per µs over the fastest copy's bytes per µs.
  */
 async function stepAgainstCopy(step, copies, rounds) {
-  await warmUp(step);
+  await warmUp(step, 5000);
   for (const copy of copies) copy.once();
   const steps = [];
   const copyRates = copies.map(() => []);
@@ -71,12 +57,13 @@ async function stepAgainstCopy(step, copies, rounds) {
     fractions.push(kvBytes / (1000 * ms) / Math.max(...rates));
   }
   const usPerStep = 1000 * median(steps);
+  const { median: fraction, q1, q3 } = quartiles(fractions);
   return {
     usPerStep,
     kvBytesPerUs: kvBytes / usPerStep,
     copyBytesPerUs: Object.fromEntries(copies.map((c, i) => [c.name, median(copyRates[i])])),
-    fractionOfCopy: median(fractions),
-    fractionQuartiles: [quantile(fractions, 0.25), quantile(fractions, 0.75)],
+    fractionOfCopy: fraction,
+    fractionQuartiles: [q1, q3],
     rounds,
   };
 }

@@ -18,6 +18,7 @@
 import { gaussian } from './gaussian.mjs';
 import { multiHeadAttentionModel, onnxAttentionModel } from './onnx-model.mjs';
 import { quartiles } from './quartiles.mjs';
+import { warmUp } from './warm-up.mjs';
 
 const [H, d] = [8, 64];
 const median = (xs) => quartiles(xs).median;
@@ -27,24 +28,6 @@ const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
 export const kQuietMs = 150;
 /** Timed calls per block. */
 const kCallsPerBlock = 3;
-
-/**
- * Calls `run` untimed until three calls in a row agree within 15 % (or 8 s
- * pass): V8 first runs wasm from its baseline compiler and swaps in optimised
- * code as its background compiler finishes, which takes seconds on a busy
- * machine, in Chromium and in Node.
- */
-async function warmUp(run) {
-  const start = performance.now();
-  const last = [];
-  while (performance.now() - start < 8000) {
-    const t0 = performance.now();
-    await run();
-    last.push(performance.now() - t0);
-    if (last.length > 3) last.shift();
-    if (last.length === 3 && Math.max(...last) <= 1.15 * Math.min(...last)) return;
-  }
-}
 
 /** Median ms of one block: kQuietMs of quiet, one untimed call, kCallsPerBlock timed calls. */
 async function timeBlock(run) {
@@ -67,7 +50,7 @@ async function timeBlock(run) {
 export async function timeInRounds(runs, rounds) {
   for (const run of runs) {
     await sleep(kQuietMs);
-    await warmUp(run);
+    await warmUp(run, 8000);
   }
   const times = runs.map(() => []);
   for (let r = 0; r < rounds; r++) {

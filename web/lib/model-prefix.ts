@@ -41,7 +41,6 @@ export function sharedPrefix(
  * the kept rows need no new buffer, else into a new array.
  */
 function stackRows(old: Float32Array, fresh: Float32Array, first: number, width: number) {
-  if (first === 0 && old.length !== fresh.length) return fresh.slice();
   const out =
     old.length === first * width + fresh.length
       ? old
@@ -59,11 +58,10 @@ function stackRows(old: Float32Array, fresh: Float32Array, first: number, width:
 function stackAttention(old: TensorOut | undefined, fresh: TensorOut, first: number, T: number) {
   const H = fresh.shape[0]!;
   const T0 = old?.shape[1] ?? 0;
-  if (first === 0 && T0 !== T) return { data: fresh.data.slice(), shape: [H, T, T] };
   const inPlace = T0 === T;
   const out = inPlace ? old!.data : new Float32Array(H * T * T);
   for (let h = 0; h < H; h++) {
-    for (let i = 0; i < first && !inPlace; i++) {
+    for (let i = 0; !inPlace && i < first; i++) {
       out.set(old!.data.subarray((h * T0 + i) * T0, (h * T0 + i) * T0 + i + 1), (h * T + i) * T);
     }
     out.set(
