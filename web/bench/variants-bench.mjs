@@ -21,8 +21,10 @@ import { attentionArgs, cpuMs } from './inputs.mjs';
 import { loadAttnScope } from './attnscope-runner.mjs';
 import { createOrtGroupQueryAttention } from './ort-runner.mjs';
 import { runDecodeBench } from './decode-bench.mjs';
+import { quantile } from './quartiles.mjs';
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const median = (xs) => quantile(xs, 0.5);
+
 const fmt = (x, digits = 2) => (Number.isFinite(x) ? x.toFixed(digits) : '—');
 
 /** Median ms of `reps` runs of `run` after one untimed run, on the chosen clock. */
@@ -43,8 +45,6 @@ function timeOnce(run, clock) {
   run();
   return clock === 'cpu' ? cpuMs() - c0 : performance.now() - w0;
 }
-
-const quantile = (xs, f) => [...xs].sort((a, b) => a - b)[Math.floor(f * (xs.length - 1) + 0.5)];
 
 /**
  * `pairs` interleaved runs of `runA` and `runB` (which goes first alternates) after one untimed
