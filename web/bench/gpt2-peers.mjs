@@ -46,14 +46,14 @@ function clock() {
 }
 
 /** onnxruntime-web on the graph of gpt2-onnx.mjs. */
-export async function createOrtGpt2(weights, config) {
-  configureOrt();
+export async function createOrtGpt2(weights, config, threads = 1) {
+  configureOrt(threads);
   const { layers, heads: H, dModel: C, vocabSize: V } = config;
   const d = C / H;
   const session = await ort.InferenceSession.create(gpt2OnnxModel(weights, config), {
     executionProviders: ['wasm'],
     graphOptimizationLevel: 'all',
-    intraOpNumThreads: 1,
+    intraOpNumThreads: threads,
     interOpNumThreads: 1,
     executionMode: 'sequential',
   });

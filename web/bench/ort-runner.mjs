@@ -14,13 +14,16 @@ import {
 const require = createRequire(import.meta.url);
 
 let configured = false;
-export function configureOrt() {
+/**
+ * One thread by default, so the comparison with the single-threaded core is
+ * fair; gpt2-bench's --threads=N asks for N. The only wasm shipped is the SIMD
+ * build (ort-wasm-simd-threaded.wasm); with numThreads = 1 it runs without
+ * workers. Paths are plain file paths, which the Node loader reads with fs.
+ * The first call decides: onnxruntime-web reads numThreads once.
+ */
+export function configureOrt(threads = 1) {
   if (configured) return;
-  // One thread, so the comparison with the single-threaded core is fair. The
-  // only wasm shipped is the SIMD build (ort-wasm-simd-threaded.wasm); with
-  // numThreads = 1 it runs without workers. Paths are plain file paths, which
-  // the Node loader reads with fs.
-  ort.env.wasm.numThreads = 1;
+  ort.env.wasm.numThreads = threads;
   ort.env.wasm.wasmPaths = dirname(require.resolve('onnxruntime-web')) + '/';
   ort.env.logLevel = 'error';
   configured = true;
