@@ -205,24 +205,31 @@ void decode_scores(const float* queries_t, const float* keys, std::size_t n,
 }
 
 /// out_t (d_v × R, row r's component c at out_t[c·R + r]) += the weights
-/// (scores_t layout) times values [0, n) (n × d_v): the values are read row
-/// by row, eight rows at a time, each component broadcast against the
+/// times values [0, n) (n × d_v), each weight exp(score − max) of the
+/// scaled, masked scores (scores_t layout) and each row's max (max[b]),
+/// added to sum[b] key by key: the softmax's exponentials are taken as the
+/// values pass needs them, not in a pass of their own. The values are read
+/// row by row, eight rows at a time, each component broadcast against the
 /// weights of all rows. Reading the values in order measured faster in wasm
 /// than blocks of them taken a few columns at a time (web/bench/README.md).
 /// Width: see head_width.
 template <class Arch, std::size_t Batches, std::size_t Width>
-void decode_accumulate_values(const float* weights, const float* values, std::size_t n,
+void decode_accumulate_values(const float* scores_t, const xsimd::batch<float, Arch>* max,
+                              xsimd::batch<float, Arch>* sum, const float* values, std::size_t n,
                               std::size_t d_v_runtime, float* out_t) noexcept {
   using batch = xsimd::batch<float, Arch>;
   constexpr std::size_t W = batch::size, R = Batches * W, kValues = 8;
   const std::size_t d_v = head_width<Width>(d_v_runtime);
+  const auto weight = [&](std::size_t j, std::size_t b) noexcept {
+    const batch e = vec_exp<Arch>(batch::load_unaligned(scores_t + j * R + b * W) - max[b]);
+    sum[b] += e;
+    return e;
+  };
   std::size_t j = 0;
   for (; j + kValues <= n; j += kValues) {
     batch w[kValues][Batches];
     for (std::size_t u = 0; u < kValues; ++u) {
-      for (std::size_t b = 0; b < Batches; ++b) {
-        w[u][b] = batch::load_unaligned(weights + (j + u) * R + b * W);
-      }
+      for (std::size_t b = 0; b < Batches; ++b) w[u][b] = weight(j + u, b);
     }
     const float* value = values + j * d_v;
     for (std::size_t c = 0; c < d_v; ++c) {
@@ -236,13 +243,13 @@ void decode_accumulate_values(const float* weights, const float* values, std::si
     }
   }
   for (; j < n; ++j) {
+    batch w[Batches];
+    for (std::size_t b = 0; b < Batches; ++b) w[b] = weight(j, b);
     for (std::size_t c = 0; c < d_v; ++c) {
       const batch component(values[j * d_v + c]);
       for (std::size_t b = 0; b < Batches; ++b) {
-        float* sum = out_t + c * R + b * W;
-        multiply_add(batch::load_unaligned(weights + j * R + b * W), component,
-                     batch::load_unaligned(sum))
-            .store_unaligned(sum);
+        float* partial = out_t + c * R + b * W;
+        multiply_add(w[b], component, batch::load_unaligned(partial)).store_unaligned(partial);
       }
     }
   }
@@ -315,33 +322,23 @@ bool decode_attention_lanes(const float* q, const float* keys, const float* valu
   }
   const bool scores_finite = !xsimd::any(not_finite != not_finite);
 
-  // Softmax down the keys, every lane a row: exp(score − max) and its sum. A
+  // Softmax down the keys, every lane a row: exp(score − max), its sum, and
+  // the weights times the values, in one pass (decode_accumulate_values). A
   // row that sees no key has max −inf; it is shifted by 0 instead, so that
   // its −inf scores give weights of exactly 0.
   for (std::size_t b = 0; b < Batches; ++b) {
     max[b] = xsimd::select(max[b] == batch(kNegInf), batch(0.0f), max[b]);
   }
-  for (const auto& run : runs) {
-    for (std::size_t j = run[0]; j < run[1]; ++j) {
-      for (std::size_t b = 0; b < Batches; ++b) {
-        float* score = scores_t + j * R + b * W;
-        const batch e = vec_exp<Arch>(batch::load_unaligned(score) - max[b]);
-        e.store_unaligned(score);
-        sum[b] += e;
-      }
-    }
-  }
-  alignas(64) float row_sum[R];
-  for (std::size_t b = 0; b < Batches; ++b) sum[b].store_aligned(row_sum + b * W);
-
   float* out_t = lanes_scratch + d_k * R;  // row r's component c at out_t[c·R + r]
   std::fill(out_t, out_t + d_v * R, 0.0f);
   for (const auto& run : runs) {
     with_head_width(d_v, [&](auto width) noexcept {
       decode_accumulate_values<Arch, Batches, decltype(width)::value>(
-          scores_t + run[0] * R, values + run[0] * d_v, run[1] - run[0], d_v, out_t);
+          scores_t + run[0] * R, max, sum, values + run[0] * d_v, run[1] - run[0], d_v, out_t);
     });
   }
+  alignas(64) float row_sum[R];
+  for (std::size_t b = 0; b < Batches; ++b) sum[b].store_aligned(row_sum + b * W);
   for (std::size_t r = 0; r < rows; ++r) {
     fully_masked[r] = row_sum[r] == 0.0f ? 1 : 0;
     const float inverse = row_sum[r] == 0.0f ? 0.0f : 1.0f / row_sum[r];
