@@ -19,6 +19,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -320,7 +321,9 @@ bool decode_attention_lanes(const float* q, const float* keys, const float* valu
       }
     }
   }
-  const bool scores_finite = !xsimd::any(not_finite != not_finite);
+  // A sum of the lanes, as all_finite takes it: xsimd's != compares ordered on
+  // AVX and AVX-512, where NaN != NaN is false.
+  const bool scores_finite = !std::isnan(xsimd::hadd(not_finite));
 
   // Softmax down the keys, every lane a row: exp(score − max), its sum, and
   // the weights times the values, in one pass (decode_accumulate_values). A
