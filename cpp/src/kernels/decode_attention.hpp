@@ -30,6 +30,7 @@
 #include "kernels/isa_namespace.hpp"
 #include "kernels/mask_row.hpp"
 #include "kernels/multiply_add.hpp"
+#include "kernels/outlined.hpp"
 #include "kernels/scan.hpp"
 #include "kernels/softmax_rows.hpp"
 #include "kernels/vec_exp.hpp"
@@ -308,7 +309,7 @@ bool decode_attention_lanes(const float* q, const float* keys, const float* valu
       const std::size_t n = std::min(kKeyTile, run[1] - k0);
       float* tile = scores_t + k0 * R;
       with_head_width(d_k, [&](auto width) noexcept {
-        decode_scores<Arch, Batches, decltype(width)::value>(
+        call_outlined<&decode_scores<Arch, Batches, decltype(width)::value>>(
             queries_t, keys + k0 * d_k, n, d_k, factor, tile, not_finite, key_norm2_max);
       });
       if (dense_mask || !shared.shows(k0, n, mask.sinks)) {
@@ -336,7 +337,7 @@ bool decode_attention_lanes(const float* q, const float* keys, const float* valu
   std::fill(out_t, out_t + d_v * R, 0.0f);
   for (const auto& run : runs) {
     with_head_width(d_v, [&](auto width) noexcept {
-      decode_accumulate_values<Arch, Batches, decltype(width)::value>(
+      call_outlined<&decode_accumulate_values<Arch, Batches, decltype(width)::value>>(
           scores_t + run[0] * R, max, sum, values + run[0] * d_v, run[1] - run[0], d_v, out_t);
     });
   }
