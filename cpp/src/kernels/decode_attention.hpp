@@ -97,8 +97,8 @@ void with_head_width(std::size_t d, F f) noexcept {
 
 /// Keys whose scores decode_score_keys takes together when the rows fill one
 /// batch: each load of a query column serves them all. In wasm, 7 measured
-/// faster than 8 (whose accumulators and broadcasts need more registers than
-/// the engine keeps them in) and than 6, and 12 slower still
+/// faster than 8 and no slower than 6, and 10 or 12 slower still, likely as
+/// the engine runs out of registers for the accumulators
 /// (docs/performance/journal.md).
 #if defined(__wasm_simd128__)
 inline constexpr std::size_t kDecodeKeysPerPass = 7;
