@@ -9,6 +9,9 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <memory>
+#include <new>
+#include <string>
 #include <vector>
 
 #include <xsimd/xsimd.hpp>
@@ -48,10 +51,19 @@ std::size_t attention_decode(const float* q, const float* k, const float* v,
   const std::size_t slots = std::min(parallel_slots(), kv_heads);
   // Scratch per thread, sized once per call: the scores of one group's rows
   // against every key, and its queries and outputs with the rows in the lanes.
+  // The kernel writes every float of it before reading it, so it is not
+  // zeroed first; it fails as allocate_zeros would.
   const std::size_t scores_size = kernels::decode_scores_size(Tk);
   const std::size_t lanes_size = kernels::decode_lanes_size(d_k, d_v);
-  std::vector<float> scratch =
-      allocate_zeros({slots, scores_size + lanes_size}, "attention: scores of a decode step").data;
+  const char* what = "attention: scores of a decode step";
+  const std::size_t scratch_size = checked_element_count({slots, scores_size + lanes_size}, what);
+  std::unique_ptr<float[]> scratch;
+  try {
+    scratch.reset(new float[scratch_size]);
+  } catch (const std::bad_alloc&) {
+    throw ResourceError(std::string(what) + ": cannot allocate " + std::to_string(scratch_size) +
+                        " floats");
+  }
   std::vector<std::uint8_t> finite(kv_heads, 1);
   parallel_for(kv_heads, slots, [&](std::size_t kv_head, std::size_t slot) {
     const std::size_t b = kv_head / dims.kv_heads, kv = kv_head % dims.kv_heads;
@@ -59,8 +71,8 @@ std::size_t attention_decode(const float* q, const float* k, const float* v,
     finite[kv_head] = kernels::decode_attention_best(
         q + first_head * Tq * d_k, k + kv_head * Tk * d_k, v + kv_head * Tk * d_v, rows, Tk, d_k,
         d_v, scale, head_mask(terms, dims, b, kv * group, group), out + first_head * Tq * d_v,
-        fully_masked + first_head * Tq, scratch.data() + slot * (scores_size + lanes_size),
-        scratch.data() + slot * (scores_size + lanes_size) + scores_size,
+        fully_masked + first_head * Tq, scratch.get() + slot * (scores_size + lanes_size),
+        scratch.get() + slot * (scores_size + lanes_size) + scores_size,
         key_norm2_max ? key_norm2_max + kv_head : nullptr);
   });
   *scores_finite = std::count(finite.begin(), finite.end(), 0) == 0;

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -126,5 +127,45 @@ TEST_CASE("decode kernel: its key norms are the checks' sums of squares to the b
       CAPTURE(width, rows);
       CHECK(norm2_max == expected);
     }
+  }
+}
+
+TEST_CASE("decode kernel: it reports a non-finite scaled score wherever the key sits",
+          "[kernels][decode]") {
+  // attention() defers its checks of k to this flag (with the norms above);
+  // a -inf key gives a -inf score, which would otherwise pass as a masked key.
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  const std::size_t keys = 131, width = 64;
+  for (std::size_t rows : {std::size_t(1), std::size_t(4), std::size_t(9)}) {
+    std::vector<float> q(rows * width), k(keys * width), v(keys * width);
+    for (float& x : q) x = value(rng);
+    for (float& x : k) x = value(rng);
+    for (float& x : v) x = value(rng);
+    kernels::HeadMask mask;  // no mask: every key is read
+    mask.seq_len = keys;
+    mask.key_length = keys;
+    std::vector<float> out(rows * width), scores(kernels::decode_scores_size(keys));
+    std::vector<float> lanes(kernels::decode_lanes_size(width, width));
+    std::vector<std::uint8_t> fully_masked(rows);
+    const auto finite = [&] {
+      return kernels::decode_attention_best(q.data(), k.data(), v.data(), rows, keys, width, width,
+                                            0.125f, mask, out.data(), fully_masked.data(),
+                                            scores.data(), lanes.data());
+    };
+    CAPTURE(rows);
+    CHECK(finite());
+    // The first key of a pass, one inside it, and the last (a pass of its own).
+    for (std::size_t key : {std::size_t(0), std::size_t(66), keys - 1}) {
+      CAPTURE(key);
+      const float kept = k[key * width + 5];
+      k[key * width + 5] = -INFINITY;
+      CHECK_FALSE(finite());
+      k[key * width + 5] = kept;
+    }
+    // A finite key whose score overflows once scaled.
+    for (std::size_t p = 0; p < width; ++p) k[70 * width + p] = 3e37f;
+    for (float& x : q) x = std::abs(x) + 1.0f;
+    CHECK_FALSE(finite());
   }
 }

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -29,6 +30,7 @@
 #include "kernels/isa_namespace.hpp"
 #include "kernels/mask_row.hpp"
 #include "kernels/multiply_add.hpp"
+#include "kernels/outlined.hpp"
 #include "kernels/scan.hpp"
 #include "kernels/softmax_rows.hpp"
 #include "kernels/vec_exp.hpp"
@@ -93,12 +95,27 @@ void with_head_width(std::size_t d, F f) noexcept {
   }
 }
 
-/// The scores of Keys keys, key[k·d_k + p] for k < Keys, into
-/// scores_t[k·R + lane]: every key's products are added in the order of p,
-/// each key a chain of multiply-adds of its own.
+/// Keys whose scores decode_score_keys takes together when the rows fill one
+/// batch: each load of a query column serves them all. In wasm, 7 measured
+/// faster than 8 and no slower than 6, and 10 or 12 slower still, likely as
+/// the engine runs out of registers for the accumulators
+/// (docs/performance/journal.md).
+#if defined(__wasm_simd128__)
+inline constexpr std::size_t kDecodeKeysPerPass = 7;
+#else
+inline constexpr std::size_t kDecodeKeysPerPass = 8;
+#endif
+
+/// The scores of Keys keys, key[k·d_k + p] for k < Keys, times `factor`,
+/// into scores_t[k·R + lane]: every key's products are added in the order of
+/// p, each key a chain of multiply-adds of its own, and the sum scaled as the
+/// traced path scales it. `not_finite` gains each scaled score times 0 (all
+/// lanes, as all_finite would read them): it turns NaN once one is NaN or
+/// infinite.
 template <class Arch, std::size_t Batches, std::size_t Keys>
 void decode_score_keys(const float* queries_t, const float* key, std::size_t d_k,
-                       float* scores_t) noexcept {
+                       const xsimd::batch<float, Arch>& factor, float* scores_t,
+                       xsimd::batch<float, Arch>& not_finite) noexcept {
   using batch = xsimd::batch<float, Arch>;
   constexpr std::size_t W = batch::size, R = Batches * W;
   batch acc[Keys][Batches];
@@ -117,26 +134,47 @@ void decode_score_keys(const float* queries_t, const float* key, std::size_t d_k
       }
     }
   }
+  const batch zero(0.0f);
   for (std::size_t k = 0; k < Keys; ++k) {
-    for (std::size_t b = 0; b < Batches; ++b) acc[k][b].store_unaligned(scores_t + k * R + b * W);
+    for (std::size_t b = 0; b < Batches; ++b) {
+      const batch scaled = acc[k][b] * factor;
+      scaled.store_unaligned(scores_t + k * R + b * W);
+      not_finite += scaled * zero;
+    }
   }
 }
 
 /// Raises *norm2_max to the float sum of squares of each of the Keys key
 /// rows from `key` that is larger (a NaN sum is passed over, as
 /// attention_checks.cpp's max_row_norm passes it over); nothing when
-/// norm2_max is null.
+/// norm2_max is null. Each row's sum is sum_of_squares<KeyNormArch>'s, the
+/// same operations in the same order, so the same float to the bit; the rows
+/// are summed side by side, Keys chains of additions at once instead of one
+/// after another.
 template <std::size_t Keys>
 void raise_key_norm2_max(const float* key, std::size_t d_k, float* norm2_max) noexcept {
   if (!norm2_max) return;
+  using batch = xsimd::batch<float, KeyNormArch>;
+  constexpr std::size_t W = batch::size;
+  batch acc[Keys];
+  for (std::size_t k = 0; k < Keys; ++k) acc[k] = batch(0.0f);
+  std::size_t i = 0;
+  for (; i + W <= d_k; i += W) {
+    for (std::size_t k = 0; k < Keys; ++k) {
+      const batch x = batch::load_unaligned(key + k * d_k + i);
+      acc[k] = multiply_add(x, x, acc[k]);
+    }
+  }
   for (std::size_t k = 0; k < Keys; ++k) {
-    const float norm2 = sum_of_squares<KeyNormArch>(key + k * d_k, d_k);
+    float norm2 = xsimd::hadd(acc[k]);
+    for (std::size_t p = i; p < d_k; ++p) norm2 += key[k * d_k + p] * key[k * d_k + p];
     if (norm2 > *norm2_max) *norm2_max = norm2;
   }
 }
 
-/// scores_t[j·R + lane] = Σ_p queries_t[p·R + lane] · keys[j·d_k + p] for
-/// keys [0, n), Batches batches of lanes (R = Batches·W). Several keys at a
+/// scores_t[j·R + lane] = (Σ_p queries_t[p·R + lane] · keys[j·d_k + p]) ·
+/// factor for keys [0, n), Batches batches of lanes (R = Batches·W);
+/// not_finite: see decode_score_keys. Several keys at a
 /// time share each load of a query column; their sums of squares are taken
 /// right after, while the rows are in L1 (see raise_key_norm2_max), with the
 /// width known at run time only, as attention_checks.cpp sums them (with it
@@ -144,44 +182,56 @@ void raise_key_norm2_max(const float* key, std::size_t d_k, float* norm2_max) no
 /// see head_width.
 template <class Arch, std::size_t Batches, std::size_t Width>
 void decode_scores(const float* queries_t, const float* keys, std::size_t n,
-                   std::size_t d_k_runtime, float* scores_t, float* key_norm2_max) noexcept {
+                   std::size_t d_k_runtime, const xsimd::batch<float, Arch>& factor,
+                   float* scores_t, xsimd::batch<float, Arch>& not_finite,
+                   float* key_norm2_max) noexcept {
   constexpr std::size_t R = Batches * xsimd::batch<float, Arch>::size;
   const std::size_t d_k = head_width<Width>(d_k_runtime);
-  constexpr std::size_t kKeys = Batches == 1 ? 8 : 4;  // 12 measured slower in wasm
+  constexpr std::size_t kKeys = Batches == 1 ? kDecodeKeysPerPass : 4;
   std::size_t j = 0;
   for (; j + kKeys <= n; j += kKeys) {
-    decode_score_keys<Arch, Batches, kKeys>(queries_t, keys + j * d_k, d_k, scores_t + j * R);
+    decode_score_keys<Arch, Batches, kKeys>(queries_t, keys + j * d_k, d_k, factor,
+                                            scores_t + j * R, not_finite);
     raise_key_norm2_max<kKeys>(keys + j * d_k, d_k_runtime, key_norm2_max);
   }
   for (; j + 4 <= n; j += 4) {
-    decode_score_keys<Arch, Batches, 4>(queries_t, keys + j * d_k, d_k, scores_t + j * R);
+    decode_score_keys<Arch, Batches, 4>(queries_t, keys + j * d_k, d_k, factor, scores_t + j * R,
+                                        not_finite);
     raise_key_norm2_max<4>(keys + j * d_k, d_k_runtime, key_norm2_max);
   }
   for (; j < n; ++j) {
-    decode_score_keys<Arch, Batches, 1>(queries_t, keys + j * d_k, d_k, scores_t + j * R);
+    decode_score_keys<Arch, Batches, 1>(queries_t, keys + j * d_k, d_k, factor, scores_t + j * R,
+                                        not_finite);
     raise_key_norm2_max<1>(keys + j * d_k, d_k_runtime, key_norm2_max);
   }
 }
 
 /// out_t (d_v × R, row r's component c at out_t[c·R + r]) += the weights
-/// (scores_t layout) times values [0, n) (n × d_v): the values are read row
-/// by row, eight rows at a time, each component broadcast against the
+/// times values [0, n) (n × d_v), each weight exp(score − max) of the
+/// scaled, masked scores (scores_t layout) and each row's max (max[b]),
+/// added to sum[b] key by key: the softmax's exponentials are taken as the
+/// values pass needs them, not in a pass of their own. The values are read
+/// row by row, eight rows at a time, each component broadcast against the
 /// weights of all rows. Reading the values in order measured faster in wasm
 /// than blocks of them taken a few columns at a time (web/bench/README.md).
 /// Width: see head_width.
 template <class Arch, std::size_t Batches, std::size_t Width>
-void decode_accumulate_values(const float* weights, const float* values, std::size_t n,
+void decode_accumulate_values(const float* scores_t, const xsimd::batch<float, Arch>* max,
+                              xsimd::batch<float, Arch>* sum, const float* values, std::size_t n,
                               std::size_t d_v_runtime, float* out_t) noexcept {
   using batch = xsimd::batch<float, Arch>;
   constexpr std::size_t W = batch::size, R = Batches * W, kValues = 8;
   const std::size_t d_v = head_width<Width>(d_v_runtime);
+  const auto weight = [&](std::size_t j, std::size_t b) noexcept {
+    const batch e = vec_exp<Arch>(batch::load_unaligned(scores_t + j * R + b * W) - max[b]);
+    sum[b] += e;
+    return e;
+  };
   std::size_t j = 0;
   for (; j + kValues <= n; j += kValues) {
     batch w[kValues][Batches];
     for (std::size_t u = 0; u < kValues; ++u) {
-      for (std::size_t b = 0; b < Batches; ++b) {
-        w[u][b] = batch::load_unaligned(weights + (j + u) * R + b * W);
-      }
+      for (std::size_t b = 0; b < Batches; ++b) w[u][b] = weight(j + u, b);
     }
     const float* value = values + j * d_v;
     for (std::size_t c = 0; c < d_v; ++c) {
@@ -195,13 +245,13 @@ void decode_accumulate_values(const float* weights, const float* values, std::si
     }
   }
   for (; j < n; ++j) {
+    batch w[Batches];
+    for (std::size_t b = 0; b < Batches; ++b) w[b] = weight(j, b);
     for (std::size_t c = 0; c < d_v; ++c) {
       const batch component(values[j * d_v + c]);
       for (std::size_t b = 0; b < Batches; ++b) {
-        float* sum = out_t + c * R + b * W;
-        multiply_add(batch::load_unaligned(weights + j * R + b * W), component,
-                     batch::load_unaligned(sum))
-            .store_unaligned(sum);
+        float* partial = out_t + c * R + b * W;
+        multiply_add(w[b], component, batch::load_unaligned(partial)).store_unaligned(partial);
       }
     }
   }
@@ -244,66 +294,55 @@ bool decode_attention_lanes(const float* q, const float* keys, const float* valu
   const bool dense_mask = mask.has_dense_terms();
 
   // Scores, scaled as the traced path scales them, then masked where some
-  // row may not see some key, a tile of keys at a time.
-  bool scores_finite = true;
-  const batch factor(scale);
-  for (const auto& run : runs) {
-    for (std::size_t k0 = run[0]; k0 < run[1]; k0 += kKeyTile) {
-      const std::size_t n = std::min(kKeyTile, run[1] - k0);
-      float* tile = scores_t + k0 * R;
-      with_head_width(d_k, [&](auto width) noexcept {
-        decode_scores<Arch, Batches, decltype(width)::value>(queries_t, keys + k0 * d_k, n, d_k,
-                                                             tile, key_norm2_max);
-      });
-      for (std::size_t i = 0; i < n * R; i += W) {
-        (batch::load_unaligned(tile + i) * factor).store_unaligned(tile + i);
-      }
-      scores_finite = scores_finite && all_finite<Arch>(tile, n * R);
-      if (dense_mask || !shared.shows(k0, n, mask.sinks)) {
-        decode_mask_scores<Arch>(tile, R, rows, k0, n, mask);
-      }
-    }
-  }
-
-  // Softmax down the keys, every lane a row: max, then exp(score − max) and
-  // its sum. A row that sees no key has max −inf; it is shifted by 0
-  // instead, so that its −inf scores give weights of exactly 0.
+  // row may not see some key, a tile of keys at a time; each row's max (the
+  // softmax's, below) is taken down the tile while it is in L1, in the
+  // keys' order.
   batch max[Batches], sum[Batches];
   for (std::size_t b = 0; b < Batches; ++b) {
     max[b] = batch(kNegInf);
     sum[b] = batch(0.0f);
   }
+  const batch factor(scale);
+  batch not_finite(0.0f);
   for (const auto& run : runs) {
-    for (std::size_t j = run[0]; j < run[1]; ++j) {
-      for (std::size_t b = 0; b < Batches; ++b) {
-        max[b] = max_no_nan(max[b], batch::load_unaligned(scores_t + j * R + b * W));
+    for (std::size_t k0 = run[0]; k0 < run[1]; k0 += kKeyTile) {
+      const std::size_t n = std::min(kKeyTile, run[1] - k0);
+      float* tile = scores_t + k0 * R;
+      with_head_width(d_k, [&](auto width) noexcept {
+        call_outlined<&decode_scores<Arch, Batches, decltype(width)::value>>(
+            queries_t, keys + k0 * d_k, n, d_k, factor, tile, not_finite, key_norm2_max);
+      });
+      if (dense_mask || !shared.shows(k0, n, mask.sinks)) {
+        decode_mask_scores<Arch>(tile, R, rows, k0, n, mask);
+      }
+      for (std::size_t j = 0; j < n; ++j) {
+        for (std::size_t b = 0; b < Batches; ++b) {
+          max[b] = max_no_nan(max[b], batch::load_unaligned(tile + j * R + b * W));
+        }
       }
     }
   }
+  // A sum of the lanes, as all_finite takes it: xsimd's != compares ordered on
+  // AVX and AVX-512, where NaN != NaN is false.
+  const bool scores_finite = !std::isnan(xsimd::hadd(not_finite));
+
+  // Softmax down the keys, every lane a row: exp(score − max), its sum, and
+  // the weights times the values, in one pass (decode_accumulate_values). A
+  // row that sees no key has max −inf; it is shifted by 0 instead, so that
+  // its −inf scores give weights of exactly 0.
   for (std::size_t b = 0; b < Batches; ++b) {
     max[b] = xsimd::select(max[b] == batch(kNegInf), batch(0.0f), max[b]);
   }
-  for (const auto& run : runs) {
-    for (std::size_t j = run[0]; j < run[1]; ++j) {
-      for (std::size_t b = 0; b < Batches; ++b) {
-        float* score = scores_t + j * R + b * W;
-        const batch e = vec_exp<Arch>(batch::load_unaligned(score) - max[b]);
-        e.store_unaligned(score);
-        sum[b] += e;
-      }
-    }
-  }
-  alignas(64) float row_sum[R];
-  for (std::size_t b = 0; b < Batches; ++b) sum[b].store_aligned(row_sum + b * W);
-
   float* out_t = lanes_scratch + d_k * R;  // row r's component c at out_t[c·R + r]
   std::fill(out_t, out_t + d_v * R, 0.0f);
   for (const auto& run : runs) {
     with_head_width(d_v, [&](auto width) noexcept {
-      decode_accumulate_values<Arch, Batches, decltype(width)::value>(
-          scores_t + run[0] * R, values + run[0] * d_v, run[1] - run[0], d_v, out_t);
+      call_outlined<&decode_accumulate_values<Arch, Batches, decltype(width)::value>>(
+          scores_t + run[0] * R, max, sum, values + run[0] * d_v, run[1] - run[0], d_v, out_t);
     });
   }
+  alignas(64) float row_sum[R];
+  for (std::size_t b = 0; b < Batches; ++b) sum[b].store_aligned(row_sum + b * W);
   for (std::size_t r = 0; r < rows; ++r) {
     fully_masked[r] = row_sum[r] == 0.0f ? 1 : 0;
     const float inverse = row_sum[r] == 0.0f ? 0.0f : 1.0f / row_sum[r];
