@@ -12,6 +12,7 @@ import { before, test } from 'node:test';
 
 import { createAttnScope } from 'attnscope';
 import { gpt2Tokenizer } from 'attnscope/tokenizer';
+import { interpolateViridis } from 'd3-scale-chromatic';
 import { tinyGpt2 } from '../js/support-gpt2.mjs';
 
 const { decode, encode } = gpt2Tokenizer;
@@ -185,6 +186,32 @@ test('a tiny GPT-2 from the file chooser: its tokens, weights and next-token pro
     await page.locator('.model-grid button.thumb').count(),
     kConfig.layers * kConfig.heads,
   );
+  // Each map is one pixel per weight, viridis on 0–1 (256 steps), grey above the diagonal.
+  const thumb = await page.$eval(
+    '.model-grid button[aria-label="Layer 2, head 1"] canvas',
+    (c) => ({
+      width: c.width,
+      height: c.height,
+      pixels: [...c.getContext('2d').getImageData(0, 0, c.width, c.height).data],
+    }),
+  );
+  assert.deepEqual([thumb.width, thumb.height], [T, T]);
+  const layer2 = f.attentions[1].data; // head 1: its first T × T weights
+  for (let i = 0; i < T; i++) {
+    for (let j = 0; j < T; j++) {
+      const shown = thumb.pixels.slice((i * T + j) * 4, (i * T + j) * 4 + 4);
+      // The page's weights may differ from these in the last bits (as above): either step.
+      const steps = [-2e-6, 2e-6].map((e) => Math.round((layer2[i * T + j] + e) * 255));
+      const colors = steps.map((step) => {
+        const hex = j > i ? '#8a8a8a' : interpolateViridis(step / 255);
+        return [...[1, 3, 5].map((k) => parseInt(hex.slice(k, k + 2), 16)), 255].join();
+      });
+      assert.ok(
+        colors.includes(shown.join()),
+        `map layer 2 head 1, query ${i}, key ${j}: ${shown}`,
+      );
+    }
+  }
   let before = await readyNow(page);
   await page.click('.model-grid button[aria-label="Layer 1, head 2"]');
   await waitReady(page, before);

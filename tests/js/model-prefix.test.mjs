@@ -107,3 +107,43 @@ test('reusePrefix is checked, naming the argument, and memory is left as it was'
     model.dispose();
   }
 });
+
+test('hidden picks the residual stream entries returned, with or without reusePrefix', () => {
+  const model = engine.loadModel(tinyGpt2({ seed: 5, contextLength: 32 }).bytes);
+  try {
+    const { layers } = model.config;
+    const whole = model.forward({ tokens: edits[0] });
+    for (const [i, tokens] of edits.entries()) {
+      const want = model.forward({ tokens });
+      for (const reusePrefix of [true, false]) {
+        const got = model.forward({ tokens, reusePrefix, hidden: [1, layers], logits: 'last' });
+        const what = `edit ${i}, reusePrefix ${reusePrefix}`;
+        assert.equal(got.hidden.length, layers + 1, what);
+        assert.deepEqual(Object.keys(got.hidden), ['1', String(layers)], what);
+        for (const l of [1, layers]) {
+          assertClose(got.hidden[l].data, want.hidden[l].data, { atol: 1e-5, what });
+        }
+        assert.equal(got.attentions.length, layers, what);
+      }
+    }
+    const all = model.forward({ tokens: edits[0], hidden: 'all' });
+    assert.equal(Object.keys(all.hidden).length, whole.hidden.length);
+    const before = engine.memoryUsage().heapInUse;
+    for (const [args, message] of [
+      [{ hidden: [layers + 1] }, /hidden\[0\]/],
+      [{ hidden: [0, -1] }, /hidden\[1\]/],
+      [{ hidden: [0.5] }, /hidden\[0\]/],
+      [{ hidden: 3 }, /hidden must be 'all' or an array/],
+      [{ hidden: 'some' }, /hidden must be 'all' or an array/],
+      [{ hidden: [0], trace: false }, /hidden needs trace/],
+    ]) {
+      assert.throws(() => model.forward({ tokens: [1, 2], ...args }), {
+        name: 'AttnScopeError',
+        message,
+      });
+    }
+    assert.equal(engine.memoryUsage().heapInUse, before);
+  } finally {
+    model.dispose();
+  }
+});

@@ -133,3 +133,32 @@ export function analysisResults(out: CallOutputs): {
   }
   return results;
 }
+
+/**
+ * forward's `hidden`: which entries of the residual stream to return, by
+ * index in [0, layers] (null: all of them, the default). Needs trace.
+ */
+export function hiddenEntries(
+  fn: string,
+  value: unknown,
+  config: ModelConfig,
+  trace: boolean,
+): boolean[] | null {
+  if (value === undefined || value === 'all') return null;
+  if (!Array.isArray(value))
+    fail(fn, `hidden must be 'all' or an array of entry indices, got ${describe(value)}`);
+  if (!trace) fail(fn, 'hidden needs trace');
+  const wanted = Array.from({ length: config.layers + 1 }, () => false);
+  value.forEach((entry, i) => {
+    wanted[integerIn(fn, `hidden[${i}]`, entry, 0, config.layers)] = true;
+  });
+  return wanted;
+}
+
+/** `hidden` with only the wanted entries (the others left as holes), in place. */
+export function keepHidden(hidden: TensorOut[], wanted: boolean[] | null): TensorOut[] {
+  hidden.forEach((_, l) => {
+    if (wanted && !wanted[l]) delete hidden[l];
+  });
+  return hidden;
+}

@@ -113,12 +113,22 @@ export function assemble(
   return result;
 }
 
-/** A copy of a result's arrays: the caller's, as it may transfer or change them. */
-export function copyResult(r: ModelForwardResult): ModelForwardResult {
+/**
+ * A copy of a result's arrays: the caller's, as it may transfer or change
+ * them; of `hidden`, the wanted entries only (null: all), the others holes.
+ */
+export function copyResult(
+  r: ModelForwardResult,
+  wantedHidden: boolean[] | null,
+): ModelForwardResult {
   const copy = (t: TensorOut) => ({ data: t.data.slice(), shape: [...t.shape] });
+  const hidden = r.hidden && new Array<TensorOut>(r.hidden.length);
+  r.hidden?.forEach((t, l) => {
+    if (!wantedHidden || wantedHidden[l]) hidden![l] = copy(t);
+  });
   return {
     logits: copy(r.logits),
     ...(r.attentions && { attentions: r.attentions.map(copy) }),
-    ...(r.hidden && { hidden: r.hidden.map(copy) }),
+    ...(hidden && { hidden }),
   };
 }

@@ -68,6 +68,12 @@ export interface ModelForwardArgs {
    * attribution or logitLens.
    */
   reusePrefix?: boolean;
+  /**
+   * With trace: which entries of `hidden` to return, by index in [0, layers]
+   * ('all', the default: every one). The others are left as holes in the
+   * array (`l in hidden` is false), and are not copied out.
+   */
+  hidden?: 'all' | readonly number[];
 }
 
 export interface ModelForwardResult {

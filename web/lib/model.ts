@@ -11,7 +11,13 @@ import {
   type CallTensor,
 } from './call.js';
 import { generateTokens, modelTokens } from './model-generate.js';
-import { analysisResults, forwardAnalysis, layerList } from './model-forward-options.js';
+import {
+  analysisResults,
+  forwardAnalysis,
+  hiddenEntries,
+  keepHidden,
+  layerList,
+} from './model-forward-options.js';
 import { assemble, copyResult, sharedPrefix, type PrefixRun } from './model-prefix.js';
 import { createTrainer } from './model-trainer.js';
 import { gpt2TensorShapes, readGpt2 } from './model-load.js';
@@ -184,6 +190,7 @@ export function modelHandle(
       );
     const T = tokens.length;
     const analysis = forwardAnalysis(fn, args, config, T, trace);
+    const wantedHidden = hiddenEntries(fn, own(args, 'hidden'), config, trace);
     const reuse = own(args, 'reusePrefix');
     if (reuse !== undefined && typeof reuse !== 'boolean')
       fail(fn, `reusePrefix must be a boolean, got ${describe(reuse)}`);
@@ -207,7 +214,7 @@ export function modelHandle(
     const work = T * dModel * 4 * 12 + (trace ? 4 * T * T * 4 : 0);
     const kept = runs * (logits + traced) + extra;
     requireMemory(fn, {}, kept + work, kept, `a forward pass of ${T} tokens`);
-    if (reuse) return forwardReusingPrefix(fn, tokens, trace, logitRows);
+    if (reuse) return forwardReusingPrefix(fn, tokens, trace, logitRows, wantedHidden);
     const out = modelCall(raw, fn, 'gpt2_forward', handle, {
       texts: { logits: logitRows },
       numbers: {
@@ -220,7 +227,7 @@ export function modelHandle(
     const result: ModelForwardResult = { logits: out.logits as CallTensor };
     if (trace) {
       result.attentions = layerList(out.attentions as CallOutputs);
-      result.hidden = layerList(out.hidden as CallOutputs);
+      result.hidden = keepHidden(layerList(out.hidden as CallOutputs), wantedHidden);
     }
     return Object.assign(result, analysisResults(out));
   }
@@ -232,6 +239,7 @@ export function modelHandle(
     tokens: number[],
     trace: boolean,
     logits: 'all' | 'last',
+    wantedHidden: boolean[] | null,
   ): ModelForwardResult {
     const shared = sharedPrefix(lastPrefixRun, tokens, trace, logits);
     const last = lastPrefixRun;
@@ -247,7 +255,7 @@ export function modelHandle(
       (views) => assemble(last, views, views.first as number, tokens.length, config, trace, logits),
     );
     lastPrefixRun = { tokens, trace, logits, kept };
-    return copyResult(kept);
+    return copyResult(kept, wantedHidden);
   }
 
   function save(): Uint8Array {

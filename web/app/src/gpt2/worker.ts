@@ -18,11 +18,13 @@ let layerWeights: {
   wk: Float32Array;
   wv: Float32Array;
 } | null = null;
-// The last forward's residual stream, for the next request on the same tokens (another
-// layer). Its attentions went to the page, which keeps them (client.ts).
+// The last forward's residual stream entering the selected layer (the only entry asked
+// for: the others would be fresh copies on every edit), for the next request on the same
+// tokens and layer. Its attentions went to the page, which keeps them (client.ts).
 let lastForward: {
   key: string;
-  hidden: Float32Array[];
+  layer: number;
+  hidden: Float32Array;
   lastLogits: Float32Array;
 } | null = null;
 
@@ -98,11 +100,18 @@ async function forward(
   // The page lacks these tokens' attentions (a request that crossed the reply carrying
   // them): the forward runs again, all its rows kept by reusePrefix.
   if (lastForward?.key === key && attentionsHeld !== key) lastForward = null;
-  if (lastForward?.key !== key) {
+  // Another layer on the same tokens runs again too (its last token only, by reusePrefix).
+  if (lastForward?.key !== key || lastForward.layer !== layer) {
     // Only the tokens from the first edited one on run again (the earlier rows cannot
     // change), and the LM head on the last row alone: the page reads no other.
-    const f = model.forward({ tokens, trace: true, reusePrefix: true, logits: 'last' });
-    lastForward = { key, hidden: f.hidden!.map((t) => t.data), lastLogits: f.logits.data };
+    const f = model.forward({
+      tokens,
+      trace: true,
+      reusePrefix: true,
+      logits: 'last',
+      hidden: [layer],
+    });
+    lastForward = { key, layer, hidden: f.hidden![layer]!.data, lastLogits: f.logits.data };
     attentions = f.attentions!.map((t) => t.data);
     forwardMillis = performance.now() - start;
   }
@@ -110,7 +119,7 @@ async function forward(
   const T = tokens.length;
   const { gamma, beta, wq, wk, wv } = weightsOf(layer);
   const normed = e.layerNorm({
-    x: lastForward.hidden[layer],
+    x: lastForward.hidden,
     shape: [T, C],
     gamma,
     beta,

@@ -3,6 +3,7 @@
 // (both readable with the common colour-vision deficiencies).
 import { scaleDiverging, scaleSequential } from 'd3-scale';
 import { interpolatePuOr, interpolateViridis } from 'd3-scale-chromatic';
+import { packRgb } from './paint-cells';
 
 export type ColorKind = 'prob' | 'signed';
 
@@ -45,13 +46,16 @@ export function parseColor(css: string): [number, number, number] {
 
 // The last tables built: a redraw of the same matrix (or of the editor and the view
 // sharing a scale) reuses them instead of sampling and parsing 256 colours again.
-const tables = new Map<string, { at: (v: number) => [number, number, number] }>();
+const tables = new Map<string, ColorTable>();
+
+export interface ColorTable {
+  at: (v: number) => [number, number, number];
+  /** The same colour as one RGBA word (paintWords). */
+  word: (v: number) => number;
+}
 
 /** The scale sampled at 256 steps, for drawing many cells fast. */
-export function colorTable(
-  kind: ColorKind,
-  maxAbs: number,
-): { at: (v: number) => [number, number, number] } {
+export function colorTable(kind: ColorKind, maxAbs: number): ColorTable {
   const key = `${kind}:${maxAbs}`;
   let table = tables.get(key);
   if (!table) {
@@ -61,17 +65,16 @@ export function colorTable(
   return table;
 }
 
-function buildTable(
-  kind: ColorKind,
-  maxAbs: number,
-): { at: (v: number) => [number, number, number] } {
+function buildTable(kind: ColorKind, maxAbs: number): ColorTable {
   const scale = colorScale(kind, maxAbs);
   const lo = kind === 'prob' ? 0 : -(maxAbs || 1);
   const hi = maxAbs || 1;
   const table = Array.from({ length: 256 }, (_, k) =>
     parseColor(scale(lo + ((hi - lo) * k) / 255)),
   );
-  return { at: (v) => table[Math.max(0, Math.min(255, Math.round(((v - lo) / (hi - lo)) * 255)))] };
+  const words = Uint32Array.from(table, packRgb);
+  const step = (v: number) => Math.max(0, Math.min(255, Math.round(((v - lo) / (hi - lo)) * 255)));
+  return { at: (v) => table[step(v)]!, word: (v) => words[step(v)]! };
 }
 
 /** Range shown by the legend: [0, max] for weights, [−max, max] for signed values. */

@@ -8,7 +8,7 @@ import { selectLayerAndHead } from '../gpt2/state';
 import { selectHead } from '../store';
 import { sliceOf } from '../tensor';
 import { colorTable, kMaskedColor, parseColor } from './colors';
-import { paintCells } from './paint-cells';
+import { packRgb, paintWords } from './paint-cells';
 import { Legend } from './common';
 import type { ViewProps } from './types';
 
@@ -41,8 +41,8 @@ function Thumb({
   const ref = useRef<HTMLCanvasElement>(null);
   useLayoutEffect(() => {
     const table = colorTable('prob', 1);
-    const grey = parseColor(kMaskedColor);
-    paintCells(ref.current!, T, T, (i, j) => (masked(i, j) ? grey : table.at(data[i * T + j])));
+    const grey = packRgb(parseColor(kMaskedColor));
+    paintWords(ref.current!, T, T, (i, j) => (masked(i, j) ? grey : table.word(data[i * T + j]!)));
   }, [data, T]);
   return (
     <canvas ref={ref} style={{ width: `${size}px`, height: `${size}px` }} aria-hidden="true" />

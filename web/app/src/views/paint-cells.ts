@@ -25,3 +25,40 @@ export function paintCells(
   }
   ctx.putImageData(img, 0, 0);
 }
+
+// One ImageData per size, reused: a page of thumbnails paints many canvases of one size,
+// and a new ImageData per canvas is fresh memory each time (putImageData copies it out).
+const scratch = new Map<string, { image: ImageData; words: Uint32Array }>();
+
+/**
+ * paintCells for a matrix whose colours are RGBA words already (as `packRgb` makes them):
+ * no array per cell, the canvas resized only when its size changes.
+ */
+export function paintWords(
+  canvas: HTMLCanvasElement,
+  rows: number,
+  cols: number,
+  word: (i: number, j: number) => number,
+): void {
+  if (canvas.width !== cols) canvas.width = cols;
+  if (canvas.height !== rows) canvas.height = rows;
+  const key = `${cols}x${rows}`;
+  let s = scratch.get(key);
+  if (!s) {
+    if (scratch.size >= 8) scratch.clear();
+    const image = new ImageData(cols, rows);
+    scratch.set(key, (s = { image, words: new Uint32Array(image.data.buffer) }));
+  }
+  const words = s.words;
+  for (let i = 0, o = 0; i < rows; i++) {
+    for (let j = 0; j < cols; j++, o++) words[o] = word(i, j);
+  }
+  canvas.getContext('2d')!.putImageData(s.image, 0, 0);
+}
+
+/** [r, g, b] as one opaque RGBA word in the platform's byte order (ImageData's layout). */
+export function packRgb([r, g, b]: Rgb): number {
+  const word = new Uint32Array(1);
+  new Uint8Array(word.buffer).set([r, g, b, 255]);
+  return word[0]!;
+}
