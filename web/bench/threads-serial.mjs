@@ -44,7 +44,14 @@ if (many.threads !== threads) throw new Error(`the engine runs ${many.threads} t
 function attentionCall(engine, length, causal) {
   const n = H * length * d;
   const [q, k, v] = [gaussian(n, 1), gaussian(n, 2), gaussian(n, 3)];
-  const call = { q, k, v, shape: [1, H, length, d], mask: causal ? 'causal' : 'none', trace: false };
+  const call = {
+    q,
+    k,
+    v,
+    shape: [1, H, length, d],
+    mask: causal ? 'causal' : 'none',
+    trace: false,
+  };
   return () => engine.attention(call);
 }
 
@@ -84,9 +91,13 @@ for (let r = 0; r < rounds; r++) {
   const order = pieces.map((_, i) => (r % 2 ? pieces.length - 1 - i : i));
   for (const i of order) ms[i].push(await block(pieces[i][1]));
 }
-console.log(`${resolve(dist)}: H = ${H}, d = ${d}, ${simd}, ${rounds} rounds (${quietMs} ms quiet, 1 untimed + ${calls} timed runs per block); load average ${os.loadavg()[0].toFixed(2)}`);
+console.log(
+  `${resolve(dist)}: H = ${H}, d = ${d}, ${simd}, ${rounds} rounds (${quietMs} ms quiet, 1 untimed + ${calls} timed runs per block); load average ${os.loadavg()[0].toFixed(2)}`,
+);
 for (const [i, [name]] of pieces.entries()) {
   const { median: m, q1, q3 } = quartiles(ms[i]);
-  console.log(`${name.padEnd(34)} ${m.toFixed(3).padStart(7)} ms [${q1.toFixed(3)}, ${q3.toFixed(3)}]`);
+  console.log(
+    `${name.padEnd(34)} ${m.toFixed(3).padStart(7)} ms [${q1.toFixed(3)}, ${q3.toFixed(3)}]`,
+  );
 }
 process.exit(0);
