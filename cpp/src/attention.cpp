@@ -76,8 +76,8 @@ void check_key_value_shapes(const TensorView& q, const TensorView& k, const Tens
   }
 }
 
-// q's rank, k's and v's shapes against it, and q's values.
-void check_shapes_and_queries(const TensorView& q, const TensorView& k, const TensorView& v) {
+// q's rank, and k's and v's shapes against it.
+void check_shapes(const TensorView& q, const TensorView& k, const TensorView& v) {
   check_tensor(q, kFn, "q");
   if (q.rank() < 2 || q.rank() > 4) {
     throw Error(std::string(kFn) + ": q has shape " + shape_to_string(q.shape) +
@@ -86,20 +86,58 @@ void check_shapes_and_queries(const TensorView& q, const TensorView& k, const Te
   check_tensor(k, kFn, "k");
   check_tensor(v, kFn, "v");
   check_key_value_shapes(q, k, v);
-  check_finite(q, kFn, "q");
 }
+
+// The values of q, k and v, in that order: the first error a call with
+// several bad inputs gets.
+void check_inputs_finite(const TensorView& q, const TensorView& k, const TensorView& v) {
+  check_finite(q, kFn, "q");
+  check_finite(k, kFn, "k");
+  check_finite(v, kFn, "v");
+}
+
+AttentionResult run_checked(const TensorView& q, const TensorView& k, const TensorView& v,
+                            const AttentionOptions& options, bool with_log_sum_exp,
+                            const detail::AttentionDims& dims,
+                            const detail::DeferredChecks* deferred);
 
 AttentionResult attention_impl(const TensorView& q, const TensorView& k, const TensorView& v,
                                const AttentionOptions& options, bool with_log_sum_exp = false) {
-  check_shapes_and_queries(q, k, v);
+  check_shapes(q, k, v);
   const detail::AttentionDims dims = detail::attention_dims(q, k, v);
+  const bool fast = !options.trace;
   const bool defer_checks =
-      !options.trace && !with_log_sum_exp && detail::decode_reads_every_key(dims, options.mask);
-  if (!defer_checks) {
-    check_finite(k, kFn, "k");
-    check_finite(v, kFn, "v");
+      fast && !with_log_sum_exp && detail::decode_reads_every_key(dims, options.mask);
+  // The flash path scans q, k and v as its packing step reads them, on the
+  // pool's threads (detail::InputScan); with rope it reads them rotated.
+  const bool scan_inputs = fast && !defer_checks && !options.rope.enabled &&
+                           detail::takes_flash_path(dims, with_log_sum_exp);
+  if (!scan_inputs) {
+    check_finite(q, kFn, "q");
+    if (!defer_checks) {
+      check_finite(k, kFn, "k");
+      check_finite(v, kFn, "v");
+    }
+    const detail::DeferredChecks deferred{k, v};
+    return run_checked(q, k, v, options, with_log_sum_exp, dims,
+                       defer_checks ? &deferred : nullptr);
   }
-  const detail::DeferredChecks deferred{k, v};
+  detail::InputScan scan(dims);
+  const detail::DeferredChecks deferred{k, v, q, &scan};
+  try {
+    return run_checked(q, k, v, options, with_log_sum_exp, dims, &deferred);
+  } catch (...) {
+    // Whatever failed before the scan was read (a mask, the scale, memory)
+    // comes after the inputs' values, as when they are checked first.
+    check_inputs_finite(q, k, v);
+    throw;
+  }
+}
+
+AttentionResult run_checked(const TensorView& q, const TensorView& k, const TensorView& v,
+                            const AttentionOptions& options, bool with_log_sum_exp,
+                            const detail::AttentionDims& dims,
+                            const detail::DeferredChecks* deferred) {
   const float scale = detail::resolve_scale(options.scale, dims.d_k, kFn);
 
   const Shape prefix(q.shape.begin(), q.shape.end() - 2);
@@ -118,11 +156,10 @@ AttentionResult attention_impl(const TensorView& q, const TensorView& k, const T
   }
   std::optional<AttentionTrace> trace;
   if (options.trace) trace.emplace();
-  result.fully_masked_count =
-      detail::run_attention(q.data, k.data, v.data, dims, options, scale, square_shape, q.shape,
-                            k.shape, result.output.data.data(), result.fully_masked.data(),
-                            trace ? &*trace : nullptr, kFn, defer_checks ? &deferred : nullptr,
-                            with_log_sum_exp ? result.log_sum_exp.data.data() : nullptr);
+  result.fully_masked_count = detail::run_attention(
+      q.data, k.data, v.data, dims, options, scale, square_shape, q.shape, k.shape,
+      result.output.data.data(), result.fully_masked.data(), trace ? &*trace : nullptr, kFn,
+      deferred, with_log_sum_exp ? result.log_sum_exp.data.data() : nullptr);
   result.trace = std::move(trace);
   detail::check_result_finite(result.output, kFn, "the output");
   return result;
@@ -134,9 +171,8 @@ namespace detail {
 
 RotatedQueriesKeys check_attention_inputs(const TensorView& q, const TensorView& k,
                                           const TensorView& v, const AttentionOptions& options) {
-  check_shapes_and_queries(q, k, v);
-  check_finite(k, kFn, "k");
-  check_finite(v, kFn, "v");
+  check_shapes(q, k, v);
+  check_inputs_finite(q, k, v);
   const AttentionDims dims = attention_dims(q, k, v);
   const float scale = resolve_scale(options.scale, dims.d_k, kFn);
   const ScoreTerms terms = checked_score_terms(options, dims, kFn);

@@ -29,14 +29,30 @@ double max_row_norm(const float* x, std::size_t rows, std::size_t d) {
   return std::sqrt(worst);
 }
 
+// The largest float sum of squares of the rows of x (what max_row_norm
+// squares before widening), or +inf when one overflowed: max_row_norm then
+// gives the norm.
+float max_row_norm2(const float* x, std::size_t rows, std::size_t d) {
+  float worst = 0.0f;
+  for (std::size_t r = 0; r < rows; ++r) {
+    worst = std::max(worst, kernels::sum_of_squares<kernels::KeyNormArch>(x + r * d, d));
+  }
+  return worst;
+}
+
+// The norm max_row_norm(x, rows, d) gives, from its square when taken.
+double row_norm_from(float norm2_max, const float* x, std::size_t rows, std::size_t d) {
+  return std::isinf(norm2_max) ? max_row_norm(x, rows, d) : std::sqrt(double(norm2_max));
+}
+
 // A little below FLT_MAX, leaving room for float rounding of the sums.
 constexpr double kScoreLimit = 3.0e38;
 
 // Throws unless every head's scores fit in a float, given the largest key
 // row norm of each key/value head (B·Hkv of them).
 void check_score_bound(const float* q, const std::vector<double>& key_norms,
-                       const AttentionDims& dims, float scale, const ScoreTerms& terms,
-                       const char* fn) {
+                       const std::vector<float>& query_norm2_max, const AttentionDims& dims,
+                       float scale, const ScoreTerms& terms, const char* fn) {
   // The largest finite term added to a scaled score: mask, bias and ALiBi.
   double additive_max = 0.0;
   for (float a : terms.mask->additive.data) {
@@ -52,7 +68,7 @@ void check_score_bound(const float* q, const std::vector<double>& key_norms,
   const std::size_t Tq = dims.q_len, d_k = dims.d_k;
   for (std::size_t head = 0; head < dims.batch * dims.heads; ++head) {
     const std::size_t b = head / dims.heads, h = head % dims.heads;
-    const double bound = max_row_norm(q + head * Tq * d_k, Tq, d_k) *
+    const double bound = row_norm_from(query_norm2_max[head], q + head * Tq * d_k, Tq, d_k) *
                          key_norms[b * dims.kv_heads + h / dims.group()];
     const double scaled_bound = bound * std::abs(double(scale)) + additive_max + bias_max;
     if (bound > kScoreLimit || scaled_bound > kScoreLimit) {
@@ -86,16 +102,42 @@ void check_score_range_with_key_norms(const float* q, const float* k,
                                       const std::vector<float>& key_norm2_max,
                                       const AttentionDims& dims, float scale,
                                       const ScoreTerms& terms, const char* fn) {
+  const std::vector<float> none(dims.batch * dims.heads, INFINITY);
+  check_score_range_with_norms(q, k, key_norm2_max, none, dims, scale, terms, fn);
+}
+
+void check_score_range_with_norms(const float* q, const float* k,
+                                  const std::vector<float>& key_norm2_max,
+                                  const std::vector<float>& query_norm2_max,
+                                  const AttentionDims& dims, float scale, const ScoreTerms& terms,
+                                  const char* fn) {
   const std::size_t Tk = dims.k_len, d_k = dims.d_k;
   std::vector<double> key_norms(dims.batch * dims.kv_heads);
   for (std::size_t kv_head = 0; kv_head < key_norms.size(); ++kv_head) {
-    // max_row_norm's value: the square root of the largest float sum (widened
-    // to double) unless one overflowed, which it sums again in double.
-    key_norms[kv_head] = std::isinf(key_norm2_max[kv_head])
-                             ? max_row_norm(k + kv_head * Tk * d_k, Tk, d_k)
-                             : std::sqrt(double(key_norm2_max[kv_head]));
+    key_norms[kv_head] = row_norm_from(key_norm2_max[kv_head], k + kv_head * Tk * d_k, Tk, d_k);
   }
-  check_score_bound(q, key_norms, dims, scale, terms, fn);
+  check_score_bound(q, key_norms, query_norm2_max, dims, scale, terms, fn);
+}
+
+InputScan::InputScan(const AttentionDims& dims)
+    : finite(dims.batch * dims.kv_heads, 0),
+      key_norm2_max(dims.batch * dims.kv_heads, INFINITY),
+      query_norm2_max(dims.batch * dims.heads, INFINITY) {}
+
+void scan_head_inputs(const float* q, const float* k, const float* v, const AttentionDims& dims,
+                      std::size_t kv_head, InputScan& scan) {
+  const std::size_t group = dims.group(), Tq = dims.q_len, Tk = dims.k_len;
+  const std::size_t d_k = dims.d_k, d_v = dims.d_v;
+  const float* queries = q + kv_head * group * Tq * d_k;
+  const float* keys = k + kv_head * Tk * d_k;
+  scan.finite[kv_head] = kernels::all_finite(queries, group * Tq * d_k) &&
+                         kernels::all_finite(keys, Tk * d_k) &&
+                         kernels::all_finite(v + kv_head * Tk * d_v, Tk * d_v);
+  scan.key_norm2_max[kv_head] = max_row_norm2(keys, Tk, d_k);
+  // The query heads of a key/value head are consecutive: b·H + kv·group + g.
+  for (std::size_t g = 0; g < group; ++g) {
+    scan.query_norm2_max[kv_head * group + g] = max_row_norm2(queries + g * Tq * d_k, Tq, d_k);
+  }
 }
 
 }  // namespace attnscope::detail

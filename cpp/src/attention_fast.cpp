@@ -97,6 +97,11 @@ std::size_t rows_per_task(std::size_t rows, std::size_t kv_heads, std::size_t sl
 
 }  // namespace
 
+bool takes_flash_path(const AttentionDims& dims, bool with_log_sum_exp) {
+  // The decode kernel keeps no log-sum-exp; the flash kernel takes few rows too.
+  return dims.group() * dims.q_len > kernels::kDecodeMaxRows || with_log_sum_exp;
+}
+
 bool decode_reads_every_key(const AttentionDims& dims, const Mask& mask) {
   if (dims.group() * dims.q_len > kernels::kDecodeMaxRows) return false;
   if (!mask.additive.empty() || !mask.allowed.empty()) return false;
@@ -116,13 +121,12 @@ bool decode_reads_every_key(const AttentionDims& dims, const Mask& mask) {
 std::size_t attention_fast(const float* q, const float* k, const float* v,
                            const AttentionDims& dims, float scale, const ScoreTerms& terms,
                            float* out, std::uint8_t* fully_masked, bool* scores_finite,
-                           float* log_sum_exp, float* key_norm2_max) {
+                           float* log_sum_exp, float* key_norm2_max, InputScan* scan) {
   *scores_finite = true;
   using Arch = xsimd::default_arch;
   const std::size_t Tq = dims.q_len, Tk = dims.k_len, d_k = dims.d_k, d_v = dims.d_v;
   const std::size_t group = dims.group(), rows = group * Tq;
-  // The decode kernel keeps no log-sum-exp; the flash kernel takes few rows too.
-  if (rows <= kernels::kDecodeMaxRows && !log_sum_exp) {
+  if (!takes_flash_path(dims, log_sum_exp != nullptr)) {
     return attention_decode(q, k, v, dims, scale, terms, out, fully_masked, scores_finite,
                             key_norm2_max);
   }
@@ -143,6 +147,7 @@ std::size_t attention_fast(const float* q, const float* k, const float* v,
   const auto queries_of = [&](std::size_t kv_head) { return q + kv_head * rows * d_k; };
 
   parallel_for(kv_heads, slots, [&](std::size_t kv_head, std::size_t slot) {
+    if (scan) scan_head_inputs(q, k, v, dims, kv_head, *scan);
     const float* values = v + kv_head * Tk * d_v;
     float* head_values = packed_values.data() + kv_head * values_size;
     float* head_keys = packed_keys.data() + kv_head * keys_size;

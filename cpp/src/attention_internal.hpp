@@ -101,6 +101,8 @@ std::size_t attention_traced(const float* q, const float* k, const float* v,
                              const AttentionDims& dims, float scale, const ScoreTerms& terms,
                              float* out, std::uint8_t* fully_masked, const TraceBuffers& trace);
 
+struct InputScan;
+
 /// scores_finite: false when a decode step met a non-finite score (only
 /// possible when its input checks were deferred; see DeferredChecks).
 /// log_sum_exp, when given (B·H·Tq floats), receives each query's
@@ -108,10 +110,13 @@ std::size_t attention_traced(const float* q, const float* k, const float* v,
 /// key_norm2_max, when given (B·Hkv floats), receives on the decode kernel's
 /// path each key/value head's largest float sum of squares of the key rows
 /// it read (see kernels::decode_attention); the flash path leaves it as is.
+/// scan, when given, is filled by the flash path's packing step (see
+/// InputScan); the decode path leaves it unscanned.
 std::size_t attention_fast(const float* q, const float* k, const float* v,
                            const AttentionDims& dims, float scale, const ScoreTerms& terms,
                            float* out, std::uint8_t* fully_masked, bool* scores_finite,
-                           float* log_sum_exp = nullptr, float* key_norm2_max = nullptr);
+                           float* log_sum_exp = nullptr, float* key_norm2_max = nullptr,
+                           InputScan* scan = nullptr);
 
 /// Validates the scale (finite custom factor) and returns the factor for d_k.
 float resolve_scale(const Scale& scale, std::size_t d_k, const char* fn);
@@ -132,6 +137,14 @@ void check_score_range_with_key_norms(const float* q, const float* k,
                                       const AttentionDims& dims, float scale,
                                       const ScoreTerms& terms, const char* fn);
 
+/// check_score_range with the query heads' largest float sums of squares
+/// taken too (B·H floats, +inf: recomputed from q), as an InputScan has them.
+void check_score_range_with_norms(const float* q, const float* k,
+                                  const std::vector<float>& key_norm2_max,
+                                  const std::vector<float>& query_norm2_max,
+                                  const AttentionDims& dims, float scale, const ScoreTerms& terms,
+                                  const char* fn);
+
 /// A decode step whose kernel reads every key and value row unmasked by at
 /// least one query row (no padding, custom mask or window hides a key): a
 /// NaN or infinity in k or v then always reaches a score or the output.
@@ -143,10 +156,36 @@ void check_score_range_with_key_norms(const float* q, const float* k,
 /// of three times and twice.
 bool decode_reads_every_key(const AttentionDims& dims, const Mask& mask);
 
+/// What the flash path's packing step learns of q, k and v while it reads
+/// them, when attention() leaves their checks to it: per key/value head
+/// whether its query rows, keys and values are all finite, and the largest
+/// float sum of squares of its key rows and of each query head's rows
+/// (+inf: a sum overflowed, or it was never taken). Each task scans its own
+/// head, so these checks run on the pool's threads instead of before the
+/// call on one.
+struct InputScan {
+  std::vector<std::uint8_t> finite;    // B·Hkv; 0 until scanned
+  std::vector<float> key_norm2_max;    // B·Hkv
+  std::vector<float> query_norm2_max;  // B·H
+
+  /// Everything unscanned, for dims.
+  explicit InputScan(const AttentionDims& dims);
+};
+
+/// Fills `scan` for one key/value head (index b·Hkv + kv) of the inputs.
+void scan_head_inputs(const float* q, const float* k, const float* v, const AttentionDims& dims,
+                      std::size_t kv_head, InputScan& scan);
+
+/// True when attention_fast runs the flash kernel (not the decode kernel).
+bool takes_flash_path(const AttentionDims& dims, bool with_log_sum_exp);
+
 /// The inputs whose full checks attention() deferred (see above); null when
-/// they were checked before the call.
+/// they were checked before the call. With `scan` (the flash path), q's
+/// finite check is deferred too, and the packing step fills the scan.
 struct DeferredChecks {
   TensorView k, v;
+  TensorView q{};
+  InputScan* scan = nullptr;
 };
 
 /// Everything attention() and self_attention() share once q, k and v exist:

@@ -2,6 +2,7 @@
 // and self_attention() share after their own shape checks.
 #pragma once
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <utility>
@@ -46,15 +47,27 @@ std::size_t run_attention(const float* q, const float* k, const float* v, const 
 
   if (!trace) {
     bool scores_finite = true;
+    InputScan* const scan = deferred ? deferred->scan : nullptr;
     // Deferred: the decode kernel takes the keys' norms as it reads them, and
     // the bound is checked after it (+inf: not taken, recomputed from k).
     std::vector<float> key_norm2_max;
-    if (deferred) {
+    if (deferred && !scan) {
       key_norm2_max.assign(dims.batch * dims.kv_heads, std::numeric_limits<float>::infinity());
     }
     const std::size_t count =
         attention_fast(q, k, v, dims, scale, terms, out, fully_masked, &scores_finite, log_sum_exp,
-                       deferred ? key_norm2_max.data() : nullptr);
+                       deferred && !scan ? key_norm2_max.data() : nullptr, scan);
+    if (scan) {
+      // The values first, then the bound, as checked before a call.
+      if (std::count(scan->finite.begin(), scan->finite.end(), 0) > 0) {
+        check_finite(deferred->q, fn, "q");
+        check_finite(deferred->k, fn, "k");
+        check_finite(deferred->v, fn, "v");
+      }
+      check_score_range_with_norms(q, k, scan->key_norm2_max, scan->query_norm2_max, dims, scale,
+                                   terms, fn);
+      return count;
+    }
     if (deferred) check_range(&key_norm2_max);
     const std::size_t out_size = dims.batch * dims.heads * dims.q_len * dims.d_v;
     if (deferred && (!scores_finite || count > 0 || !kernels::all_finite(out, out_size))) {

@@ -110,6 +110,76 @@ test('threaded self-attention (causal, GQA) equals the single-thread build bit f
     assert.ok(bits(engine.selfAttention(args).output.data).equals(bits(expected)));
 });
 
+test("bad values on the fast path, checked on the threads, give the traced call's error and leak nothing", () => {
+  // Flash-path shapes (more than 16 rows per key/value head): q, k and v are
+  // scanned by the packing step's tasks, on every thread, not before the call.
+  const dims = { B: 2, H: 4, Hkv: 2, Tq: 40, Tk: 40, d: 16 };
+  const at = (x, i, value) => Object.assign(Float32Array.from(x), { [i]: value });
+  const filled = (x, value) => new Float32Array(x.length).fill(value);
+  const base = make(31, dims, 'none');
+  const last = base.q.length - 1;
+  const cases = {
+    'NaN in q': [(a) => ({ ...a, q: at(a.q, last, NaN) }), /q has a non-finite value \(NaN\)/],
+    '+inf in k': [
+      (a) => ({ ...a, k: at(a.k, 700, Infinity) }),
+      /k has .*\(\+inf\) at flat index 700/,
+    ],
+    '-inf in v': [(a) => ({ ...a, v: at(a.v, 5, -Infinity) }), /v has .*\(-inf\) at flat index 5 /],
+    'NaN in v and in k, k named first': [
+      (a) => ({ ...a, k: at(a.k, a.k.length - 1, NaN), v: at(a.v, 0, NaN) }),
+      /: k has a non-finite/,
+    ],
+    'inf in k and in q, q named first': [
+      (a) => ({ ...a, q: at(a.q, last, NaN), k: at(a.k, 0, Infinity) }),
+      /: q has a non-finite/,
+    ],
+    'scores beyond float': [
+      (a) => ({ ...a, q: filled(a.q, 4e18), k: filled(a.k, 4e18), scale: 100 }),
+      /scores of batch 0, head 0 may reach/,
+    ],
+    'key sums beyond float': [
+      (a) => ({ ...a, q: filled(a.q, 1e19), k: filled(a.k, 1e20) }),
+      /may reach/,
+    ],
+    'NaN in v and scores beyond float, v named first': [
+      (a) => ({ ...a, q: filled(a.q, 1e19), k: filled(a.k, 1e20), v: at(a.v, 9, NaN) }),
+      /: v has a non-finite value \(NaN\) at flat index 9 /,
+    ],
+    // The core checks the mask after the inputs' values.
+    'NaN in k and +inf in the additive mask, k named first': [
+      (a) => ({
+        ...a,
+        k: at(a.k, 2, NaN),
+        mask: { additive: at(new Float32Array(40 * 40), 1, Infinity), additiveShape: [40, 40] },
+      }),
+      /: k has .*\(NaN\) at flat index 2 /,
+    ],
+    'NaN in k with logSumExp': [
+      (a) => ({ ...a, k: at(a.k, 3, NaN), logSumExp: true }),
+      /: k has .*\(NaN\) at flat index 3 /,
+    ],
+  };
+  for (const [name, [change, pattern]] of Object.entries(cases)) {
+    const args = change(base);
+    const traced = { ...args, trace: true, logSumExp: undefined };
+    let expected;
+    assert.throws(
+      () => single.attention(traced),
+      (e) => ((expected = e.message), true),
+    );
+    assert.match(expected, pattern, name);
+    for (const engine of [single, ...threaded]) {
+      const before = engine.memoryUsage().heapInUse;
+      assert.throws(
+        () => engine.attention(args),
+        (e) => e instanceof AttnScopeError && e.message === expected,
+        `${name} on ${engine.threads} threads: expected "${expected}"`,
+      );
+      assert.equal(engine.memoryUsage().heapInUse, before, `${name}: heap in use`);
+    }
+  }
+});
+
 test('many concurrent calls through a threaded pool equal the single-thread build', async () => {
   const pool = createAttnScopePool({ workers: 2, simd: 'simd128' });
   try {
