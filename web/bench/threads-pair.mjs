@@ -13,11 +13,11 @@
 // H = 8, d = 64, the fast path, wall clock. Prints the table; writes nothing.
 import os from 'node:os';
 import { resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 
 import { gaussian } from './gaussian.mjs';
 import { quartiles } from './quartiles.mjs';
+import { timedBlock } from './timed-block.mjs';
 
 const args = Object.fromEntries(
   process.argv.slice(2).map((a) => {
@@ -52,18 +52,7 @@ const builds = [
   { name: 'B', dir: args.b, engine: await engineFrom(args.b) },
 ];
 
-/** Median ms of one block: quiet, one untimed call, `calls` timed calls. */
-async function block(run) {
-  if (quietMs > 0) await sleep(quietMs);
-  run();
-  const times = [];
-  for (let c = 0; c < calls; c++) {
-    const t0 = performance.now();
-    run();
-    times.push(performance.now() - t0);
-  }
-  return median(times);
-}
+const block = (run) => timedBlock(run, { quietMs, calls });
 
 console.log(`A = ${resolve(args.a)}\nB = ${resolve(args.b)}`);
 console.log(

@@ -12,12 +12,12 @@
 // H = 8, d = 64, the fast path, wall clock. Prints the table; writes nothing.
 import os from 'node:os';
 import { resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 
 import { distDir } from './attnscope-runner.mjs';
 import { gaussian } from './gaussian.mjs';
 import { quartiles } from './quartiles.mjs';
+import { timedBlock } from './timed-block.mjs';
 
 const args = Object.fromEntries(
   process.argv.slice(2).map((a) => {
@@ -34,7 +34,6 @@ const calls = Number(args.calls ?? 5);
 const quietMs = Number(args.quiet ?? 0);
 const simd = args.simd ?? 'simd128';
 const [H, d] = [8, 64];
-const median = (xs) => quartiles(xs).median;
 
 const { createAttnScope } = await import(pathToFileURL(resolve(dist, 'node.js')).href);
 const many = await createAttnScope({ threads, simd });
@@ -72,18 +71,7 @@ for (const causal of [false, true]) {
 pieces.push([`call T=${smallT} none, ${threads} threads`, attentionCall(many, smallT, false)]);
 pieces.push([`call T=${smallT} none, 1 thread`, attentionCall(one, smallT, false)]);
 
-/** Median ms of one block: quiet, one untimed run, `calls` timed runs. */
-async function block(run) {
-  if (quietMs > 0) await sleep(quietMs);
-  run();
-  const times = [];
-  for (let c = 0; c < calls; c++) {
-    const t0 = performance.now();
-    run();
-    times.push(performance.now() - t0);
-  }
-  return median(times);
-}
+const block = (run) => timedBlock(run, { quietMs, calls });
 
 for (const [, run] of pieces) for (let i = 0; i < 10; i++) run();
 const ms = pieces.map(() => []);
