@@ -10,8 +10,6 @@
 #include <cfloat>
 #include <cmath>
 #include <memory>
-#include <new>
-#include <string>
 #include <vector>
 
 #include <xsimd/xsimd.hpp>
@@ -51,19 +49,11 @@ std::size_t attention_decode(const float* q, const float* k, const float* v,
   const std::size_t slots = std::min(parallel_slots(), kv_heads);
   // Scratch per thread, sized once per call: the scores of one group's rows
   // against every key, and its queries and outputs with the rows in the lanes.
-  // The kernel writes every float of it before reading it, so it is not
-  // zeroed first; it fails as allocate_zeros would.
+  // The kernel writes every float of it before reading it: not zeroed first.
   const std::size_t scores_size = kernels::decode_scores_size(Tk);
   const std::size_t lanes_size = kernels::decode_lanes_size(d_k, d_v);
-  const char* what = "attention: scores of a decode step";
-  const std::size_t scratch_size = checked_element_count({slots, scores_size + lanes_size}, what);
-  std::unique_ptr<float[]> scratch;
-  try {
-    scratch.reset(new float[scratch_size]);
-  } catch (const std::bad_alloc&) {
-    throw ResourceError(std::string(what) + ": cannot allocate " + std::to_string(scratch_size) +
-                        " floats");
-  }
+  const std::unique_ptr<float[]> scratch = allocate_uninitialised(
+      {slots, scores_size + lanes_size}, "attention: scores of a decode step");
   std::vector<std::uint8_t> finite(kv_heads, 1);
   parallel_for(kv_heads, slots, [&](std::size_t kv_head, std::size_t slot) {
     const std::size_t b = kv_head / dims.kv_heads, kv = kv_head % dims.kv_heads;

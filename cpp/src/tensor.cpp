@@ -55,20 +55,33 @@ Tensor::Tensor(Shape s, std::vector<float> d) : shape(std::move(s)), data(std::m
 
 Tensor Tensor::zeros(Shape s) { return detail::allocate_zeros(s, "Tensor::zeros"); }
 
+namespace {
+[[noreturn]] void throw_cannot_allocate(const char* what, std::size_t count) {
+  throw ResourceError(std::string(what) + ": cannot allocate " + std::to_string(count) + " floats");
+}
+}  // namespace
+
 Tensor detail::allocate_zeros(const Shape& shape, const char* what) {
   const std::size_t count = checked_element_count(shape, what);
   Tensor t;
   try {
     t.data.assign(count, 0.0f);
   } catch (const std::bad_alloc&) {
-    throw ResourceError(std::string(what) + ": cannot allocate " + std::to_string(count) +
-                        " floats");
+    throw_cannot_allocate(what, count);
   } catch (const std::length_error&) {
-    throw ResourceError(std::string(what) + ": cannot allocate " + std::to_string(count) +
-                        " floats");
+    throw_cannot_allocate(what, count);
   }
   t.shape = shape;
   return t;
+}
+
+std::unique_ptr<float[]> detail::allocate_uninitialised(const Shape& shape, const char* what) {
+  const std::size_t count = checked_element_count(shape, what);
+  try {
+    return std::unique_ptr<float[]>(new float[count]);
+  } catch (const std::bad_alloc&) {
+    throw_cannot_allocate(what, count);
+  }
 }
 
 }  // namespace attnscope
