@@ -36,6 +36,12 @@ export async function axeViolations(page) {
   const source = await readFile(join(repo, 'node_modules/axe-core/axe.min.js'), 'utf8');
   await page.evaluate(source); // evaluated through DevTools, not subject to the page's CSP
   return page.evaluate(async () => {
+    // Contrast is judged on what stays on screen: a fade-in still running (the walkthrough's
+    // newest step appears over 0.35 s) would be measured at part opacity on a slow machine.
+    const finite = document
+      .getAnimations()
+      .filter((a) => a.effect?.getTiming().iterations !== Infinity);
+    await Promise.all(finite.map((a) => a.finished.catch(() => {})));
     const r = await window.axe.run(document, { resultTypes: ['violations'] });
     return r.violations.map(
       (v) =>
