@@ -120,11 +120,15 @@ TEST_CASE("matmul honours leading dimensions and accumulation", "[kernels][matmu
   }
 }
 
-TEST_CASE("matmul_packed matches its reference around the panel width", "[kernels][matmul]") {
+TEST_CASE("matmul_packed matches its reference around the panel and pass widths",
+          "[kernels][matmul]") {
   // Panels are 8 columns wide in wasm and SSE2 (16 with AVX2, 32 with
-  // AVX-512); columns past the last full panel are read in place.
+  // AVX-512); columns past the last full panel are read in place. A pass
+  // over B's rows packs kMatmulPackWidth (64) columns: the last pass may
+  // hold fewer panels.
   std::mt19937 rng(14);
-  for (std::size_t n : {1u, 7u, 8u, 9u, 15u, 16u, 17u, 31u, 32u, 33u, 64u, 67u}) {
+  for (std::size_t n : {1u, 7u, 8u, 9u, 15u, 16u, 17u, 31u, 32u, 33u, 63u, 64u, 65u, 67u, 72u, 127u,
+                        128u, 129u, 200u}) {
     for (std::size_t m : {1u, 2u, 3u, 4u, 5u, 17u}) {
       check_matmul(m, 11, n, 0, false, rng, Form::packed_b);
     }
@@ -142,7 +146,7 @@ TEST_CASE("matmul_packed blocks the shared dimension and still equals matmul bit
   // product must add each tile's steps in the unblocked order.
   std::mt19937 rng(16);
   for (std::size_t k : {0u, 255u, 256u, 257u, 600u, 768u}) {
-    for (std::size_t n : {8u, 33u, 64u}) {
+    for (std::size_t n : {8u, 33u, 64u, 136u, 203u}) {
       const std::size_t m = 9;
       if (k > 0) check_matmul(m, k, n, 0, false, rng, Form::packed_b);
       for (bool accumulate : {false, true}) {

@@ -249,9 +249,16 @@ void with_row_stride(std::size_t lda, F&& f) {
   }
 }
 
-/// Floats matmul_packed needs as scratch for a k × n B (any Arch): one panel.
+/// Columns of B that matmul_packed copies per pass over its rows: 256 bytes
+/// of each row, four cache lines, so that the page and the lines one row's
+/// read brings in serve several panels, not one (in wasm a panel is 32
+/// bytes of a row that sits several KiB from the next).
+inline constexpr std::size_t kMatmulPackWidth = 64;
+static_assert(kMatmulPackWidth % kMatmulMaxPanelWidth == 0, "a pass holds whole panels");
+
+/// Floats matmul_packed needs as scratch for a k × n B (any Arch): one pass's panels.
 inline std::size_t matmul_packed_scratch(std::size_t k, std::size_t n) {
-  return k * std::min(n, kMatmulMaxPanelWidth);
+  return k * std::min(n, kMatmulPackWidth);
 }
 
 /// Steps of the shared dimension per block in matmul_packed: a block of one
@@ -260,18 +267,16 @@ inline std::size_t matmul_packed_scratch(std::size_t k, std::size_t n) {
 inline constexpr std::size_t kMatmulDepthBlock = 256;
 
 /// matmul for a large B reused by many rows (projections): B's full panels
-/// of matmul_panel_width columns are copied, one at a time, into `scratch`
-/// as a contiguous k × width block; one buffer serves every panel, so it
-/// stays in the cache. Read in place, a tile walks B's rows ldb floats
-/// apart; for ldb a multiple of 512 bytes those rows share a few cache sets
-/// and evict each other, so every row block would fetch B again from L2.
-/// Then, kMatmulDepthBlock steps of the shared dimension at a time, every
-/// row block of A runs over that block of the panel, so B is read from
-/// memory once per product, not once per row block (a weight matrix of
-/// several MiB does not fit in L2). Each tile adds its steps in the same
-/// order as an unblocked product (partial sums pass through c exactly), so
-/// the result is the same, bit for bit. Leftover columns are read in place.
-/// scratch holds matmul_packed_scratch.
+/// of matmul_panel_width columns are copied, kMatmulPackWidth columns per
+/// pass over B's rows, into `scratch` as contiguous k × width blocks; one
+/// buffer serves every pass, so it stays in the cache. Read in place, a tile walks B's rows ldb
+/// floats apart; for ldb a multiple of 512 bytes those rows share a few cache sets and evict each
+/// other, so every row block would fetch B again from L2. Then, kMatmulDepthBlock steps of the
+/// shared dimension at a time, every row block of A runs over that block of the panel, so B is read
+/// from memory once per product, not once per row block (a weight matrix of several MiB does not
+/// fit in L2). Each tile adds its steps in the same order as an unblocked product (partial sums
+/// pass through c exactly), so the result is the same, bit for bit. Leftover columns are read in
+/// place. scratch holds matmul_packed_scratch.
 template <class Arch = xsimd::default_arch>
 void matmul_packed(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
                    std::size_t ldc, std::size_t m, std::size_t k, std::size_t n, float* scratch,
@@ -282,26 +287,33 @@ void matmul_packed(const float* a, std::size_t lda, const float* b, std::size_t 
   }
   using batch = xsimd::batch<float, Arch>;
   constexpr std::size_t P = matmul_panel_width<Arch>();
-  static_assert(P <= kMatmulMaxPanelWidth, "kMatmulMaxPanelWidth is below a panel's width");
+  static_assert(P <= kMatmulMaxPanelWidth && kMatmulPackWidth % P == 0,
+                "a pass holds whole panels");
   const std::size_t full = n - n % P;
-  float* const panel = scratch;
-  for (std::size_t j0 = 0; j0 < full; j0 += P) {
+  for (std::size_t g0 = 0; g0 < full; g0 += kMatmulPackWidth) {
+    const std::size_t panels = std::min(kMatmulPackWidth, full - g0) / P;
     // In batches: std::copy of a panel's row is a call to memcpy in wasm.
     for (std::size_t p = 0; p < k; ++p) {
-      for (std::size_t j = 0; j < P; j += batch::size) {
-        batch::load_unaligned(b + p * ldb + j0 + j).store_unaligned(panel + p * P + j);
+      const float* row = b + p * ldb + g0;
+      for (std::size_t q = 0; q < panels; ++q) {
+        for (std::size_t j = 0; j < P; j += batch::size) {
+          batch::load_unaligned(row + q * P + j).store_unaligned(scratch + (q * k + p) * P + j);
+        }
       }
     }
-    with_row_stride(lda, [&](auto stride) {
-      for (std::size_t p0 = 0; p0 < k; p0 += kMatmulDepthBlock) {
-        const std::size_t depth = std::min(kMatmulDepthBlock, k - p0);
-        const PanelsB<P> block{panel + p0 * P, k * P};
-        // Out of line: each stride's product has this one caller, and
-        // inlined here its accumulators were spilled on every step in wasm.
-        call_outlined<&matmul_with<Arch, decltype(stride)::value, PanelsB<P>>>(
-            a + p0, lda, block, c + j0, ldc, m, depth, P, accumulate || p0 > 0);
-      }
-    });
+    for (std::size_t q = 0; q < panels; ++q) {
+      const float* panel = scratch + q * k * P;
+      with_row_stride(lda, [&](auto stride) {
+        for (std::size_t p0 = 0; p0 < k; p0 += kMatmulDepthBlock) {
+          const std::size_t depth = std::min(kMatmulDepthBlock, k - p0);
+          const PanelsB<P> block{panel + p0 * P, k * P};
+          // Out of line: each stride's product has this one caller, and
+          // inlined here its accumulators were spilled on every step in wasm.
+          call_outlined<&matmul_with<Arch, decltype(stride)::value, PanelsB<P>>>(
+              a + p0, lda, block, c + g0 + q * P, ldc, m, depth, P, accumulate || p0 > 0);
+        }
+      });
+    }
   }
   if (full < n) {
     matmul_with<Arch>(a, lda, RowsB{b + full, ldb}, c + full, ldc, m, k, n - full, accumulate);
