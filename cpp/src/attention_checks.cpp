@@ -13,25 +13,8 @@ namespace attnscope::detail {
 
 namespace {
 
-// Largest Euclidean norm of the rows of x. Rows are summed in float (SIMD);
-// a row whose float sum overflows is summed again in double.
-double max_row_norm(const float* x, std::size_t rows, std::size_t d) {
-  double worst = 0.0;
-  for (std::size_t r = 0; r < rows; ++r) {
-    const float* row = x + r * d;
-    double sum = kernels::sum_of_squares<kernels::KeyNormArch>(row, d);
-    if (std::isinf(sum)) {
-      sum = 0.0;
-      for (std::size_t p = 0; p < d; ++p) sum += double(row[p]) * row[p];
-    }
-    worst = std::max(worst, sum);
-  }
-  return std::sqrt(worst);
-}
-
-// The largest float sum of squares of the rows of x (what max_row_norm
-// squares before widening), or +inf when one overflowed: max_row_norm then
-// gives the norm.
+// The largest float sum of squares of the rows of x (SIMD), or +inf when
+// one overflowed.
 float max_row_norm2(const float* x, std::size_t rows, std::size_t d) {
   float worst = 0.0f;
   for (std::size_t r = 0; r < rows; ++r) {
@@ -40,46 +23,31 @@ float max_row_norm2(const float* x, std::size_t rows, std::size_t d) {
   return worst;
 }
 
-// The norm max_row_norm(x, rows, d) gives, from its square when taken.
-double row_norm_from(float norm2_max, const float* x, std::size_t rows, std::size_t d) {
-  return std::isinf(norm2_max) ? max_row_norm(x, rows, d) : std::sqrt(double(norm2_max));
+// Largest Euclidean norm of the rows of x: from their float sums of squares,
+// or, when one overflowed, from sums in double.
+double max_row_norm(const float* x, std::size_t rows, std::size_t d) {
+  const float norm2 = max_row_norm2(x, rows, d);
+  if (!std::isinf(norm2)) return std::sqrt(double(norm2));
+  double worst = 0.0;
+  for (std::size_t r = 0; r < rows; ++r) {
+    double sum = 0.0;
+    for (std::size_t p = 0; p < d; ++p) sum += double(x[r * d + p]) * x[r * d + p];
+    worst = std::max(worst, sum);
+  }
+  return std::sqrt(worst);
+}
+
+// The largest norm of the rows of x: from norm2_max[i], the largest float
+// sum of squares already taken, when there is one and it did not overflow
+// (+inf), else measured.
+double max_row_norm_from(const float* norm2_max, std::size_t i, const float* x, std::size_t rows,
+                         std::size_t d) {
+  return norm2_max && !std::isinf(norm2_max[i]) ? std::sqrt(double(norm2_max[i]))
+                                                : max_row_norm(x, rows, d);
 }
 
 // A little below FLT_MAX, leaving room for float rounding of the sums.
 constexpr double kScoreLimit = 3.0e38;
-
-// Throws unless every head's scores fit in a float, given the largest key
-// row norm of each key/value head (B·Hkv of them).
-void check_score_bound(const float* q, const std::vector<double>& key_norms,
-                       const std::vector<float>& query_norm2_max, const AttentionDims& dims,
-                       float scale, const ScoreTerms& terms, const char* fn) {
-  // The largest finite term added to a scaled score: mask, bias and ALiBi.
-  double additive_max = 0.0;
-  for (float a : terms.mask->additive.data) {
-    if (std::isfinite(a)) additive_max = std::max(additive_max, double(std::abs(a)));
-  }
-  double bias_max = 0.0;
-  if (terms.bias) {
-    for (float a : terms.bias->data) bias_max = std::max(bias_max, double(std::abs(a)));
-  }
-  for (float slope : terms.alibi_slopes) {
-    bias_max = std::max(bias_max, double(slope) * double(dims.k_len));
-  }
-  const std::size_t Tq = dims.q_len, d_k = dims.d_k;
-  for (std::size_t head = 0; head < dims.batch * dims.heads; ++head) {
-    const std::size_t b = head / dims.heads, h = head % dims.heads;
-    const double bound = row_norm_from(query_norm2_max[head], q + head * Tq * d_k, Tq, d_k) *
-                         key_norms[b * dims.kv_heads + h / dims.group()];
-    const double scaled_bound = bound * std::abs(double(scale)) + additive_max + bias_max;
-    if (bound > kScoreLimit || scaled_bound > kScoreLimit) {
-      throw Error(std::string(fn) + ": scores of batch " + std::to_string(b) + ", head " +
-                  std::to_string(h) + " may reach " +
-                  format_value(std::max(bound, scaled_bound), 3) +
-                  " (|q|·|k|·scale + |additive mask| + |bias|) and overflow float; scale the "
-                  "inputs down");
-    }
-  }
-}
 
 }  // namespace
 
@@ -92,31 +60,38 @@ float resolve_scale(const Scale& scale, std::size_t d_k, const char* fn) {
 }
 
 void check_score_range(const float* q, const float* k, const AttentionDims& dims, float scale,
-                       const ScoreTerms& terms, const char* fn) {
-  // No norm taken yet: every head's is measured from k.
-  const std::vector<float> none(dims.batch * dims.kv_heads, INFINITY);
-  check_score_range_with_key_norms(q, k, none, dims, scale, terms, fn);
-}
-
-void check_score_range_with_key_norms(const float* q, const float* k,
-                                      const std::vector<float>& key_norm2_max,
-                                      const AttentionDims& dims, float scale,
-                                      const ScoreTerms& terms, const char* fn) {
-  const std::vector<float> none(dims.batch * dims.heads, INFINITY);
-  check_score_range_with_norms(q, k, key_norm2_max, none, dims, scale, terms, fn);
-}
-
-void check_score_range_with_norms(const float* q, const float* k,
-                                  const std::vector<float>& key_norm2_max,
-                                  const std::vector<float>& query_norm2_max,
-                                  const AttentionDims& dims, float scale, const ScoreTerms& terms,
-                                  const char* fn) {
-  const std::size_t Tk = dims.k_len, d_k = dims.d_k;
+                       const ScoreTerms& terms, const char* fn, const float* key_norm2_max,
+                       const float* query_norm2_max) {
+  // The largest finite term added to a scaled score: mask, bias and ALiBi.
+  double additive_max = 0.0;
+  for (float a : terms.mask->additive.data) {
+    if (std::isfinite(a)) additive_max = std::max(additive_max, double(std::abs(a)));
+  }
+  double bias_max = 0.0;
+  if (terms.bias) {
+    for (float a : terms.bias->data) bias_max = std::max(bias_max, double(std::abs(a)));
+  }
+  for (float slope : terms.alibi_slopes) {
+    bias_max = std::max(bias_max, double(slope) * double(dims.k_len));
+  }
+  const std::size_t Tq = dims.q_len, Tk = dims.k_len, d_k = dims.d_k;
   std::vector<double> key_norms(dims.batch * dims.kv_heads);
   for (std::size_t kv_head = 0; kv_head < key_norms.size(); ++kv_head) {
-    key_norms[kv_head] = row_norm_from(key_norm2_max[kv_head], k + kv_head * Tk * d_k, Tk, d_k);
+    key_norms[kv_head] = max_row_norm_from(key_norm2_max, kv_head, k + kv_head * Tk * d_k, Tk, d_k);
   }
-  check_score_bound(q, key_norms, query_norm2_max, dims, scale, terms, fn);
+  for (std::size_t head = 0; head < dims.batch * dims.heads; ++head) {
+    const std::size_t b = head / dims.heads, h = head % dims.heads;
+    const double bound = max_row_norm_from(query_norm2_max, head, q + head * Tq * d_k, Tq, d_k) *
+                         key_norms[b * dims.kv_heads + h / dims.group()];
+    const double scaled_bound = bound * std::abs(double(scale)) + additive_max + bias_max;
+    if (bound > kScoreLimit || scaled_bound > kScoreLimit) {
+      throw Error(std::string(fn) + ": scores of batch " + std::to_string(b) + ", head " +
+                  std::to_string(h) + " may reach " +
+                  format_value(std::max(bound, scaled_bound), 3) +
+                  " (|q|·|k|·scale + |additive mask| + |bias|) and overflow float; scale the "
+                  "inputs down");
+    }
+  }
 }
 
 InputScan::InputScan(const AttentionDims& dims)

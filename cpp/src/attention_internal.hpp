@@ -124,26 +124,16 @@ float resolve_scale(const Scale& scale, std::size_t d_k, const char* fn);
 /// Throws unless every score, scaled score and masked score is sure to fit
 /// in a float: by Cauchy–Schwarz |q·k| <= |q|·|k|, so the row norms bound
 /// them. Without this an overflowing score would turn into NaN weights.
+/// key_norm2_max (B·Hkv floats, as the decode kernel gives them) and
+/// query_norm2_max (B·H floats, as an InputScan has them), when given, are
+/// each head's largest float sum of squares of a key or query row already
+/// taken: the same bound, the same error. Without them, or where an entry is
+/// +inf (a sum overflowed float, or it was never taken), the norm is measured
+/// from k or q.
 void check_score_range(const float* q, const float* k, const AttentionDims& dims, float scale,
-                       const ScoreTerms& terms, const char* fn);
-
-/// check_score_range with each key/value head's largest float sum of
-/// squares of a key row already taken (B·Hkv floats, as the decode kernel
-/// gives them): the same bound, the same error. A head whose value is +inf
-/// (a sum overflowed float, or it was never taken) has its keys' norm
-/// recomputed from k as check_score_range does.
-void check_score_range_with_key_norms(const float* q, const float* k,
-                                      const std::vector<float>& key_norm2_max,
-                                      const AttentionDims& dims, float scale,
-                                      const ScoreTerms& terms, const char* fn);
-
-/// check_score_range with the query heads' largest float sums of squares
-/// taken too (B·H floats, +inf: recomputed from q), as an InputScan has them.
-void check_score_range_with_norms(const float* q, const float* k,
-                                  const std::vector<float>& key_norm2_max,
-                                  const std::vector<float>& query_norm2_max,
-                                  const AttentionDims& dims, float scale, const ScoreTerms& terms,
-                                  const char* fn);
+                       const ScoreTerms& terms, const char* fn,
+                       const float* key_norm2_max = nullptr,
+                       const float* query_norm2_max = nullptr);
 
 /// A decode step whose kernel reads every key and value row unmasked by at
 /// least one query row (no padding, custom mask or window hides a key): a

@@ -31,13 +31,9 @@ std::size_t run_attention(const float* q, const float* k, const float* v, const 
   // given. It is the same whichever path runs, so both accept the same
   // inputs (q and k rotated alike); with deferred checks, an infinite key
   // makes it fail, and is then named as such.
-  const auto check_range = [&](const std::vector<float>* key_norm2_max) {
+  const auto check_range = [&](const float* key_norm2_max) {
     try {
-      if (key_norm2_max) {
-        check_score_range_with_key_norms(q, k, *key_norm2_max, dims, scale, terms, fn);
-      } else {
-        check_score_range(q, k, dims, scale, terms, fn);
-      }
+      check_score_range(q, k, dims, scale, terms, fn, key_norm2_max);
     } catch (const Error&) {
       if (deferred) check_finite(deferred->k, fn, "k");
       throw;
@@ -64,11 +60,11 @@ std::size_t run_attention(const float* q, const float* k, const float* v, const 
         check_finite(deferred->k, fn, "k");
         check_finite(deferred->v, fn, "v");
       }
-      check_score_range_with_norms(q, k, scan->key_norm2_max, scan->query_norm2_max, dims, scale,
-                                   terms, fn);
+      check_score_range(q, k, dims, scale, terms, fn, scan->key_norm2_max.data(),
+                        scan->query_norm2_max.data());
       return count;
     }
-    if (deferred) check_range(&key_norm2_max);
+    if (deferred) check_range(key_norm2_max.data());
     const std::size_t out_size = dims.batch * dims.heads * dims.q_len * dims.d_v;
     if (deferred && (!scores_finite || count > 0 || !kernels::all_finite(out, out_size))) {
       // Something went wrong: the checks skipped before name its cause.

@@ -146,7 +146,7 @@ void decode_score_keys(const float* queries_t, const float* key, std::size_t d_k
 
 /// Raises *norm2_max to the float sum of squares of each of the Keys key
 /// rows from `key` that is larger (a NaN sum is passed over, as
-/// attention_checks.cpp's max_row_norm passes it over); nothing when
+/// attention_checks.cpp's max_row_norm2 passes it over); nothing when
 /// norm2_max is null. Each row's sum is sum_of_squares<KeyNormArch>'s, the
 /// same operations in the same order, so the same float to the bit; the rows
 /// are summed side by side, Keys chains of additions at once instead of one
