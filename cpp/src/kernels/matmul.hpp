@@ -256,27 +256,31 @@ void with_row_stride(std::size_t lda, F&& f) {
 inline constexpr std::size_t kMatmulPackWidth = 64;
 static_assert(kMatmulPackWidth % kMatmulMaxPanelWidth == 0, "a pass holds whole panels");
 
-/// Floats matmul_packed needs as scratch for a k × n B (any Arch): one pass's panels.
-inline std::size_t matmul_packed_scratch(std::size_t k, std::size_t n) {
-  return k * std::min(n, kMatmulPackWidth);
-}
-
-/// Steps of the shared dimension per block in matmul_packed: a block of one
-/// panel (256 × 8 floats in wasm, 8 KiB) stays in the L1 cache while every
-/// row block of A passes over it.
+/// Steps of the shared dimension per block in matmul_packed: a block of the
+/// pass's panels (256 × 64 floats, 64 KiB) is copied and then used by every
+/// row block of A while it is still in the cache.
 inline constexpr std::size_t kMatmulDepthBlock = 256;
 
-/// matmul for a large B reused by many rows (projections): B's full panels
-/// of matmul_panel_width columns are copied, kMatmulPackWidth columns per
-/// pass over B's rows, into `scratch` as contiguous k × width blocks; one
-/// buffer serves every pass, so it stays in the cache. Read in place, a tile walks B's rows ldb
-/// floats apart; for ldb a multiple of 512 bytes those rows share a few cache sets and evict each
-/// other, so every row block would fetch B again from L2. Then, kMatmulDepthBlock steps of the
-/// shared dimension at a time, every row block of A runs over that block of the panel, so B is read
-/// from memory once per product, not once per row block (a weight matrix of several MiB does not
-/// fit in L2). Each tile adds its steps in the same order as an unblocked product (partial sums
-/// pass through c exactly), so the result is the same, bit for bit. Leftover columns are read in
-/// place. scratch holds matmul_packed_scratch.
+/// Floats matmul_packed needs as scratch for a k × n B (any Arch): one block
+/// of up to kMatmulPackWidth columns by kMatmulDepthBlock rows.
+inline std::size_t matmul_packed_scratch(std::size_t k, std::size_t n) {
+  return k == 0 ? 0 : kMatmulDepthBlock * std::min(n, kMatmulPackWidth);
+}
+
+/// matmul for a large B reused by many rows (projections). Read in place, a
+/// tile walks B's rows ldb floats apart; for ldb a multiple of 512 bytes
+/// those rows share a few cache sets and evict each other, so every row
+/// block would fetch B again from L2. So B's full panels of
+/// matmul_panel_width columns are copied into `scratch`, kMatmulPackWidth
+/// columns by kMatmulDepthBlock rows at a time, each panel's rows
+/// contiguous; then every row block of A runs over each panel of that block
+/// before the next block is copied into the same buffer. B is thus read from
+/// memory once per product, not once per row block (a weight matrix of
+/// several MiB does not fit in L2), and what was copied is used while it is
+/// still in the cache. Each tile adds its steps in the same order as an
+/// unblocked product (partial sums pass through c exactly), so the result is
+/// the same, bit for bit. Leftover columns are read in place. scratch holds
+/// matmul_packed_scratch.
 template <class Arch = xsimd::default_arch>
 void matmul_packed(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
                    std::size_t ldc, std::size_t m, std::size_t k, std::size_t n, float* scratch,
@@ -292,27 +296,30 @@ void matmul_packed(const float* a, std::size_t lda, const float* b, std::size_t 
   const std::size_t full = n - n % P;
   for (std::size_t g0 = 0; g0 < full; g0 += kMatmulPackWidth) {
     const std::size_t panels = std::min(kMatmulPackWidth, full - g0) / P;
-    // In batches: std::copy of a panel's row is a call to memcpy in wasm.
-    for (std::size_t p = 0; p < k; ++p) {
-      const float* row = b + p * ldb + g0;
-      for (std::size_t q = 0; q < panels; ++q) {
-        for (std::size_t j = 0; j < P; j += batch::size) {
-          batch::load_unaligned(row + q * P + j).store_unaligned(scratch + (q * k + p) * P + j);
+    for (std::size_t p0 = 0; p0 < k; p0 += kMatmulDepthBlock) {
+      const std::size_t depth = std::min(kMatmulDepthBlock, k - p0);
+      // In batches: std::copy of a panel's row is a call to memcpy in wasm.
+      // Panels sit kMatmulDepthBlock rows apart even in a shorter last block:
+      // with a stride known at run time the copy ran slower in wasm
+      // (docs/performance/journal.md, "Packing B by blocks of 64 columns").
+      for (std::size_t p = 0; p < depth; ++p) {
+        const float* row = b + (p0 + p) * ldb + g0;
+        for (std::size_t q = 0; q < panels; ++q) {
+          for (std::size_t j = 0; j < P; j += batch::size) {
+            batch::load_unaligned(row + q * P + j)
+                .store_unaligned(scratch + (q * kMatmulDepthBlock + p) * P + j);
+          }
         }
       }
-    }
-    for (std::size_t q = 0; q < panels; ++q) {
-      const float* panel = scratch + q * k * P;
-      with_row_stride(lda, [&](auto stride) {
-        for (std::size_t p0 = 0; p0 < k; p0 += kMatmulDepthBlock) {
-          const std::size_t depth = std::min(kMatmulDepthBlock, k - p0);
-          const PanelsB<P> block{panel + p0 * P, k * P};
+      for (std::size_t q = 0; q < panels; ++q) {
+        const PanelsB<P> panel{scratch + q * kMatmulDepthBlock * P, kMatmulDepthBlock * P};
+        with_row_stride(lda, [&](auto stride) {
           // Out of line: each stride's product has this one caller, and
           // inlined here its accumulators were spilled on every step in wasm.
           call_outlined<&matmul_with<Arch, decltype(stride)::value, PanelsB<P>>>(
-              a + p0, lda, block, c + g0 + q * P, ldc, m, depth, P, accumulate || p0 > 0);
-        }
-      });
+              a + p0, lda, panel, c + g0 + q * P, ldc, m, depth, P, accumulate || p0 > 0);
+        });
+      }
     }
   }
   if (full < n) {
