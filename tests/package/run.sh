@@ -35,7 +35,11 @@ echo "tarball: $(basename "$tarball"), $(wc -c <"$tarball") bytes, $(tar -tzf "$
 install_into() {  # dir: an empty project with only the tarball installed
   mkdir -p "$1"
   [[ -f $1/package.json ]] || echo '{ "name": "consumer", "private": true, "type": "module" }' >"$1/package.json"
-  (cd "$1" && npm install --offline --no-audit --no-fund --loglevel=error "$tarball" >/dev/null 2>&1)
+  # --prefer-offline: the package's own dependency (gpt-tokenizer) comes from npm's cache when
+  # it is there; on a fresh machine `npm ci` may have cached its tarball but not its registry
+  # entry, which --offline would need. npm's own error is shown if the install fails.
+  (cd "$1" && npm install --prefer-offline --no-audit --no-fund --loglevel=error "$tarball" >"$work/npm-install.log" 2>&1) ||
+    { cat "$work/npm-install.log"; echo "package: npm install of the tarball into $1 failed"; exit 1; }
 }
 
 echo "-- Node consumer"
