@@ -36,13 +36,22 @@ export async function axeViolations(page) {
   const source = await readFile(join(repo, 'node_modules/axe-core/axe.min.js'), 'utf8');
   await page.evaluate(source); // evaluated through DevTools, not subject to the page's CSP
   return page.evaluate(async () => {
-    // Contrast is judged on what stays on screen: a fade-in still running (the walkthrough's
-    // newest step appears over 0.35 s) would be measured at part opacity on a slow machine.
-    const finite = document
-      .getAnimations()
-      .filter((a) => a.effect?.getTiming().iterations !== Infinity);
-    await Promise.all(finite.map((a) => a.finished.catch(() => {})));
-    const r = await window.axe.run(document, { resultTypes: ['violations'] });
+    // Contrast is judged on the page at rest. The walkthrough's newest step fades in over
+    // 0.35 s each time the player moves on, so on a slow machine axe could catch one at part
+    // opacity; animations and transitions are held off while it runs (as Playwright's
+    // screenshots do with animations: 'disabled'), through a constructed style sheet, which
+    // the page's style-src CSP leaves alone.
+    const still = new CSSStyleSheet();
+    still.replaceSync(
+      '*, *::before, *::after { animation: none !important; transition: none !important; }',
+    );
+    document.adoptedStyleSheets = [...document.adoptedStyleSheets, still];
+    let r;
+    try {
+      r = await window.axe.run(document, { resultTypes: ['violations'] });
+    } finally {
+      document.adoptedStyleSheets = document.adoptedStyleSheets.filter((x) => x !== still);
+    }
     return r.violations.map(
       (v) =>
         `${v.id}: ${v.nodes

@@ -277,6 +277,11 @@ test('10 000 tokens and 20 sentences: the computed part is named, the text kept;
   // Twenty sentences: the first sixteen are computed.
   const lines = Array.from({ length: 20 }, (_, i) => `line ${i + 1}`).join('\n');
   await change(page, () => page.fill('#text', lines));
+  // A run of the chip edit may still end after that wait began: wait for the new text's own run
+  // (its batch in the status), up to a timeout, then check every text.
+  await page
+    .waitForFunction(() => /B=16, T=2,/.test(document.getElementById('status-text')?.textContent))
+    .catch(() => {});
   assert.match(
     await page.textContent('#token-count'),
     /^32 tokens in 16 sentences .* Computing 32 of 40 tokens \(the first 16 of 20 sentences\); the rest is kept in the box\.$/,
