@@ -212,24 +212,14 @@ void gpt2_logits(const float* hidden, std::size_t rows, const float* wte, std::s
     });
     return;
   }
-  // Many rows: logitsᵀ = wte · hiddenᵀ, a block of tokens at a time, so the
-  // matmul kernel streams wte as it is stored (no transposed copy of it)
-  // and only the small hiddenᵀ and each block's result are transposed.
-  constexpr std::size_t kBlock = 2048;
-  std::vector<float> hidden_t = allocate_zeros({C * rows}, "gpt2: hidden transposed").data;
-  for (std::size_t r = 0; r < rows; ++r) {
-    for (std::size_t i = 0; i < C; ++i) hidden_t[i * rows + r] = hidden[r * C + i];
-  }
-  // One block of tokens per task, each slot with its own block of results.
-  const std::size_t slots = parallel_slots();
-  std::vector<float> blocks = allocate_zeros({slots * kBlock * rows}, "gpt2: logits blocks").data;
-  parallel_for((vocab + kBlock - 1) / kBlock, slots, [&](std::size_t task, std::size_t slot) {
-    const std::size_t v0 = task * kBlock, n = std::min(kBlock, vocab - v0);
-    float* block = blocks.data() + slot * kBlock * rows;
-    kernels::matmul_best(wte + v0 * C, C, hidden_t.data(), rows, block, rows, n, C, rows);
-    for (std::size_t v = 0; v < n; ++v) {
-      for (std::size_t r = 0; r < rows; ++r) logits[r * vocab + v0 + v] = block[v * rows + r];
-    }
+  // Many rows: hidden · wteᵀ, wte's rows transposed a panel at a time as the
+  // product reads them, in blocks of tokens spread over the pool. Blocks
+  // start at multiples of 64, so every token keeps the panel it has in one
+  // call over the whole vocabulary.
+  constexpr std::size_t kVocabGrain = 64;
+  parallel_ranges(vocab, kVocabGrain, vocab * C * rows, [&](std::size_t v0, std::size_t v1) {
+    kernels::matmul_transposed_b_best(hidden, C, wte + v0 * C, C, logits + v0, vocab, rows, C,
+                                      v1 - v0);
   });
 }
 

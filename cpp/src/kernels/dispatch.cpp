@@ -3,8 +3,11 @@
 
 #include <memory>
 #include <new>
+#include <vector>
 
 #include <xsimd/xsimd.hpp>
+
+#include "kernels/matmul_transposed_b.hpp"
 
 namespace attnscope::kernels {
 
@@ -66,6 +69,13 @@ void matmul_best(const float* a, std::size_t lda, const float* b, std::size_t ld
     scratch.reset(new (std::nothrow) float[matmul_packed_scratch(k, n)]);
   }
   dispatcher<MatmulKernel>()(a, lda, b, ldb, c, ldc, m, k, n, accumulate, scratch.get());
+}
+
+void matmul_transposed_b_best(const float* a, std::size_t lda, const float* b, std::size_t ldb,
+                              float* c, std::size_t ldc, std::size_t m, std::size_t k,
+                              std::size_t n) {
+  std::vector<float> scratch(matmul_transposed_b_scratch(m, k));
+  dispatcher<MatmulTransposedBKernel>()(a, lda, b, ldb, c, ldc, m, k, n, scratch.data());
 }
 
 void softmax_rows_best(const float* x, float* y, std::size_t rows, std::size_t n,

@@ -45,6 +45,12 @@ void matmul_best(const float* a, std::size_t lda, const float* b, std::size_t ld
                  std::size_t ldc, std::size_t m, std::size_t k, std::size_t n,
                  bool accumulate = false);
 
+/// matmul_transposed_b (c = a·bᵀ, b stored as n rows of k); see
+/// matmul_transposed_b.hpp.
+void matmul_transposed_b_best(const float* a, std::size_t lda, const float* b, std::size_t ldb,
+                              float* c, std::size_t ldc, std::size_t m, std::size_t k,
+                              std::size_t n);
+
 /// softmax_rows; see softmax_rows.hpp.
 void softmax_rows_best(const float* x, float* y, std::size_t rows, std::size_t n,
                        unsigned char* has_keys);
@@ -79,6 +85,12 @@ struct MatmulKernel {
   template <class Arch>
   void operator()(Arch, const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
                   std::size_t ldc, std::size_t m, std::size_t k, std::size_t n, bool accumulate,
+                  float* scratch) const;
+};
+struct MatmulTransposedBKernel {
+  template <class Arch>
+  void operator()(Arch, const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
+                  std::size_t ldc, std::size_t m, std::size_t k, std::size_t n,
                   float* scratch) const;
 };
 struct SoftmaxRowsKernel {

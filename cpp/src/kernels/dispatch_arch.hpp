@@ -9,6 +9,7 @@
 #include "kernels/dispatch.hpp"
 #include "kernels/flash_attention.hpp"
 #include "kernels/matmul.hpp"
+#include "kernels/matmul_transposed_b.hpp"
 #include "kernels/softmax_rows.hpp"
 
 namespace attnscope::kernels {
@@ -53,6 +54,13 @@ void MatmulKernel::operator()(Arch, const float* a, std::size_t lda, const float
 }
 
 template <class Arch>
+void MatmulTransposedBKernel::operator()(Arch, const float* a, std::size_t lda, const float* b,
+                                         std::size_t ldb, float* c, std::size_t ldc, std::size_t m,
+                                         std::size_t k, std::size_t n, float* scratch) const {
+  matmul_transposed_b<Arch>(a, lda, b, ldb, c, ldc, m, k, n, scratch);
+}
+
+template <class Arch>
 void SoftmaxRowsKernel::operator()(Arch, const float* x, float* y, std::size_t rows, std::size_t n,
                                    unsigned char* has_keys) const {
   softmax_rows<Arch>(x, y, rows, n, has_keys);
@@ -80,6 +88,9 @@ const char* ArchNameKernel::operator()(Arch) const {
   template void attnscope::kernels::MatmulKernel::operator()<A>(                                 \
       A, const float*, std::size_t, const float*, std::size_t, float*, std::size_t, std::size_t, \
       std::size_t, std::size_t, bool, float*) const;                                             \
+  template void attnscope::kernels::MatmulTransposedBKernel::operator()<A>(                      \
+      A, const float*, std::size_t, const float*, std::size_t, float*, std::size_t, std::size_t, \
+      std::size_t, std::size_t, float*) const;                                                   \
   template void attnscope::kernels::SoftmaxRowsKernel::operator()<A>(                            \
       A, const float*, float*, std::size_t, std::size_t, unsigned char*) const;                  \
   template const char* attnscope::kernels::ArchNameKernel::operator()<A>(A) const;
