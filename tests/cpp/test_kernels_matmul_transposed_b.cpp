@@ -61,8 +61,7 @@ void check_transposed(std::size_t m, std::size_t k, std::size_t n, std::size_t p
 
 // Whether matmul_transposed_b gives matmul's bits on Bᵀ written out, whole and
 // split into calls over column ranges.
-void check_bit_for_bit(std::size_t m, std::size_t k, std::size_t n,
-                                         std::mt19937& rng) {
+void check_bit_for_bit(std::size_t m, std::size_t k, std::size_t n, std::mt19937& rng) {
   const std::vector<float> a = random_floats(rng, m * k), b = random_floats(rng, n * k);
   std::vector<float> whole(m * n), split(m * n);
   std::vector<float> scratch(matmul_transposed_b_scratch(m, k), NAN);
