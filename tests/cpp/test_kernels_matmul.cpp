@@ -13,6 +13,8 @@
 
 using namespace attnscope::kernels;
 using attnscope::testing::kKernelSizes;
+using attnscope::testing::product_error;
+using attnscope::testing::ProductError;
 using attnscope::testing::random_floats;
 
 namespace {
@@ -76,24 +78,14 @@ void check_matmul(std::size_t m, std::size_t k, std::size_t n, std::size_t pad, 
     matmul(a.data(), lda, b.data(), ldb, c.data(), ldc, m, k, n, accumulate);
   }
   matmul_reference(a.data(), lda, b.data(), ldb, ref.data(), ldc, m, k, n, accumulate);
-  double worst = 0.0;
-  for (std::size_t i = 0; i < m; ++i) {
-    for (std::size_t j = 0; j < ldc; ++j) {
-      const std::size_t at = i * ldc + j;
-      if (j >= n) {
-        // Padding columns of C must be left alone.
-        REQUIRE(c[at] == before[at]);
-        continue;
-      }
-      double magnitude = accumulate ? std::abs(double(before[at])) : 0.0;
-      for (std::size_t p = 0; p < k; ++p)
-        magnitude += std::abs(double(a[i * lda + p]) * b[p * ldb + j]);
-      worst = std::max(worst, std::abs(c[at] - ref[at]) / std::max(magnitude, 1e-30));
-    }
-  }
+  const ProductError e = product_error(c, before, ref, m, k, n, ldc, accumulate,
+                                       [&](std::size_t i, std::size_t j, std::size_t p) {
+                                         return double(a[i * lda + p]) * b[p * ldb + j];
+                                       });
+  REQUIRE(e.padding_kept);  // padding columns of C must be left alone
   INFO("m = " << m << ", k = " << k << ", n = " << n << ", pad = " << pad
               << ", accumulate = " << accumulate << ", form = " << int(form));
-  CHECK(worst <= 1e-6);
+  CHECK(e.worst <= 1e-6);
 }
 
 }  // namespace

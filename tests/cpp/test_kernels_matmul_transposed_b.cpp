@@ -23,6 +23,8 @@
 #include "test_kernels_support.hpp"
 
 using namespace attnscope::kernels;
+using attnscope::testing::product_error;
+using attnscope::testing::ProductError;
 using attnscope::testing::random_floats;
 
 namespace {
@@ -41,22 +43,13 @@ void check_transposed(std::size_t m, std::size_t k, std::size_t n, std::size_t p
   matmul_transposed_b<Arch>(a.data(), lda, b.data(), ldb, c.data(), ldc, m, k, n, scratch.data());
   std::vector<double> ref(m * ldc);
   matmul_transposed_b_reference(a.data(), lda, b.data(), ldb, ref.data(), ldc, m, k, n);
-  double worst = 0.0;
-  for (std::size_t i = 0; i < m; ++i) {
-    for (std::size_t j = 0; j < ldc; ++j) {
-      const std::size_t at = i * ldc + j;
-      if (j >= n) {
-        REQUIRE(c[at] == before[at]);
-        continue;
-      }
-      double magnitude = 0.0;
-      for (std::size_t p = 0; p < k; ++p)
-        magnitude += std::abs(double(a[i * lda + p]) * b[j * ldb + p]);
-      worst = std::max(worst, std::abs(c[at] - ref[at]) / std::max(magnitude, 1e-30));
-    }
-  }
+  const ProductError e = product_error(c, before, ref, m, k, n, ldc, false,
+                                       [&](std::size_t i, std::size_t j, std::size_t p) {
+                                         return double(a[i * lda + p]) * b[j * ldb + p];
+                                       });
+  REQUIRE(e.padding_kept);
   INFO("m = " << m << ", k = " << k << ", n = " << n << ", pad = " << pad);
-  CHECK(worst <= 1e-6);
+  CHECK(e.worst <= 1e-6);
 }
 
 // Whether matmul_transposed_b gives matmul's bits on Bᵀ written out, whole and

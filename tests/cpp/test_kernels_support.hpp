@@ -49,4 +49,32 @@ double max_scaled_error(const Y& y, const R& ref, double floor) {
   return worst;
 }
 
+/// A product's error: the worst |c − ref| / (Σ_p |term(i, j, p)| + |before|
+/// when accumulating) over its m × n elements, row stride ldc (cancellation
+/// makes a plain relative error meaningless); and whether the padding
+/// columns n..ldc of c kept their former values.
+struct ProductError {
+  double worst = 0.0;
+  bool padding_kept = true;
+};
+template <class Term>
+ProductError product_error(const std::vector<float>& c, const std::vector<float>& before,
+                           const std::vector<double>& ref, std::size_t m, std::size_t k,
+                           std::size_t n, std::size_t ldc, bool accumulate, Term term) {
+  ProductError e;
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t j = 0; j < ldc; ++j) {
+      const std::size_t at = i * ldc + j;
+      if (j >= n) {
+        e.padding_kept = e.padding_kept && c[at] == before[at];
+        continue;
+      }
+      double magnitude = accumulate ? std::abs(double(before[at])) : 0.0;
+      for (std::size_t p = 0; p < k; ++p) magnitude += std::abs(term(i, j, p));
+      e.worst = std::max(e.worst, std::abs(c[at] - ref[at]) / std::max(magnitude, 1e-30));
+    }
+  }
+  return e;
+}
+
 }  // namespace attnscope::testing
