@@ -81,6 +81,30 @@ void check_bit_for_bit(std::size_t m, std::size_t k, std::size_t n, std::mt19937
 
 }  // namespace
 
+TEST_CASE("matmul_transposed_b matches its reference around the panel width", "[kernels][matmul]") {
+  // Panels are 8 columns wide in wasm and SSE2, 16 with AVX2, 32 with AVX-512;
+  // the last partial panel is padded with zeros. Depths cross the shared
+  // dimension's blocks (256).
+  std::mt19937 rng(21);
+  for (std::size_t n : {1u, 3u, 4u, 5u, 7u, 8u, 9u, 15u, 16u, 17u, 31u, 32u, 33u, 64u, 67u}) {
+    for (std::size_t m : {1u, 2u, 3u, 4u, 5u, 9u}) check_transposed(m, 11, n, 0, rng);
+    for (std::size_t pad : {1u, 5u}) check_transposed(6, 9, n, pad, rng);
+  }
+  for (std::size_t k : {1u, 2u, 3u, 4u, 5u, 64u, 255u, 256u, 257u, 600u}) {
+    check_transposed(7, k, 41, 0, rng);
+  }
+  // A's row stride of GPT-2 small's width, which the product reads at
+  // compile time (with_row_stride).
+  check_transposed(9, 768, 41, 0, rng);
+}
+
+TEST_CASE("matmul_transposed_b with no shared dimension gives zeros", "[kernels][matmul]") {
+  std::vector<float> c(3 * 10, 7.0f), scratch(matmul_transposed_b_scratch(3, 0), NAN);
+  const float none = 0.0f;
+  matmul_transposed_b<Arch>(&none, 0, &none, 0, c.data(), 10, 3, 0, 10, scratch.data());
+  CHECK(std::all_of(c.begin(), c.end(), [](float x) { return x == 0.0f; }));
+}
+
 TEST_CASE("matmul_transposed_b equals matmul on Bᵀ bit for bit, however its columns are split",
           "[kernels][matmul]") {
   // Whole batches of columns in matmul (no scalar tail): the same terms in
