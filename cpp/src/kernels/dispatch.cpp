@@ -3,7 +3,6 @@
 
 #include <memory>
 #include <new>
-#include <vector>
 
 #include <xsimd/xsimd.hpp>
 
@@ -74,8 +73,9 @@ void matmul_best(const float* a, std::size_t lda, const float* b, std::size_t ld
 void matmul_transposed_b_best(const float* a, std::size_t lda, const float* b, std::size_t ldb,
                               float* c, std::size_t ldc, std::size_t m, std::size_t k,
                               std::size_t n) {
-  std::vector<float> scratch(matmul_transposed_b_scratch(m, k));
-  dispatcher<MatmulTransposedBKernel>()(a, lda, b, ldb, c, ldc, m, k, n, scratch.data());
+  // Left uninitialised: the product writes every float of it before reading it.
+  const std::unique_ptr<float[]> scratch(new float[matmul_transposed_b_scratch(m, k)]);
+  dispatcher<MatmulTransposedBKernel>()(a, lda, b, ldb, c, ldc, m, k, n, scratch.get());
 }
 
 void softmax_rows_best(const float* x, float* y, std::size_t rows, std::size_t n,

@@ -249,6 +249,20 @@ void with_row_stride(std::size_t lda, F&& f) {
   }
 }
 
+/// c (m × P) = a (m × k) · one panel of B (or c += with `accumulate`), A's
+/// row stride read at compile time for transformer widths (with_row_stride),
+/// the product kept out of line: inlined into a caller, its accumulators were
+/// spilled on every step in wasm. The products of matmul_packed and
+/// matmul_transposed_b go through it.
+template <class Arch, std::size_t P>
+void matmul_panel(const float* a, std::size_t lda, const PanelsB<P>& panel, float* c,
+                  std::size_t ldc, std::size_t m, std::size_t k, bool accumulate) {
+  with_row_stride(lda, [&](auto stride) {
+    call_outlined<&matmul_with<Arch, decltype(stride)::value, PanelsB<P>>>(a, lda, panel, c, ldc, m,
+                                                                           k, P, accumulate);
+  });
+}
+
 /// Columns of B that matmul_packed copies per pass over its rows: 256 bytes
 /// of each row, four cache lines, so that the page and the lines one row's
 /// read brings in serve several panels, not one (in wasm a panel is 32
@@ -313,12 +327,7 @@ void matmul_packed(const float* a, std::size_t lda, const float* b, std::size_t 
       }
       for (std::size_t q = 0; q < panels; ++q) {
         const PanelsB<P> panel{scratch + q * kMatmulDepthBlock * P, kMatmulDepthBlock * P};
-        with_row_stride(lda, [&](auto stride) {
-          // Out of line: each stride's product has this one caller, and
-          // inlined here its accumulators were spilled on every step in wasm.
-          call_outlined<&matmul_with<Arch, decltype(stride)::value, PanelsB<P>>>(
-              a + p0, lda, panel, c + g0 + q * P, ldc, m, depth, P, accumulate || p0 > 0);
-        });
+        matmul_panel<Arch>(a + p0, lda, panel, c + g0 + q * P, ldc, m, depth, accumulate || p0 > 0);
       }
     }
   }

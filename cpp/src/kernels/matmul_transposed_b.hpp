@@ -18,7 +18,6 @@
 
 #include "kernels/isa_namespace.hpp"
 #include "kernels/matmul.hpp"
-#include "kernels/outlined.hpp"
 #include "kernels/transpose.hpp"
 
 namespace attnscope::kernels {
@@ -74,11 +73,8 @@ void matmul_transposed_b(const float* a, std::size_t lda, const float* b, std::s
     const std::size_t ld_out = count == P ? ldc : P;
     for (std::size_t p0 = 0; p0 < k; p0 += kMatmulDepthBlock) {
       const std::size_t depth = std::min(kMatmulDepthBlock, k - p0);
-      const PanelsB<P> block{panel + p0 * P, k * P};
-      with_row_stride(lda, [&](auto stride) {
-        call_outlined<&matmul_with<Arch, decltype(stride)::value, PanelsB<P>>>(
-            a + p0, lda, block, out, ld_out, m, depth, P, p0 > 0);
-      });
+      matmul_panel<Arch>(a + p0, lda, PanelsB<P>{panel + p0 * P, k * P}, out, ld_out, m, depth,
+                         p0 > 0);
     }
     if (count < P) {
       for (std::size_t i = 0; i < m; ++i) std::copy_n(tail + i * P, count, c + i * ldc + j0);
