@@ -13,6 +13,7 @@
 #include "checks.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/matmul.hpp"
+#include "parallel_kernels.hpp"
 
 namespace attnscope {
 
@@ -44,47 +45,52 @@ void check_projection(const Tensor& w, const char* name, std::size_t rows, std::
 
 // Q, K or V straight into the per-head layout (B, H, T, d): head h of
 // batch b is x_b (T × C) · columns [h·d, (h+1)·d) of w (+ bias), so no
-// (B, T, H·d) intermediate has to be split afterwards.
+// (B, T, H·d) intermediate has to be split afterwards. Blocks of rows of
+// every head run on the pool: each row is the same sum whichever block
+// holds it (parallel_kernels.hpp).
 std::vector<float> project_heads(const float* x, std::size_t B, std::size_t T, std::size_t C,
                                  const Tensor& w, const Tensor& bias, std::size_t H,
                                  std::size_t d) {
   const std::size_t width = H * d;
   std::vector<float> out = detail::allocate_zeros({B * H * T * d}, kFn).data;
-  for (std::size_t b = 0; b < B; ++b) {
-    for (std::size_t h = 0; h < H; ++h) {
-      float* head = out.data() + (b * H + h) * T * d;
-      kernels::matmul_best(x + b * T * C, C, w.data.data() + h * d, width, head, d, T, C, d);
-      if (bias.empty()) continue;
-      const float* head_bias = bias.data.data() + h * d;
-      for (std::size_t t = 0; t < T; ++t) {
-        for (std::size_t c = 0; c < d; ++c) head[t * d + c] += head_bias[c];
-      }
-    }
-  }
+  detail::parallel_row_blocks(B * H, T, B * T * C * width,
+                              [&](std::size_t bh, std::size_t t0, std::size_t t1) {
+                                const std::size_t b = bh / H, h = bh % H;
+                                float* head = out.data() + (bh * T + t0) * d;
+                                kernels::matmul_best(x + (b * T + t0) * C, C, w.data.data() + h * d,
+                                                     width, head, d, t1 - t0, C, d);
+                                if (bias.empty()) return;
+                                const float* head_bias = bias.data.data() + h * d;
+                                for (std::size_t t = 0; t < t1 - t0; ++t) {
+                                  for (std::size_t c = 0; c < d; ++c)
+                                    head[t * d + c] += head_bias[c];
+                                }
+                              });
   return out;
 }
 
 // concat · W_O (+ b_O) without building concat: the rows [h·d_v, (h+1)·d_v)
 // of W_O meet head h, so each head's output is multiplied in and summed.
 // Accumulating head after head adds the terms in the same order as one
-// product over the concatenated width.
+// product over the concatenated width. Blocks of rows run on the pool.
 std::vector<float> output_projection(const std::vector<float>& heads_out, std::size_t B,
                                      std::size_t T, std::size_t H, std::size_t d_v,
                                      const Tensor& wo, const Tensor& bo) {
   const std::size_t c_out = wo.shape[1];
   std::vector<float> out = detail::allocate_zeros({B * T * c_out}, kFn).data;
-  for (std::size_t b = 0; b < B; ++b) {
-    float* rows = out.data() + b * T * c_out;
-    for (std::size_t h = 0; h < H; ++h) {
-      kernels::matmul_best(heads_out.data() + (b * H + h) * T * d_v, d_v,
-                           wo.data.data() + h * d_v * c_out, c_out, rows, c_out, T, d_v, c_out,
-                           /*accumulate=*/h > 0);
-    }
-    if (bo.empty()) continue;
-    for (std::size_t t = 0; t < T; ++t) {
-      for (std::size_t c = 0; c < c_out; ++c) rows[t * c_out + c] += bo.data[c];
-    }
-  }
+  detail::parallel_row_blocks(
+      B, T, B * T * H * d_v * c_out, [&](std::size_t b, std::size_t t0, std::size_t t1) {
+        float* rows = out.data() + (b * T + t0) * c_out;
+        for (std::size_t h = 0; h < H; ++h) {
+          kernels::matmul_best(heads_out.data() + ((b * H + h) * T + t0) * d_v, d_v,
+                               wo.data.data() + h * d_v * c_out, c_out, rows, c_out, t1 - t0, d_v,
+                               c_out, /*accumulate=*/h > 0);
+        }
+        if (bo.empty()) return;
+        for (std::size_t t = 0; t < t1 - t0; ++t) {
+          for (std::size_t c = 0; c < c_out; ++c) rows[t * c_out + c] += bo.data[c];
+        }
+      });
   return out;
 }
 

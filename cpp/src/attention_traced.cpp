@@ -11,6 +11,7 @@
 #include "kernels/matmul.hpp"
 #include "kernels/pack_keys.hpp"
 #include "kernels/softmax_rows.hpp"
+#include "parallel_kernels.hpp"
 
 namespace attnscope::detail {
 
@@ -20,48 +21,47 @@ std::size_t attention_traced(const float* q, const float* k, const float* v,
   using Arch = xsimd::default_arch;
   const std::size_t Tq = dims.q_len, Tk = dims.k_len, d_k = dims.d_k, d_v = dims.d_v;
   const std::size_t tt = Tq * Tk, group = dims.group();
-  // The fast path's micro-kernel and scaling: both paths compute the same
-  // float scores and scaled scores (each score the same sum in the same
-  // order, whatever the layout of the keys).
-  std::vector<float> keys_t(d_k * Tk);
-  std::vector<std::uint8_t> has_keys(Tq);
-  std::size_t count = 0;
-
-  for (std::size_t b = 0; b < dims.batch; ++b) {
-    for (std::size_t kv = 0; kv < dims.kv_heads; ++kv) {
-      const std::size_t kv_head = b * dims.kv_heads + kv;
-      const float* vh = v + kv_head * Tk * d_v;
-      // Transposed once for the whole group of query heads that read it.
-      kernels::transpose_keys(k + kv_head * Tk * d_k, Tk, d_k, keys_t.data());
-      for (std::size_t h = kv * group; h < (kv + 1) * group; ++h) {
-        const std::size_t head = b * dims.heads + h;
-        const float* qh = q + head * Tq * d_k;
-        float* scores = trace.scores + head * tt;
-        float* scaled = trace.scaled + head * tt;
-        float* masked = trace.masked + head * tt;
-        float* weights = trace.weights + head * tt;
-        // A key tile at a time, so that its packed copy stays in cache for
-        // every query.
-        for (std::size_t k0 = 0; k0 < Tk; k0 += kernels::kKeyTile) {
-          kernels::matmul_best(qh, d_k, keys_t.data() + k0, Tk, scores + k0, Tk, Tq, d_k,
-                               std::min(kernels::kKeyTile, Tk - k0));
-        }
-        std::copy(scores, scores + tt, scaled);
-        kernels::scale_row<Arch>(scaled, tt, scale);
-        std::copy(scaled, scaled + tt, masked);
-        const kernels::HeadMask hm = head_mask(terms, dims, b, h);
-        for (std::size_t i = 0; i < Tq; ++i) kernels::mask_row(masked + i * Tk, i, 0, Tk, hm);
-        kernels::softmax_rows_best(masked, weights, Tq, Tk, has_keys.data());
-        // Fully masked rows have zero weights, so their output is zero too.
-        kernels::matmul_best(weights, Tk, vh, d_v, out + head * Tq * d_v, d_v, Tq, Tk, d_v);
-        for (std::size_t i = 0; i < Tq; ++i) {
-          fully_masked[head * Tq + i] = has_keys[i] ? 0 : 1;
-          count += has_keys[i] ? 0 : 1;
-        }
-      }
-    }
-  }
-  return count;
+  const std::size_t heads = dims.batch * dims.heads;
+  // Blocks of query rows of every head run on the pool. Every step is by
+  // rows (the products, the mask, the softmax) or by element (the scaling),
+  // so a row's numbers are the same whichever block holds it. The fast
+  // path's micro-kernel and scaling: both paths compute the same float
+  // scores and scaled scores (each score the same sum in the same order,
+  // whatever the layout of the keys).
+  parallel_row_blocks(heads, Tq, heads * Tq * Tk * (d_k + d_v),
+                      [&](std::size_t head, std::size_t i0, std::size_t i1) {
+                        const std::size_t b = head / dims.heads, h = head % dims.heads;
+                        const std::size_t kv_head = b * dims.kv_heads + h / group;
+                        const std::size_t rows = i1 - i0;
+                        std::vector<float> keys_t(d_k * Tk);
+                        std::vector<std::uint8_t> has_keys(rows);
+                        kernels::transpose_keys(k + kv_head * Tk * d_k, Tk, d_k, keys_t.data());
+                        const float* qh = q + (head * Tq + i0) * d_k;
+                        const std::size_t first = head * tt + i0 * Tk, count = rows * Tk;
+                        float* scores = trace.scores + first;
+                        float* scaled = trace.scaled + first;
+                        float* masked = trace.masked + first;
+                        float* weights = trace.weights + first;
+                        // A key tile at a time, so that its packed copy stays in cache for
+                        // every query.
+                        for (std::size_t k0 = 0; k0 < Tk; k0 += kernels::kKeyTile) {
+                          kernels::matmul_best(qh, d_k, keys_t.data() + k0, Tk, scores + k0, Tk,
+                                               rows, d_k, std::min(kernels::kKeyTile, Tk - k0));
+                        }
+                        std::copy(scores, scores + count, scaled);
+                        kernels::scale_row<Arch>(scaled, count, scale);
+                        std::copy(scaled, scaled + count, masked);
+                        const kernels::HeadMask hm = head_mask(terms, dims, b, h);
+                        for (std::size_t i = i0; i < i1; ++i)
+                          kernels::mask_row(masked + (i - i0) * Tk, i, 0, Tk, hm);
+                        kernels::softmax_rows_best(masked, weights, rows, Tk, has_keys.data());
+                        // Fully masked rows have zero weights, so their output is zero too.
+                        kernels::matmul_best(weights, Tk, v + kv_head * Tk * d_v, d_v,
+                                             out + (head * Tq + i0) * d_v, d_v, rows, Tk, d_v);
+                        for (std::size_t i = 0; i < rows; ++i)
+                          fully_masked[head * Tq + i0 + i] = has_keys[i] ? 0 : 1;
+                      });
+  return static_cast<std::size_t>(std::count(fully_masked, fully_masked + heads * Tq, 1));
 }
 
 }  // namespace attnscope::detail

@@ -15,6 +15,7 @@
 #include "kernels/dispatch.hpp"
 #include "kernels/layer_norm.hpp"
 #include "kernels/matmul.hpp"
+#include "parallel_kernels.hpp"
 
 namespace attnscope {
 
@@ -88,9 +89,10 @@ Tensor linear_unchecked(const Tensor& x, const Linear& layer, const char* fn) {
       std::copy(layer.bias.data.begin(), layer.bias.data.end(), y.data.begin() + r * out);
     }
   }
-  kernels::matmul_best(x.data.data(), in, layer.weight.data.data(), out, y.data.data(), out, rows,
-                       in, out,
-                       /*accumulate=*/!layer.bias.empty());
+  // On the pool, split as parallel_kernels.hpp says: the same bits as one call.
+  detail::parallel_matmul(x.data.data(), in, layer.weight.data.data(), out, y.data.data(), out,
+                          rows, in, out,
+                          /*accumulate=*/!layer.bias.empty());
   return y;
 }
 

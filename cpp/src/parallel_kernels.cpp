@@ -24,6 +24,10 @@ constexpr std::size_t kMinParallelWork = std::size_t{1} << 16;
 // not hold the rest up.
 constexpr std::size_t kTasksPerThread = 4;
 
+// Rows per block in parallel_row_blocks, at least: matmul_best packs B for
+// products this tall.
+constexpr std::size_t kMinBlockRows = 16;
+
 std::size_t round_up(std::size_t x, std::size_t to) { return (x + to - 1) / to * to; }
 
 /// Pieces of [0, count) for `slots` threads: at least `grain`, a multiple of it.
@@ -46,6 +50,26 @@ void parallel_ranges(std::size_t count, std::size_t grain, std::size_t work,
   parallel_for(tasks, slots, [&](std::size_t task, std::size_t) {
     const std::size_t begin = task * size;
     block(begin, std::min(count, begin + size));
+  });
+}
+
+void parallel_row_blocks(std::size_t items, std::size_t rows, std::size_t work,
+                         const std::function<void(std::size_t, std::size_t, std::size_t)>& block) {
+  const std::size_t slots = parallel_slots();
+  if (slots <= 1 || work < kMinParallelWork || items * rows <= 1) {
+    for (std::size_t item = 0; item < items; ++item) {
+      if (rows > 0) block(item, 0, rows);
+    }
+    return;
+  }
+  // Enough blocks for kTasksPerThread tasks per thread, counting every item's.
+  const std::size_t per_item = (slots * kTasksPerThread + items - 1) / items;
+  const std::size_t size =
+      std::max<std::size_t>(kMinBlockRows, round_up((rows + per_item - 1) / per_item, 4));
+  const std::size_t blocks = (rows + size - 1) / size;
+  parallel_for(items * blocks, slots, [&](std::size_t task, std::size_t) {
+    const std::size_t begin = task % blocks * size;
+    block(task / blocks, begin, std::min(rows, begin + size));
   });
 }
 

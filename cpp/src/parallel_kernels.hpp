@@ -29,4 +29,13 @@ void parallel_vector_matrix(const float* x, const float* w, std::size_t k, std::
 void parallel_ranges(std::size_t count, std::size_t grain, std::size_t work,
                      const std::function<void(std::size_t begin, std::size_t end)>& block);
 
+/// Runs block(item, begin, end) over rows [0, rows) of each of `items`
+/// independent pieces of work (a batch's heads, say) on the pool, in blocks
+/// of rows that start at multiples of 4 (the matmul register tile's height)
+/// and hold at least 16 rows where there are as many, so a product over a
+/// block packs B as the whole one does. `work` is as for parallel_ranges.
+void parallel_row_blocks(
+    std::size_t items, std::size_t rows, std::size_t work,
+    const std::function<void(std::size_t item, std::size_t begin, std::size_t end)>& block);
+
 }  // namespace attnscope::detail

@@ -96,6 +96,22 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+bool same_tensor(const Tensor& a, const Tensor& b) {
+  return a.shape == b.shape && same_bits(a.data, b.data);
+}
+
+// Every tensor of two traces (attention's or self-attention's) against each other.
+template <class Trace>
+void check_same_trace(const Trace& threaded, const Trace& single) {
+  CHECK(same_tensor(threaded.scores, single.scores));
+  CHECK(same_tensor(threaded.scaled, single.scaled));
+  CHECK(same_tensor(threaded.masked, single.masked));
+  CHECK(same_tensor(threaded.weights, single.weights));
+  CHECK(same_tensor(threaded.bias, single.bias));
+  CHECK(same_tensor(threaded.q_rotated, single.q_rotated));
+  CHECK(same_tensor(threaded.k_rotated, single.k_rotated));
+}
+
 // Restores one thread when a test ends, however it ends.
 struct OneThreadAfter {
   ~OneThreadAfter() { set_threads(1); }
@@ -216,6 +232,95 @@ TEST_CASE("a call right after set_threads, while the new threads start, gives on
     if (!same_bits(attention(c.q, c.k, c.v, c.options).output.data, single)) ++mismatches;
   }
   CHECK(mismatches == 0);
+}
+
+TEST_CASE("the traced path on threads gives one thread's bits, every intermediate", "[threads]") {
+  OneThreadAfter restore;
+  std::vector<Case> cases = all_cases();
+  for (Case& c : cases) c.options.trace = true;
+  set_threads(1);
+  std::vector<AttentionResult> single;
+  for (const Case& c : cases) single.push_back(attention(c.q, c.k, c.v, c.options));
+  for (std::size_t threads : {std::size_t{2}, std::size_t{3}, hardware_threads()}) {
+    set_threads(std::max<std::size_t>(2, threads));
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const Case& c = cases[i];
+      INFO(c.name << ", " << thread_count() << " threads");
+      const AttentionResult r = attention(c.q, c.k, c.v, c.options);
+      CHECK(same_tensor(r.output, single[i].output));
+      CHECK(r.fully_masked == single[i].fully_masked);
+      CHECK(r.fully_masked_count == single[i].fully_masked_count);
+      REQUIRE(r.trace.has_value());
+      check_same_trace(*r.trace, *single[i].trace);
+    }
+  }
+}
+
+TEST_CASE("self-attention's projections, traced or not, on threads give one thread's bits",
+          "[threads]") {
+  OneThreadAfter restore;
+  std::mt19937 rng(19);
+  struct Shape3 {
+    std::size_t B, T, C, H, Hkv, d;
+  };
+  // Rows split into blocks below, at and above 16 and 64; GQA; one sequence.
+  for (const Shape3 s : {Shape3{2, 150, 24, 4, 2, 6}, Shape3{1, 64, 40, 4, 4, 10},
+                         Shape3{3, 37, 33, 3, 1, 8}, Shape3{1, 200, 64, 2, 2, 32}}) {
+    const Tensor x = random_tensor(rng, {s.B, s.T, s.C});
+    SelfAttentionWeights w;
+    w.heads = s.H;
+    w.kv_heads = s.Hkv;
+    w.wq = random_tensor(rng, {s.C, s.H * s.d});
+    w.wk = random_tensor(rng, {s.C, s.Hkv * s.d});
+    w.wv = random_tensor(rng, {s.C, s.Hkv * s.d});
+    w.bq = random_tensor(rng, {s.H * s.d});
+    w.bk = random_tensor(rng, {s.Hkv * s.d});
+    w.bv = random_tensor(rng, {s.Hkv * s.d});
+    w.wo = random_tensor(rng, {s.H * s.d, s.C + 5});
+    w.bo = random_tensor(rng, {s.C + 5});
+    for (const bool trace : {false, true}) {
+      INFO("B" << s.B << " T" << s.T << " C" << s.C << " H" << s.H << "/" << s.Hkv
+               << (trace ? ", traced" : ", fast path"));
+      AttentionOptions o;
+      o.trace = trace;
+      o.mask.causal = true;
+      o.rope.enabled = true;
+      set_threads(1);
+      const SelfAttentionResult single = self_attention(x, w, o);
+      set_threads(std::max<std::size_t>(2, hardware_threads()));
+      const SelfAttentionResult threaded = self_attention(x, w, o);
+      CHECK(same_tensor(threaded.output, single.output));
+      CHECK(threaded.fully_masked == single.fully_masked);
+      REQUIRE(threaded.trace.has_value() == trace);
+      if (!trace) continue;
+      const SelfAttentionTrace &a = *threaded.trace, &b = *single.trace;
+      CHECK(same_tensor(a.q, b.q));
+      CHECK(same_tensor(a.k, b.k));
+      CHECK(same_tensor(a.v, b.v));
+      CHECK(same_tensor(a.head_outputs, b.head_outputs));
+      CHECK(same_tensor(a.concat, b.concat));
+      check_same_trace(a, b);
+    }
+  }
+}
+
+TEST_CASE("linear on threads gives one thread's bits, wide or narrow, with or without bias",
+          "[threads]") {
+  OneThreadAfter restore;
+  std::mt19937 rng(23);
+  for (const std::size_t out : {std::size_t{40}, std::size_t{200}, std::size_t{333}}) {
+    const Tensor x = random_tensor(rng, {3, 70, 48});
+    Linear layer{random_tensor(rng, {48, out}), random_tensor(rng, {out})};
+    for (const bool bias : {true, false}) {
+      INFO("out " << out << (bias ? ", bias" : ", no bias"));
+      Linear l = layer;
+      if (!bias) l.bias = Tensor();
+      set_threads(1);
+      const Tensor single = linear(x, l);
+      set_threads(std::max<std::size_t>(2, hardware_threads()));
+      CHECK(same_tensor(linear(x, l), single));
+    }
+  }
 }
 
 #endif

@@ -7,8 +7,10 @@
 // row is computed by the same code in the same order whichever thread runs
 // it, so the results are bit for bit those of one thread. Gpt2Model's
 // forward (traced or not), step and extend, and Gpt2Trainer's step, use the
-// same threads, with the same guarantee. The traced attention() and the
-// other calls run on the calling thread.
+// same threads, with the same guarantee. So do the traced path of
+// attention() and self_attention() (blocks of query rows of every head),
+// self_attention()'s projections, and linear() (hence the block's
+// feed-forward); the other calls run on the calling thread.
 //
 // Calls may come from several threads at once: one call at a time uses the
 // pool, and a call that finds it busy runs on its own thread (same results).
