@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -226,6 +227,27 @@ TEST_CASE("dot matches its reference", "[kernels][dot]") {
     // Cancellation makes a plain relative error meaningless; bound it by the
     // sum of magnitudes instead.
     CHECK(std::abs(dot(a.data(), b.data(), n) - ref) <= 1e-6 * magnitude);
+  }
+}
+
+TEST_CASE("dot4 gives dot's bits for each of its four vectors", "[kernels][dot]") {
+  std::mt19937 rng(4);
+  for (std::size_t n : kKernelSizes) {
+    INFO("n = " << n);
+    // One buffer, the four vectors at odd offsets (unaligned), one of them
+    // with large values.
+    const std::vector<float> a = random_floats(rng, n + 1);
+    std::vector<float> b = random_floats(rng, 4 * n + 7);
+    for (std::size_t i = 2 * n + 5; i < 3 * n + 5; ++i) b[i] *= 1e30f;
+    const float* const rows[4] = {b.data() + 1, b.data() + n + 3, b.data() + 2 * n + 5,
+                                  b.data() + 3 * n + 7 - n % 2};
+    float out[4];
+    dot4(a.data() + 1, rows, n, out);
+    for (std::size_t j = 0; j < 4; ++j) {
+      INFO("vector " << j);
+      const float expected = dot(a.data() + 1, rows[j], n);
+      CHECK(std::memcmp(&out[j], &expected, sizeof(float)) == 0);
+    }
   }
 }
 
