@@ -206,7 +206,7 @@ void gpt2_logits(const float* hidden, std::size_t rows, const float* wte, std::s
     parallel_ranges(vocab, kDotGrain, vocab * C * rows, [&](std::size_t v0, std::size_t v1) {
       // Four quarters of the piece side by side: one thread reads memory
       // faster as four streams than as one (docs/performance/journal.md,
-      // "Four streams for a decode step's LM head").
+      // "... and four streams for a decode step's LM head").
       const std::size_t quarter = (v1 - v0) / 4;
       for (std::size_t v = v0; v < v0 + quarter; ++v) {
         const float* const rows4[4] = {wte + v * C, wte + (v + quarter) * C,
