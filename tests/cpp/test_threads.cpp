@@ -1,6 +1,7 @@
-// The fast path on several threads (set_threads) gives the one-thread result
-// bit for bit, for every mask and variant, with 1, 2, 3 and the hardware's
-// thread count, and under many concurrent calls.
+// Attention on several threads (set_threads), the fast path and the traced
+// one, gives the one-thread result bit for bit, for every mask and variant,
+// with 1, 2, 3 and the hardware's thread count, and under many concurrent
+// calls; so do self-attention's projections and linear().
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -160,29 +161,6 @@ TEST_CASE("attention on 1, 2, 3 and every hardware thread gives one thread's bit
       CHECK(r.fully_masked_count == single[i].fully_masked_count);
     }
   }
-}
-
-TEST_CASE("self-attention's fast path on threads gives one thread's bits", "[threads]") {
-  OneThreadAfter restore;
-  std::mt19937 rng(7);
-  const Tensor x = random_tensor(rng, {2, 150, 24});
-  SelfAttentionWeights w;
-  w.heads = 4;
-  w.kv_heads = 2;
-  w.wq = random_tensor(rng, {24, 4 * 6});
-  w.wk = random_tensor(rng, {24, 2 * 6});
-  w.wv = random_tensor(rng, {24, 2 * 6});
-  w.wo = random_tensor(rng, {4 * 6, 24});
-  AttentionOptions o;
-  o.trace = false;
-  o.mask.causal = true;
-  o.rope.enabled = true;
-  set_threads(1);
-  const SelfAttentionResult single = self_attention(x, w, o);
-  set_threads(std::max<std::size_t>(2, hardware_threads()));
-  const SelfAttentionResult threaded = self_attention(x, w, o);
-  CHECK(same_bits(threaded.output.data, single.output.data));
-  CHECK(threaded.fully_masked == single.fully_masked);
 }
 
 TEST_CASE("many concurrent calls, while the thread count changes, give one thread's bits",
