@@ -53,19 +53,18 @@ std::vector<float> project_heads(const float* x, std::size_t B, std::size_t T, s
                                  std::size_t d) {
   const std::size_t width = H * d;
   std::vector<float> out = detail::allocate_zeros({B * H * T * d}, kFn).data;
-  detail::parallel_row_blocks(B * H, T, B * T * C * width,
-                              [&](std::size_t bh, std::size_t t0, std::size_t t1) {
-                                const std::size_t b = bh / H, h = bh % H;
-                                float* head = out.data() + (bh * T + t0) * d;
-                                kernels::matmul_best(x + (b * T + t0) * C, C, w.data.data() + h * d,
-                                                     width, head, d, t1 - t0, C, d);
-                                if (bias.empty()) return;
-                                const float* head_bias = bias.data.data() + h * d;
-                                for (std::size_t t = 0; t < t1 - t0; ++t) {
-                                  for (std::size_t c = 0; c < d; ++c)
-                                    head[t * d + c] += head_bias[c];
-                                }
-                              });
+  const auto project_rows = [&](std::size_t bh, std::size_t t0, std::size_t t1) {
+    const std::size_t b = bh / H, h = bh % H;
+    float* head = out.data() + (bh * T + t0) * d;
+    kernels::matmul_best(x + (b * T + t0) * C, C, w.data.data() + h * d, width, head, d, t1 - t0, C,
+                         d);
+    if (bias.empty()) return;
+    const float* head_bias = bias.data.data() + h * d;
+    for (std::size_t t = 0; t < t1 - t0; ++t) {
+      for (std::size_t c = 0; c < d; ++c) head[t * d + c] += head_bias[c];
+    }
+  };
+  detail::parallel_row_blocks(B * H, T, B * T * C * width, project_rows);
   return out;
 }
 
@@ -78,19 +77,19 @@ std::vector<float> output_projection(const std::vector<float>& heads_out, std::s
                                      const Tensor& wo, const Tensor& bo) {
   const std::size_t c_out = wo.shape[1];
   std::vector<float> out = detail::allocate_zeros({B * T * c_out}, kFn).data;
-  detail::parallel_row_blocks(
-      B, T, B * T * H * d_v * c_out, [&](std::size_t b, std::size_t t0, std::size_t t1) {
-        float* rows = out.data() + (b * T + t0) * c_out;
-        for (std::size_t h = 0; h < H; ++h) {
-          kernels::matmul_best(heads_out.data() + ((b * H + h) * T + t0) * d_v, d_v,
-                               wo.data.data() + h * d_v * c_out, c_out, rows, c_out, t1 - t0, d_v,
-                               c_out, /*accumulate=*/h > 0);
-        }
-        if (bo.empty()) return;
-        for (std::size_t t = 0; t < t1 - t0; ++t) {
-          for (std::size_t c = 0; c < c_out; ++c) rows[t * c_out + c] += bo.data[c];
-        }
-      });
+  const auto output_rows = [&](std::size_t b, std::size_t t0, std::size_t t1) {
+    float* rows = out.data() + (b * T + t0) * c_out;
+    for (std::size_t h = 0; h < H; ++h) {
+      kernels::matmul_best(heads_out.data() + ((b * H + h) * T + t0) * d_v, d_v,
+                           wo.data.data() + h * d_v * c_out, c_out, rows, c_out, t1 - t0, d_v,
+                           c_out, /*accumulate=*/h > 0);
+    }
+    if (bo.empty()) return;
+    for (std::size_t t = 0; t < t1 - t0; ++t) {
+      for (std::size_t c = 0; c < c_out; ++c) rows[t * c_out + c] += bo.data[c];
+    }
+  };
+  detail::parallel_row_blocks(B, T, B * T * H * d_v * c_out, output_rows);
   return out;
 }
 

@@ -15,52 +15,63 @@
 
 namespace attnscope::detail {
 
+namespace {
+
+/// Query rows [i0, i1) of one head (batch b, head h): their scores, scaled
+/// and masked scores and weights into the trace, their output into out.
+/// Every step goes by rows (the products, the mask, the softmax) or by
+/// element (the scaling), so a row's numbers do not depend on the block
+/// that holds it. The fast path's micro-kernel and scaling: both paths
+/// compute the same float scores and scaled scores (each score the same sum
+/// in the same order, whatever the layout of the keys).
+void traced_rows(const float* q, const float* k, const float* v, const AttentionDims& dims,
+                 float scale, const ScoreTerms& terms, std::size_t b, std::size_t h, std::size_t i0,
+                 std::size_t i1, float* out, std::uint8_t* fully_masked,
+                 const TraceBuffers& trace) {
+  using Arch = xsimd::default_arch;
+  const std::size_t Tq = dims.q_len, Tk = dims.k_len, d_k = dims.d_k, d_v = dims.d_v;
+  const std::size_t head = b * dims.heads + h;
+  const std::size_t kv_head = b * dims.kv_heads + h / dims.group();
+  const std::size_t rows = i1 - i0, count = rows * Tk;
+  std::vector<float> keys_t(d_k * Tk);
+  kernels::transpose_keys(k + kv_head * Tk * d_k, Tk, d_k, keys_t.data());
+  const std::size_t first = head * Tq * Tk + i0 * Tk;
+  float* scores = trace.scores + first;
+  float* scaled = trace.scaled + first;
+  float* masked = trace.masked + first;
+  float* weights = trace.weights + first;
+  // A key tile at a time, so that its packed copy stays in cache for every
+  // query.
+  for (std::size_t k0 = 0; k0 < Tk; k0 += kernels::kKeyTile) {
+    kernels::matmul_best(q + (head * Tq + i0) * d_k, d_k, keys_t.data() + k0, Tk, scores + k0, Tk,
+                         rows, d_k, std::min(kernels::kKeyTile, Tk - k0));
+  }
+  std::copy(scores, scores + count, scaled);
+  kernels::scale_row<Arch>(scaled, count, scale);
+  std::copy(scaled, scaled + count, masked);
+  const kernels::HeadMask hm = head_mask(terms, dims, b, h);
+  for (std::size_t i = i0; i < i1; ++i) kernels::mask_row(masked + (i - i0) * Tk, i, 0, Tk, hm);
+  std::vector<std::uint8_t> has_keys(rows);
+  kernels::softmax_rows_best(masked, weights, rows, Tk, has_keys.data());
+  // Fully masked rows have zero weights, so their output is zero too.
+  kernels::matmul_best(weights, Tk, v + kv_head * Tk * d_v, d_v, out + (head * Tq + i0) * d_v, d_v,
+                       rows, Tk, d_v);
+  for (std::size_t i = 0; i < rows; ++i) fully_masked[head * Tq + i0 + i] = has_keys[i] ? 0 : 1;
+}
+
+}  // namespace
+
 std::size_t attention_traced(const float* q, const float* k, const float* v,
                              const AttentionDims& dims, float scale, const ScoreTerms& terms,
                              float* out, std::uint8_t* fully_masked, const TraceBuffers& trace) {
-  using Arch = xsimd::default_arch;
-  const std::size_t Tq = dims.q_len, Tk = dims.k_len, d_k = dims.d_k, d_v = dims.d_v;
-  const std::size_t tt = Tq * Tk, group = dims.group();
+  const std::size_t Tq = dims.q_len, Tk = dims.k_len;
   const std::size_t heads = dims.batch * dims.heads;
-  // Blocks of query rows of every head run on the pool. Every step is by
-  // rows (the products, the mask, the softmax) or by element (the scaling),
-  // so a row's numbers are the same whichever block holds it. The fast
-  // path's micro-kernel and scaling: both paths compute the same float
-  // scores and scaled scores (each score the same sum in the same order,
-  // whatever the layout of the keys).
-  parallel_row_blocks(heads, Tq, heads * Tq * Tk * (d_k + d_v),
-                      [&](std::size_t head, std::size_t i0, std::size_t i1) {
-                        const std::size_t b = head / dims.heads, h = head % dims.heads;
-                        const std::size_t kv_head = b * dims.kv_heads + h / group;
-                        const std::size_t rows = i1 - i0;
-                        std::vector<float> keys_t(d_k * Tk);
-                        std::vector<std::uint8_t> has_keys(rows);
-                        kernels::transpose_keys(k + kv_head * Tk * d_k, Tk, d_k, keys_t.data());
-                        const float* qh = q + (head * Tq + i0) * d_k;
-                        const std::size_t first = head * tt + i0 * Tk, count = rows * Tk;
-                        float* scores = trace.scores + first;
-                        float* scaled = trace.scaled + first;
-                        float* masked = trace.masked + first;
-                        float* weights = trace.weights + first;
-                        // A key tile at a time, so that its packed copy stays in cache for
-                        // every query.
-                        for (std::size_t k0 = 0; k0 < Tk; k0 += kernels::kKeyTile) {
-                          kernels::matmul_best(qh, d_k, keys_t.data() + k0, Tk, scores + k0, Tk,
-                                               rows, d_k, std::min(kernels::kKeyTile, Tk - k0));
-                        }
-                        std::copy(scores, scores + count, scaled);
-                        kernels::scale_row<Arch>(scaled, count, scale);
-                        std::copy(scaled, scaled + count, masked);
-                        const kernels::HeadMask hm = head_mask(terms, dims, b, h);
-                        for (std::size_t i = i0; i < i1; ++i)
-                          kernels::mask_row(masked + (i - i0) * Tk, i, 0, Tk, hm);
-                        kernels::softmax_rows_best(masked, weights, rows, Tk, has_keys.data());
-                        // Fully masked rows have zero weights, so their output is zero too.
-                        kernels::matmul_best(weights, Tk, v + kv_head * Tk * d_v, d_v,
-                                             out + (head * Tq + i0) * d_v, d_v, rows, Tk, d_v);
-                        for (std::size_t i = 0; i < rows; ++i)
-                          fully_masked[head * Tq + i0 + i] = has_keys[i] ? 0 : 1;
-                      });
+  // Blocks of query rows of every head, on the pool.
+  const auto head_rows = [&](std::size_t head, std::size_t i0, std::size_t i1) {
+    traced_rows(q, k, v, dims, scale, terms, head / dims.heads, head % dims.heads, i0, i1, out,
+                fully_masked, trace);
+  };
+  parallel_row_blocks(heads, Tq, heads * Tq * Tk * (dims.d_k + dims.d_v), head_rows);
   return static_cast<std::size_t>(std::count(fully_masked, fully_masked + heads * Tq, 1));
 }
 
