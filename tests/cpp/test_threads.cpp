@@ -94,7 +94,9 @@ std::vector<Case> all_cases() {
 }
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+  // An empty vector's data() may be null, which memcmp must not be given.
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
 bool same_tensor(const Tensor& a, const Tensor& b) {
