@@ -121,7 +121,7 @@ if [[ ${ATTN_BENCH_THREADS:-1} != 0 ]]; then
   step "Node: the threaded build against onnxruntime-web with as many threads, and its scaling"
   threads_args=()
   for a in "$@"; do [[ $a == --quick || $a == --out=* || $a == --threads=* ]] && threads_args+=("$a"); done
-  node web/bench/threads-bench.mjs "${threads_args[@]+"${threads_args[@]}"}"
+  node "${node_flags[@]:1}" web/bench/threads-bench.mjs "${threads_args[@]+"${threads_args[@]}"}"
   step "Chromium: the same comparison on a cross-origin-isolated page"
   node web/bench/threads-browser.mjs "${threads_args[@]+"${threads_args[@]}"}"
 fi

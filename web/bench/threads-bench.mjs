@@ -2,8 +2,10 @@
 // in Node (threads-run.mjs holds the comparison; threads-browser.mjs runs it in
 // Chromium).
 //
-//   node web/bench/threads-bench.mjs [--threads=N] [--sizes=256,1024,2048] [--rounds=7] [--scaling-t=1024] [--quick] [--out=dir]
+//   node [--experimental-wasm-relaxed-simd] web/bench/threads-bench.mjs [--threads=N] [--sizes=256,1024,2048] [--rounds=7] [--scaling-t=1024] [--quick] [--out=dir]
 //
+// With Node 20's relaxed-SIMD flag (npm run bench passes it), attnscope runs
+// its relaxed build as it does in Chromium, and its plain build beside it.
 // Writes <out>/threads.json (default web/bench/results/).
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -24,9 +26,10 @@ ort.env.wasm.wasmPaths = dirname(createRequire(import.meta.url).resolve('onnxrun
 ort.env.logLevel = 'error';
 
 const engines = new Map();
-const engineWith = async (n) => {
-  if (!engines.has(n)) engines.set(n, await createAttnScope({ threads: n, simd: 'simd128' }));
-  return engines.get(n);
+const engineWith = async (n, simd) => {
+  const key = `${n} ${simd}`;
+  if (!engines.has(key)) engines.set(key, await createAttnScope({ threads: n, simd }));
+  return engines.get(key);
 };
 
 console.log(

@@ -1,10 +1,12 @@
 // The threaded comparison of threads-bench.mjs, run in headless Chromium: the
 // page is served cross-origin isolated (COOP/COEP), so attnscope loads its
 // threaded build and onnxruntime-web its threads, as they would on a site that
-// sends those headers. Both run on the page's main thread, which is where the
-// comparison's code (threads-run.mjs) waits for them.
+// sends those headers. Both run in a dedicated worker (threads-worker.mjs), as
+// the site runs attnscope, or with --in=page on the page's main thread, where
+// a thread waiting for another cannot sleep (Atomics.wait is not allowed
+// there) and spins instead.
 //
-//   node web/bench/threads-browser.mjs [--threads=N] [--sizes=256,1024,2048] [--rounds=7] [--scaling-t=1024] [--quick] [--out=dir]
+//   node web/bench/threads-browser.mjs [--in=worker|page] [--threads=N] [--sizes=256,1024,2048] [--rounds=7] [--scaling-t=1024] [--quick] [--out=dir]
 //
 // Needs dist/ (npm run build) and Chromium (/usr/bin/chromium, or CHROMIUM=path).
 // Writes <out>/threads-chromium.json (default web/bench/results/).
@@ -16,7 +18,16 @@ import { extname, join, normalize, resolve } from 'node:path';
 import { threadsBenchOptions, writeThreadsRecord } from './threads-options.mjs';
 
 const repo = resolve(new URL('../..', import.meta.url).pathname);
-const options = threadsBenchOptions(process.argv.slice(2), os.availableParallelism());
+const argv = process.argv.slice(2);
+const options = {
+  ...threadsBenchOptions(
+    argv.filter((a) => !a.startsWith('--in=')),
+    os.availableParallelism(),
+  ),
+  in: argv.find((a) => a.startsWith('--in='))?.slice(5) ?? 'worker',
+};
+if (!['worker', 'page'].includes(options.in))
+  throw new Error(`--in must be worker or page, got ${options.in}`);
 const chromium = process.env.CHROMIUM ?? '/usr/bin/chromium';
 for (const [path, hint] of [
   [join(repo, 'dist/attnscope-threads.wasm'), 'build the package first (npm run build)'],
@@ -37,14 +48,9 @@ const kTypes = {
   '.wasm': 'application/wasm',
   '.html': 'text/html',
 };
-const page = `<!doctype html><meta charset="utf-8"><title>attnscope threads</title>
-<script type="importmap">${JSON.stringify({
-  imports: {
-    attnscope: '/dist/browser.js',
-    'attnscope/reference': '/dist/reference.js',
-    'onnxruntime-web': '/node_modules/onnxruntime-web/dist/ort.min.mjs',
-  },
-})}</script>`;
+// The bare specifiers the comparison's modules import (gaussian.mjs's).
+const kImports = { 'attnscope/reference': '/dist/reference.js' };
+const page = '<!doctype html><meta charset="utf-8"><title>attnscope threads</title>';
 const server = createServer((req, res) => {
   const headers = {
     'cross-origin-opener-policy': 'same-origin',
@@ -61,7 +67,14 @@ const server = createServer((req, res) => {
     return;
   }
   const type = kTypes[extname(file)] ?? 'application/octet-stream';
-  res.writeHead(200, { ...headers, 'content-type': type }).end(readFileSync(file));
+  let body = readFileSync(file);
+  if (path.startsWith('web/bench/')) {
+    // A worker has no import map: its modules get the map's addresses written in.
+    body = String(body).replace(/from '([^']+)'/g, (m, spec) =>
+      spec in kImports ? `from '${kImports[spec]}'` : m,
+    );
+  }
+  res.writeHead(200, { ...headers, 'content-type': type }).end(body);
 });
 await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
 const url = `http://127.0.0.1:${server.address().port}/`;
@@ -84,31 +97,30 @@ try {
   const isolated = await tab.evaluate(() => globalThis.crossOriginIsolated);
   if (!isolated) throw new Error('the page is not cross-origin isolated: threads cannot run');
   const result = await tab.evaluate(async (options) => {
-    const ort = await import('onnxruntime-web');
-    const { createAttnScope } = await import('attnscope');
-    const { runThreadsBench } = await import('/web/bench/threads-run.mjs');
-    ort.env.wasm.numThreads = options.threads;
-    ort.env.wasm.wasmPaths = '/node_modules/onnxruntime-web/dist/';
-    ort.env.logLevel = 'error';
-    const engines = new Map();
-    const engineWith = async (n) => {
-      if (!engines.has(n)) engines.set(n, await createAttnScope({ threads: n, simd: 'simd128' }));
-      const engine = engines.get(n);
-      if (engine.threads !== n)
-        throw new Error(`asked ${n} threads, the engine runs ${engine.threads}`);
-      return engine;
-    };
-    console.log(
-      `attnscope threaded vs onnxruntime-web ${ort.env.versions?.web ?? ''} in ${navigator.userAgent.match(/Chrome\/[\d.]+/)?.[0]}, ` +
-        `${navigator.hardwareConcurrency} hardware threads`,
-    );
-    return runThreadsBench({ ort, engineWith, ...options, log: console.log });
+    if (options.in === 'page') {
+      const { runInBrowser } = await import('/web/bench/threads-page.mjs');
+      return runInBrowser(options, console.log);
+    }
+    const worker = new Worker('/web/bench/threads-worker.mjs', { type: 'module' });
+    try {
+      return await new Promise((resolve, reject) => {
+        worker.onerror = (e) => reject(new Error(`worker: ${e.message}`));
+        worker.onmessage = ({ data }) => {
+          if (data.log !== undefined) console.log(data.log);
+          else if (data.error !== undefined) reject(new Error(data.error));
+          else resolve(data.result);
+        };
+        worker.postMessage(options);
+      });
+    } finally {
+      worker.terminate();
+    }
   }, options);
   if (errors.length) throw new Error(`page errors: ${errors.join('; ')}`);
   writeThreadsRecord({
     defaultDir: new URL('./results', import.meta.url).pathname,
     name: 'threads-chromium.json',
-    runtime: browser,
+    runtime: `${browser}, ${options.in === 'page' ? 'page main thread' : 'dedicated worker'}`,
     options,
     result,
   });

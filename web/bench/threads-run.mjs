@@ -4,6 +4,13 @@
 // thread count, H = 8, d = 64, causal and not, then attnscope's scaling curve
 // over 1..N threads (1 = the single-thread build). Wall clock.
 //
+// attnscope runs as createAttnScope loads it by default: its relaxed-SIMD
+// build where the runtime has relaxed SIMD (Chromium, Node 22+, Node 20 with
+// --experimental-wasm-relaxed-simd), which is what a page gets. Where that is
+// the relaxed build, the plain SIMD build is timed beside it in the same
+// rounds: what a runtime without relaxed SIMD gets, as attention-bench.mjs
+// reports it (onnxruntime-web's wasm has no relaxed-SIMD build).
+//
 // Each runtime is timed in its own blocks of calls, with the other one idle:
 // onnxruntime-web's threads keep spinning on the cores for a while after its
 // run returns (web/bench/README.md, "Threads", has the measurement), and a
@@ -129,27 +136,37 @@ function problem(T, causal) {
 }
 
 /**
- * attnscope against onnxruntime-web's best configuration (the one with the
- * lowest median over the rounds) on one problem: each one's median ms, and
- * the per-round ratio onnxruntime-web / attnscope as median and quartiles.
+ * attnscope (each of `engines`: the default build, and the plain SIMD one
+ * where the default is relaxed) against onnxruntime-web's best configuration
+ * (the one with the lowest median over the rounds) on one problem: each one's
+ * median ms, and per build the per-round ratio onnxruntime-web / attnscope as
+ * median and quartiles.
  */
-async function compareProblem({ ort, engine, T, causal, threads, rounds }) {
+async function compareProblem({ ort, engines, T, causal, threads, rounds }) {
   const { q, k, v, call } = problem(T, causal);
   const peers = await ortConfigurations(ort, { q, k, v, T, causal, threads });
   try {
-    const [ours, ...theirs] = await timeInRounds(
-      [async () => engine.attention(call), ...peers.map((p) => p.run)],
+    const times = await timeInRounds(
+      [...engines.map((e) => async () => e.attention(call)), ...peers.map((p) => p.run)],
       rounds,
     );
+    const ours = times.slice(0, engines.length);
+    const theirs = times.slice(engines.length);
     const medians = theirs.map(median);
     const best = medians.indexOf(Math.min(...medians));
+    const ratioTo = (mine) => (best < 0 ? quartiles([]) : roundRatios(theirs[best], mine));
     return {
-      attnscope: median(ours),
+      attnscope: median(ours[0]),
       ort: best < 0 ? NaN : medians[best],
-      ratio: best < 0 ? quartiles([]) : roundRatios(theirs[best], ours),
+      ratio: ratioTo(ours[0]),
+      ...(ours[1] ? { attnscopeSimd128: median(ours[1]), ratioSimd128: ratioTo(ours[1]) } : {}),
       ortBest: best < 0 ? '' : peers[best].name,
       ortAll: Object.fromEntries(peers.map((p, i) => [p.name, medians[i]])),
-      roundMs: { attnscope: ours, ...Object.fromEntries(peers.map((p, i) => [p.name, theirs[i]])) },
+      roundMs: {
+        attnscope: ours[0],
+        ...(ours[1] ? { 'attnscope simd128': ours[1] } : {}),
+        ...Object.fromEntries(peers.map((p, i) => [p.name, theirs[i]])),
+      },
     };
   } finally {
     for (const p of peers) await p.session.release();
@@ -158,45 +175,60 @@ async function compareProblem({ ort, engine, T, causal, threads, rounds }) {
 
 /**
  * Runs the table and the scaling curve, printing as it goes through `log`.
- * `engineWith(n)` gives an attnscope engine on n threads; `ort` is
+ * `engineWith(n, simd)` gives an attnscope engine on n threads with
+ * createAttnScope's `simd` option ('auto' or 'simd128'); `ort` is
  * onnxruntime-web with env.wasm.numThreads already set to `threads`.
  */
 export async function runThreadsBench({ ort, engineWith, threads, sizes, rounds, scalingT, log }) {
+  const engine = await engineWith(threads, 'auto');
+  const relaxed = engine.simdArch.includes('relaxed');
+  const engines = relaxed ? [engine, await engineWith(threads, 'simd128')] : [engine];
   log(
     `H = ${H}, d = ${d}, ${threads} threads each, ${rounds} rounds of one block per runtime ` +
       `(${kQuietMs} ms quiet, 1 untimed + ${kCallsPerBlock} timed calls)\n` +
-      'ms: medians over the rounds; ratios: median [quartiles] of the per-round ratios',
+      `attnscope: the build createAttnScope picks here (${engine.simdArch})` +
+      (relaxed ? '; the plain SIMD build beside it (simd128), in the same rounds' : '') +
+      '\nms: medians over the rounds; ratios: median [quartiles] of the per-round ratios',
   );
-  log('     T  mask    | attnscope ms | ORT-web ms | ORT-web / attnscope | ORT-web best');
+  log(
+    '     T  mask    | attnscope ms | ORT-web ms | ORT-web / attnscope' +
+      (relaxed ? ' | simd128 ms | ORT-web / simd128  ' : '') +
+      ' | ORT-web best',
+  );
   const table = [];
   for (const T of sizes) {
     for (const causal of [false, true]) {
-      const engine = await engineWith(threads);
-      const r = await compareProblem({ ort, engine, T, causal, threads, rounds });
+      const r = await compareProblem({ ort, engines, T, causal, threads, rounds });
       table.push({ T, causal, ...r });
+      const plain = relaxed
+        ? ` | ${r.attnscopeSimd128.toFixed(2).padStart(10)} | ${formatRatio(r.ratioSimd128).padStart(19)}`
+        : '';
       log(
-        `${String(T).padStart(6)}  ${(causal ? 'causal' : 'none').padEnd(7)} | ${r.attnscope.toFixed(2).padStart(12)} | ${r.ort.toFixed(2).padStart(10)} | ${formatRatio(r.ratio).padStart(19)} | ${r.ortBest}`,
+        `${String(T).padStart(6)}  ${(causal ? 'causal' : 'none').padEnd(7)} | ${r.attnscope.toFixed(2).padStart(12)} | ${r.ort.toFixed(2).padStart(10)} | ${formatRatio(r.ratio).padStart(19)}${plain} | ${r.ortBest}`,
       );
     }
   }
 
   // Every thread count's engine in the same rounds: a speed-up is the
   // per-round ratio to the single-thread build's block.
-  log(`\nScaling at T = ${scalingT} (1 = the single-thread build; speed-ups per round)`);
+  log(
+    `\nScaling at T = ${scalingT}, the ${engine.simdArch} build ` +
+      '(1 = its single-thread build; speed-ups per round)',
+  );
   log(' threads | none ms | speed-up            | causal ms | speed-up');
-  const engines = [];
-  for (let n = 1; n <= threads; n++) engines.push(await engineWith(n));
+  const counts = [];
+  for (let n = 1; n <= threads; n++) counts.push(await engineWith(n, 'auto'));
   const curves = [];
   for (const causal of [false, true]) {
     const { call } = problem(scalingT, causal);
     curves.push(
       await timeInRounds(
-        engines.map((e) => async () => e.attention(call)),
+        counts.map((e) => async () => e.attention(call)),
         rounds,
       ),
     );
   }
-  const scaling = engines.map((_, i) => {
+  const scaling = counts.map((_, i) => {
     const [none, causal] = curves.map((times) => ({
       ms: median(times[i]),
       speedUp: roundRatios(times[0], times[i]),
@@ -211,5 +243,13 @@ export async function runThreadsBench({ ort, engineWith, threads, sizes, rounds,
       speedUp: { none: none.speedUp, causal: causal.speedUp },
     };
   });
-  return { H, d, quietMs: kQuietMs, callsPerBlock: kCallsPerBlock, table, scaling };
+  return {
+    H,
+    d,
+    simdArch: engine.simdArch,
+    quietMs: kQuietMs,
+    callsPerBlock: kCallsPerBlock,
+    table,
+    scaling,
+  };
 }
