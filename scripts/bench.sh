@@ -123,7 +123,7 @@ if [[ ${ATTN_BENCH_THREADS:-1} != 0 ]]; then
   for a in "$@"; do [[ $a == --quick || $a == --out=* || $a == --threads=* ]] && threads_args+=("$a"); done
   node "${node_flags[@]:1}" web/bench/threads-bench.mjs "${threads_args[@]+"${threads_args[@]}"}"
   step "Chromium: the same comparison on a cross-origin-isolated page"
-  node web/bench/threads-browser.mjs "${threads_args[@]+"${threads_args[@]}"}"
+  node "${node_flags[@]:1}" web/bench/threads-browser.mjs "${threads_args[@]+"${threads_args[@]}"}"
 fi
 
 if [[ ${ATTN_BENCH_SITE_GPT2:-0} != 0 ]]; then

@@ -16,7 +16,7 @@ import * as ort from 'onnxruntime-web';
 
 import { distDir } from './attnscope-runner.mjs';
 import { runThreadsBench } from './threads-run.mjs';
-import { threadsBenchOptions, writeThreadsRecord } from './threads-options.mjs';
+import { measureHostPeak, threadsBenchOptions, writeThreadsRecord } from './threads-options.mjs';
 
 const options = threadsBenchOptions(process.argv.slice(2), os.availableParallelism());
 
@@ -36,6 +36,7 @@ console.log(
   `attnscope threaded vs onnxruntime-web ${ort.env.versions?.web ?? ''} in Node ${process.versions.node}, ` +
     `on ${os.availableParallelism()} hardware threads (${os.cpus()[0]?.model ?? 'unknown CPU'})`,
 );
+const peak = await measureHostPeak();
 const result = await runThreadsBench({ ort, engineWith, ...options, log: console.log });
 
 writeThreadsRecord({
@@ -43,5 +44,6 @@ writeThreadsRecord({
   name: 'threads.json',
   runtime: `Node ${process.versions.node}`,
   options,
+  peak,
   result,
 });

@@ -15,7 +15,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { extname, join, normalize, resolve } from 'node:path';
 
-import { threadsBenchOptions, writeThreadsRecord } from './threads-options.mjs';
+import { measureHostPeak, threadsBenchOptions, writeThreadsRecord } from './threads-options.mjs';
 
 const repo = resolve(new URL('../..', import.meta.url).pathname);
 const argv = process.argv.slice(2);
@@ -79,6 +79,8 @@ const server = createServer((req, res) => {
 await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
 const url = `http://127.0.0.1:${server.address().port}/`;
 
+// Measured before Chromium starts, so that nothing else runs beside it.
+const peak = await measureHostPeak();
 const { chromium: playwright } = await import('playwright-core');
 const profile = mkdtempSync(join(os.tmpdir(), 'attnscope-threads-browser-'));
 const context = await playwright.launchPersistentContext(profile, {
@@ -122,6 +124,7 @@ try {
     name: 'threads-chromium.json',
     runtime: `${browser}, ${options.in === 'page' ? 'page main thread' : 'dedicated worker'}`,
     options,
+    peak,
     result,
   });
 } catch (e) {

@@ -4,6 +4,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { resolve } from 'node:path';
 
+import { measureSimdPeak, peakModuleBytes } from './simd-peak.mjs';
+
 /** --threads=N --sizes=a,b --rounds=R --scaling-t=T --quick --out=dir → options. */
 export function threadsBenchOptions(argv, hardwareThreads) {
   const args = Object.fromEntries(
@@ -33,8 +35,26 @@ export function threadsBenchOptions(argv, hardwareThreads) {
   };
 }
 
+/**
+ * This host's wasm SIMD peak on one thread, in GFLOP/s: mul + add, and the
+ * relaxed madd where this Node runs relaxed SIMD (else null). Printed with
+ * each threaded run and kept in its record: the same build's times move with
+ * the host's speed from one day to the next, and the peak says how fast it was.
+ */
+export async function measureHostPeak() {
+  const plain = (await measureSimdPeak()).gflops;
+  const fused = WebAssembly.validate(peakModuleBytes(4, { fused: true }))
+    ? (await measureSimdPeak({ fused: true })).gflops
+    : null;
+  console.log(
+    `wasm SIMD peak on one thread (Node): ${plain.toFixed(1)} GFLOP/s mul + add` +
+      (fused === null ? '' : `, ${fused.toFixed(1)} relaxed madd`),
+  );
+  return { gflops: plain, fusedGflops: fused };
+}
+
 /** Writes one run's `result` as <options.out or defaultDir>/<name> and says where. */
-export function writeThreadsRecord({ defaultDir, name, runtime, options, result }) {
+export function writeThreadsRecord({ defaultDir, name, runtime, options, peak, result }) {
   const dir = resolve(options.out ?? defaultDir);
   mkdirSync(dir, { recursive: true });
   const file = resolve(dir, name);
@@ -46,6 +66,7 @@ export function writeThreadsRecord({ defaultDir, name, runtime, options, result 
     threads: options.threads,
     rounds: options.rounds,
     scalingT: options.scalingT,
+    simdPeak: peak,
     ...result,
   };
   writeFileSync(file, JSON.stringify(record, null, 2) + '\n');
