@@ -1,6 +1,6 @@
 // Deterministic benchmark inputs, with no Node import, so the same numbers are
-// made in Node and in a browser page (there 'attnscope/reference' comes from an
-// import map).
+// made in Node and in a browser (there threads-browser.mjs's server writes
+// 'attnscope/reference' as its address, since a worker has no import map).
 import { mulberry32 } from 'attnscope/reference';
 
 /** n normally distributed floats from a seed (mulberry32 + Box–Muller): runs are comparable. */

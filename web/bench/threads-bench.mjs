@@ -25,19 +25,12 @@ ort.env.wasm.numThreads = options.threads;
 ort.env.wasm.wasmPaths = dirname(createRequire(import.meta.url).resolve('onnxruntime-web')) + '/';
 ort.env.logLevel = 'error';
 
-const engines = new Map();
-const engineWith = async (n, simd) => {
-  const key = `${n} ${simd}`;
-  if (!engines.has(key)) engines.set(key, await createAttnScope({ threads: n, simd }));
-  return engines.get(key);
-};
-
 console.log(
   `attnscope threaded vs onnxruntime-web ${ort.env.versions?.web ?? ''} in Node ${process.versions.node}, ` +
     `on ${os.availableParallelism()} hardware threads (${os.cpus()[0]?.model ?? 'unknown CPU'})`,
 );
 const peak = await measureHostPeak();
-const result = await runThreadsBench({ ort, engineWith, ...options, log: console.log });
+const result = await runThreadsBench({ ort, createAttnScope, ...options, log: console.log });
 
 writeThreadsRecord({
   defaultDir: new URL('./results', import.meta.url).pathname,

@@ -11,15 +11,6 @@ export async function runInBrowser(options, log) {
   ort.env.wasm.numThreads = options.threads;
   ort.env.wasm.wasmPaths = '/node_modules/onnxruntime-web/dist/';
   ort.env.logLevel = 'error';
-  const engines = new Map();
-  const engineWith = async (n, simd) => {
-    const key = `${n} ${simd}`;
-    if (!engines.has(key)) engines.set(key, await createAttnScope({ threads: n, simd }));
-    const engine = engines.get(key);
-    if (engine.threads !== n)
-      throw new Error(`asked ${n} threads, the engine runs ${engine.threads}`);
-    return engine;
-  };
   const where =
     typeof document === 'undefined' ? 'in a dedicated worker' : "on the page's main thread";
   log(
@@ -27,5 +18,5 @@ export async function runInBrowser(options, log) {
       `${navigator.userAgent.match(/Chrome\/[\d.]+/)?.[0]}, ${where}, ` +
       `${navigator.hardwareConcurrency} hardware threads`,
   );
-  return runThreadsBench({ ort, engineWith, ...options, log });
+  return runThreadsBench({ ort, createAttnScope, ...options, log });
 }

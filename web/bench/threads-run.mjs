@@ -174,12 +174,37 @@ async function compareProblem({ ort, engines, T, causal, threads, rounds }) {
 }
 
 /**
+ * (n, simd) → one engine on n threads with createAttnScope's `simd` option
+ * ('auto' or 'simd128'), created once and kept: the table and the scaling
+ * curve share the engine on every thread.
+ */
+function engineCache(createAttnScope) {
+  const engines = new Map();
+  return async (n, simd) => {
+    const key = `${n} ${simd}`;
+    if (!engines.has(key)) engines.set(key, await createAttnScope({ threads: n, simd }));
+    const engine = engines.get(key);
+    if (engine.threads !== n)
+      throw new Error(`asked ${n} threads, the engine runs ${engine.threads}`);
+    return engine;
+  };
+}
+
+/**
  * Runs the table and the scaling curve, printing as it goes through `log`.
- * `engineWith(n, simd)` gives an attnscope engine on n threads with
- * createAttnScope's `simd` option ('auto' or 'simd128'); `ort` is
+ * `createAttnScope` is the package's, as the runtime loads it; `ort` is
  * onnxruntime-web with env.wasm.numThreads already set to `threads`.
  */
-export async function runThreadsBench({ ort, engineWith, threads, sizes, rounds, scalingT, log }) {
+export async function runThreadsBench({
+  ort,
+  createAttnScope,
+  threads,
+  sizes,
+  rounds,
+  scalingT,
+  log,
+}) {
+  const engineWith = engineCache(createAttnScope);
   const engine = await engineWith(threads, 'auto');
   const relaxed = engine.simdArch.includes('relaxed');
   const engines = relaxed ? [engine, await engineWith(threads, 'simd128')] : [engine];
