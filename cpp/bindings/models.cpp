@@ -106,6 +106,13 @@ void run_gpt2_weight(Call& c) {
   const Shape& shape = e.model->weight_shape(name);
   const bool write = c.number_or("write", 0) != 0;
   if (write) e.prefix_cache.reset();  // its keys and values came from the old weights
+  if (!write && e.model->in_panels(name)) {
+    // Read in row order without reordering the model's own copy.
+    Tensor values = Tensor::zeros(shape);
+    e.model->copy_weight(name, values.data.data());
+    c.put("values", std::move(values));
+    return;
+  }
   const float* data = write ? e.model->weight_data(name) : e.model->weight(name).data;
   std::size_t size = 1;
   for (std::size_t d : shape) size *= d;

@@ -34,7 +34,9 @@ struct ModelEntry {
 ModelEntry& model_entry(const Call& c);
 
 void run_gpt2_create(Call& c);
-/// write=1: the storage to fill (marks the tensor loaded); write=0: to read.
+/// write=1: the storage to fill (marks the tensor loaded); write=0: to read,
+/// in row order: the storage (address, size) where it is stored so, else a
+/// copy (values) of a block matrix the model keeps in panels.
 void run_gpt2_weight(Call& c);
 void run_gpt2_finish(Call& c);
 /// counts tokens, number trace, text logits ("all" | "last") → logits (T, V) or (1, V),

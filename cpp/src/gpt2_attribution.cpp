@@ -8,12 +8,13 @@
 
 #include "allocate.hpp"
 #include "gpt2_internal.hpp"
+#include "kernels/matmul_panels.hpp"
 #include "kernels/vector_matrix.hpp"
 
 namespace attnscope::detail {
 
 Tensor gpt2_value_norms(const Gpt2Config& c, const Tensor& weights, const Gpt2KeyValues& kv,
-                        const float* proj_w) {
+                        const float* proj_w, std::size_t proj_panels) {
   const std::size_t H = c.heads, C = c.d_model, d = C / H;
   const std::size_t T = weights.shape[1], keys = weights.shape[2];
   // ‖v_hj · W_O,h‖: what key j of head h would add to the residual stream
@@ -23,8 +24,13 @@ Tensor gpt2_value_norms(const Gpt2Config& c, const Tensor& weights, const Gpt2Ke
   for (std::size_t h = 0; h < H; ++h) {
     for (std::size_t j = 0; j < keys; ++j) {
       std::fill(row.begin(), row.end(), 0.0f);
-      kernels::vector_matrix<xsimd::default_arch>(kv.values + h * kv.head_stride + j * d,
-                                                  proj_w + h * d * C, d, C, row.data());
+      const float* value = kv.values + h * kv.head_stride + j * d;
+      if (proj_panels) {  // rows h·d .. of c_proj: head h's part of W_O
+        const kernels::PanelMatrix w{proj_w, C, C, proj_panels};
+        kernels::vector_matrix_panels<xsimd::default_arch>(value, w, h * d, d, 0, C, row.data());
+      } else {
+        kernels::vector_matrix<xsimd::default_arch>(value, proj_w + h * d * C, d, C, row.data());
+      }
       double sum = 0;
       for (float v : row) sum += double(v) * v;
       norms[h * keys + j] = std::sqrt(sum);

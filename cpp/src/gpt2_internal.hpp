@@ -19,6 +19,9 @@ struct Gpt2LayerWeights {
   const float *ln2_gamma, *ln2_beta;
   const float *fc_w, *fc_b;              // mlp.c_fc
   const float *mlp_proj_w, *mlp_proj_b;  // mlp.c_proj
+  // Panel width of each matrix stored in panels (kernels/panel_matrix.hpp);
+  // 0: in row order.
+  std::size_t attn_panels = 0, proj_panels = 0, fc_panels = 0, mlp_proj_panels = 0;
 };
 
 struct Gpt2Weights {
@@ -83,9 +86,10 @@ Gpt2PassEdits gpt2_pass_edits(const Gpt2Config& config, std::size_t T,
                               const Gpt2Interventions& interventions, const Gpt2Trace* clean);
 
 /// α_hij · ‖v_hj · W_O,h‖ (H, T, T) of one layer from its weights (H, T, T),
-/// its values (per head, rows of d at kv.head_stride) and c_proj's weight.
+/// its values (per head, rows of d at kv.head_stride) and c_proj's weight
+/// (in panels of proj_panels columns, or in row order for 0).
 Tensor gpt2_value_norms(const Gpt2Config& config, const Tensor& weights, const Gpt2KeyValues& kv,
-                        const float* proj_w);
+                        const float* proj_w, std::size_t proj_panels);
 
 /// Attention rollout after each layer (T, T) from the attentions (H, T, T).
 std::vector<Tensor> gpt2_rollout(const std::vector<Tensor>& attentions);

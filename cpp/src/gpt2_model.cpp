@@ -1,12 +1,17 @@
 // The GPT-2 model's weight store: one tensor per Hugging Face name, handed
-// out for loading and checked once loaded; and the key/value cache.
+// out for loading and checked once loaded, the blocks' matrices then stored
+// in the products' panels; and the key/value cache.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <new>
 #include <string>
 
 #include "allocate.hpp"
 #include "attnscope/gpt2.hpp"
 #include "gpt2_internal.hpp"
+#include "kernels/dispatch.hpp"
+#include "kernels/panel_matrix.hpp"
 
 namespace attnscope {
 
@@ -36,10 +41,10 @@ Gpt2Model::Gpt2Model(const Gpt2Config& config) : config_(config) {
   check_config(config, fn);
   const std::size_t C = config.d_model;
   std::size_t total = 0;
-  auto add = [&](std::string name, Shape shape) {
+  auto add = [&](std::string name, Shape shape, bool matrix = false) {
     const std::string what = std::string(fn) + ": weight " + name;
     const std::size_t size = checked_element_count(shape, what.c_str());
-    slots_.push_back({std::move(name), std::move(shape), total, size, false});
+    slots_.push_back({std::move(name), std::move(shape), total, size, false, matrix, false});
     if (size > SIZE_MAX - total) throw ResourceError(what + ": the weights cannot be counted");
     total += size;
   };
@@ -49,7 +54,8 @@ Gpt2Model::Gpt2Model(const Gpt2Config& config) : config_(config) {
                                 {C}, {C}, {C, 4 * C}, {4 * C}, {4 * C, C}, {C}};
   for (std::size_t l = 0; l < config.layers; ++l) {
     for (std::size_t i = 0; i < detail::kGpt2LayerTensors; ++i) {
-      add("h." + std::to_string(l) + "." + detail::kGpt2LayerSuffixes[i], layer_shapes[i]);
+      add("h." + std::to_string(l) + "." + detail::kGpt2LayerSuffixes[i], layer_shapes[i],
+          layer_shapes[i].size() == 2);
     }
   }
   add("ln_f.weight", {C});
@@ -77,18 +83,55 @@ const Shape& Gpt2Model::weight_shape(const std::string& name) const {
 }
 
 float* Gpt2Model::weight_data(const std::string& name) {
-  Slot& slot = slots_[index_of(name, "Gpt2Model::weight_data")];
+  const char* fn = "Gpt2Model::weight_data";
+  Slot& slot = slots_[index_of(name, fn)];
+  to_row_order(slot, fn);  // a caller may write only part of it
   slot.filled = true;
   finished_ = false;  // the caller may write anything into it
   return storage_.data() + slot.offset;
 }
 
-TensorView Gpt2Model::weight(const std::string& name) const {
-  const Slot& slot = slots_[index_of(name, "Gpt2Model::weight")];
+TensorView Gpt2Model::weight(const std::string& name) {
+  const char* fn = "Gpt2Model::weight";
+  Slot& slot = slots_[index_of(name, fn)];
+  to_row_order(slot, fn);
   return TensorView(slot.shape, storage_.data() + slot.offset, slot.size);
 }
 
+void Gpt2Model::copy_weight(const std::string& name, float* out) const {
+  const Slot& slot = slots_[index_of(name, "Gpt2Model::copy_weight")];
+  const float* from = storage_.data() + slot.offset;
+  if (slot.in_panels) {
+    kernels::unpack_panels(from, slot.shape[0], slot.shape[1], panel_width_, out);
+  } else {
+    std::copy_n(from, slot.size, out);
+  }
+}
+
+bool Gpt2Model::in_panels(const std::string& name) const {
+  return slots_[index_of(name, "Gpt2Model::in_panels")].in_panels;
+}
+
+void Gpt2Model::to_row_order(Slot& s, const char* fn) {
+  if (!s.in_panels) return;
+  std::vector<float> panels;
+  try {
+    panels.assign(storage_.begin() + s.offset, storage_.begin() + s.offset + s.size);
+  } catch (const std::bad_alloc&) {
+    throw ResourceError(std::string(fn) + ": no memory to put " + s.name + " (" +
+                        std::to_string(s.size) + " floats) back in row order");
+  }
+  kernels::unpack_panels(panels.data(), s.shape[0], s.shape[1], panel_width_,
+                         storage_.data() + s.offset);
+  s.in_panels = false;
+}
+
 void Gpt2Model::finish() {
+  check_weights();
+  store_in_panels();
+}
+
+void Gpt2Model::check_weights() {
   for (const Slot& s : slots_) {
     if (!s.filled) throw Error("Gpt2Model::finish: tensor " + s.name + " was never loaded");
     for (std::size_t i = 0; i < s.size; ++i) {
@@ -99,6 +142,22 @@ void Gpt2Model::finish() {
     }
   }
   finished_ = true;
+}
+
+void Gpt2Model::store_in_panels() {
+  panel_width_ = kernels::matmul_panel_width_best();
+  std::vector<float> rows;
+  for (Slot& s : slots_) {
+    if (!s.matrix || s.in_panels) continue;
+    try {
+      rows.assign(storage_.begin() + s.offset, storage_.begin() + s.offset + s.size);
+    } catch (const std::bad_alloc&) {
+      return;  // the rest stay in row order, which the passes read too
+    }
+    kernels::pack_panels(rows.data(), s.shape[0], s.shape[1], panel_width_,
+                         storage_.data() + s.offset);
+    s.in_panels = true;
+  }
 }
 
 void Gpt2Model::check_ready(const char* fn) const {
@@ -117,6 +176,12 @@ detail::Gpt2Weights Gpt2Model::weights_view() const {
     const std::size_t b = 2 + l * detail::kGpt2LayerTensors;
     w.layers.push_back({at(b), at(b + 1), at(b + 2), at(b + 3), at(b + 4), at(b + 5), at(b + 6),
                         at(b + 7), at(b + 8), at(b + 9), at(b + 10), at(b + 11)});
+    auto width = [&](std::size_t i) { return slots_[i].in_panels ? panel_width_ : 0; };
+    detail::Gpt2LayerWeights& lw = w.layers.back();
+    lw.attn_panels = width(b + 2);
+    lw.proj_panels = width(b + 4);
+    lw.fc_panels = width(b + 8);
+    lw.mlp_proj_panels = width(b + 10);
   }
   w.lnf_gamma = at(slots_.size() - 2);
   w.lnf_beta = at(slots_.size() - 1);

@@ -16,6 +16,7 @@
 #include "kernels/dispatch.hpp"
 #include "kernels/dot.hpp"
 #include "kernels/layer_norm.hpp"
+#include "kernels/panel_matrix.hpp"
 #include "parallel_kernels.hpp"
 #include "thread_pool.hpp"
 
@@ -33,17 +34,27 @@ constexpr std::size_t kVectorRows = 2;
 /// Elements per task of GELU: a multiple of every batch width.
 constexpr std::size_t kGeluGrain = 4096;
 
-/// y (rows, out) = x (rows, in) · w (in, out) + b.
-void linear_rows(const float* x, std::size_t rows, std::size_t in, const float* w, const float* b,
-                 std::size_t out, float* y) {
+/// y (rows, out) = x (rows, in) · w (in, out) + b, w in panels of `panels`
+/// columns (0: in row order).
+void linear_rows(const float* x, std::size_t rows, std::size_t in, const float* w,
+                 std::size_t panels, const float* b, std::size_t out, float* y) {
   for (std::size_t r = 0; r < rows; ++r) std::copy(b, b + out, y + r * out);
+  const kernels::PanelMatrix wp{w, in, out, panels};
   if (rows <= kVectorRows) {
     for (std::size_t r = 0; r < rows; ++r) {
-      parallel_vector_matrix(x + r * in, w, in, out, y + r * out);
+      if (panels) {
+        parallel_vector_matrix_panels(x + r * in, wp, y + r * out);
+      } else {
+        parallel_vector_matrix(x + r * in, w, in, out, y + r * out);
+      }
     }
     return;
   }
-  parallel_matmul(x, in, w, out, y, out, rows, in, out, /*accumulate=*/true);
+  if (panels) {
+    parallel_matmul_panels(x, in, wp, y, out, rows, /*accumulate=*/true);
+  } else {
+    parallel_matmul(x, in, w, out, y, out, rows, in, out, /*accumulate=*/true);
+  }
 }
 
 void gelu_rows(float* x, std::size_t n) {
@@ -162,23 +173,24 @@ Tensor gpt2_pass(const Gpt2Config& c, const Gpt2Weights& w, const std::int64_t* 
       weights = &trace->attentions.back();
     }
     gpt2_layer_norm_rows(b.x.data(), T, C, lw.ln1_gamma, lw.ln1_beta, b.normed.data());
-    linear_rows(b.normed.data(), T, C, lw.attn_w, lw.attn_b, 3 * C, b.qkv.data());
+    linear_rows(b.normed.data(), T, C, lw.attn_w, lw.attn_panels, lw.attn_b, 3 * C, b.qkv.data());
     split_heads(c, b.qkv.data(), T, first, b.queries.data(), kv[l]);
     const Gpt2HeadEdit* head_edits =
         edits && !edits->heads.empty() ? edits->heads.data() + l * c.heads : nullptr;
     attend(c, b.queries.data(), T, first, kv[l], b.heads.data(), weights, allowed, head_edits);
     if (value_norms && weights) {
-      value_norms->push_back(gpt2_value_norms(c, *weights, kv[l], lw.proj_w));
+      value_norms->push_back(gpt2_value_norms(c, *weights, kv[l], lw.proj_w, lw.proj_panels));
     }
     // The projection accumulates straight onto the residual stream.
     std::copy_n(b.x.begin(), T * C, b.normed.begin());
-    linear_rows(b.heads.data(), T, C, lw.proj_w, lw.proj_b, C, b.x.data());
+    linear_rows(b.heads.data(), T, C, lw.proj_w, lw.proj_panels, lw.proj_b, C, b.x.data());
     for (std::size_t i = 0; i < T * C; ++i) b.x[i] += b.normed[i];
 
     gpt2_layer_norm_rows(b.x.data(), T, C, lw.ln2_gamma, lw.ln2_beta, b.normed.data());
-    linear_rows(b.normed.data(), T, C, lw.fc_w, lw.fc_b, 4 * C, b.mlp.data());
+    linear_rows(b.normed.data(), T, C, lw.fc_w, lw.fc_panels, lw.fc_b, 4 * C, b.mlp.data());
     gelu_rows(b.mlp.data(), T * 4 * C);
-    linear_rows(b.mlp.data(), T, 4 * C, lw.mlp_proj_w, lw.mlp_proj_b, C, b.normed.data());
+    linear_rows(b.mlp.data(), T, 4 * C, lw.mlp_proj_w, lw.mlp_proj_panels, lw.mlp_proj_b, C,
+                b.normed.data());
     for (std::size_t i = 0; i < T * C; ++i) b.x[i] += b.normed[i];
   }
   Tensor out = allocate_zeros({T, C}, "gpt2: final LayerNorm");

@@ -5,6 +5,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/dispatch.hpp"
+#include "kernels/matmul_panels.hpp"
 #include "kernels/vector_matrix.hpp"
 #include "thread_pool.hpp"
 
@@ -13,7 +14,8 @@ namespace attnscope::detail {
 namespace {
 
 // Column blocks start at multiples of this: a multiple of every batch width
-// and register tile (16 floats × 2 batches with AVX-512).
+// and register tile (16 floats × 2 batches with AVX-512), so of every panel
+// width too.
 constexpr std::size_t kColumnAlign = 64;
 
 // Below this many multiply-adds a product stays on the calling thread: waking
@@ -89,11 +91,31 @@ void parallel_matmul(const float* a, std::size_t lda, const float* b, std::size_
   });
 }
 
+void parallel_matmul_panels(const float* a, std::size_t lda, const kernels::PanelMatrix& b,
+                            float* c, std::size_t ldc, std::size_t m, bool accumulate) {
+  const std::size_t k = b.rows, n = b.cols, work = m * k * n;
+  if (n >= 2 * kColumnAlign) {
+    parallel_ranges(n, kColumnAlign, work, [&](std::size_t j0, std::size_t j1) {
+      kernels::matmul_panels_best(a, lda, b, j0, j1, c, ldc, m, accumulate);
+    });
+    return;
+  }
+  parallel_ranges(m, 1, work, [&](std::size_t i0, std::size_t i1) {
+    kernels::matmul_panels_best(a + i0 * lda, lda, b, 0, n, c + i0 * ldc, ldc, i1 - i0, accumulate);
+  });
+}
+
 void parallel_vector_matrix(const float* x, const float* w, std::size_t k, std::size_t n,
                             float* y) {
   parallel_ranges(n, kColumnAlign, k * n, [&](std::size_t j0, std::size_t j1) {
     // Row p of the block starts at w + p·n + j0: the kernel's row stride is n.
     kernels::vector_matrix_strided<xsimd::default_arch>(x, w + j0, k, j1 - j0, n, y + j0);
+  });
+}
+
+void parallel_vector_matrix_panels(const float* x, const kernels::PanelMatrix& w, float* y) {
+  parallel_ranges(w.cols, kColumnAlign, w.rows * w.cols, [&](std::size_t j0, std::size_t j1) {
+    kernels::vector_matrix_panels<xsimd::default_arch>(x, w, 0, w.rows, j0, j1, y);
   });
 }
 

@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <functional>
 
+#include "kernels/panel_matrix.hpp"
+
 namespace attnscope::detail {
 
 /// kernels::matmul_best (c = a·b, or c += a·b), split into blocks of columns
@@ -19,6 +21,14 @@ void parallel_matmul(const float* a, std::size_t lda, const float* b, std::size_
 /// kernels::vector_matrix (y (n) += x (k) · w (k × n)), split into blocks of
 /// columns.
 void parallel_vector_matrix(const float* x, const float* w, std::size_t k, std::size_t n, float* y);
+
+/// parallel_matmul for b stored in panels (kernels/panel_matrix.hpp, its
+/// width matmul_panel_width_best()): the same blocks, the same bits.
+void parallel_matmul_panels(const float* a, std::size_t lda, const kernels::PanelMatrix& b,
+                            float* c, std::size_t ldc, std::size_t m, bool accumulate);
+
+/// parallel_vector_matrix for w stored in panels.
+void parallel_vector_matrix_panels(const float* x, const kernels::PanelMatrix& w, float* y);
 
 /// Runs block(begin, end) over [0, count) in pieces of `grain` (the last
 /// one shorter) on the pool. For per-element kernels with a SIMD body and a

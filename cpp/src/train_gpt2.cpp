@@ -117,8 +117,9 @@ TrainStepResult Gpt2Trainer::step(const std::vector<std::int64_t>& tokens, std::
                          first_moment_[i].data(), second_moment_[i].data(), gradients_[i].size(),
                          r.learning_rate, options_, steps_, decay);
   }
-  // Checks every weight is finite again (a diverged step is reported here).
-  model_.finish();
+  // Checks every weight is finite again (a diverged step is reported here),
+  // leaving the matrices in row order for the next step.
+  model_.check_weights();
   return r;
 }
 

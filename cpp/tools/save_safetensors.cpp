@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <fstream>
 #include <stdexcept>
+#include <vector>
 
 namespace attnscope::tools {
 
@@ -32,11 +33,13 @@ void save_safetensors(const Gpt2Model& model, const std::map<std::string, std::s
   header += "}";
   std::size_t offset = 0;
   for (const auto& name : model.weight_names()) {
-    const TensorView weight = model.weight(name);
     std::string shape;
-    for (const std::size_t d : weight.shape)
+    std::size_t size = 1;
+    for (const std::size_t d : model.weight_shape(name)) {
       shape += (shape.empty() ? "" : ",") + std::to_string(d);
-    const std::size_t bytes = weight.size * sizeof(float);
+      size *= d;
+    }
+    const std::size_t bytes = size * sizeof(float);
     header += "," + json_string(name) + ":{\"dtype\":\"F32\",\"shape\":[" + shape +
               "],\"data_offsets\":[" + std::to_string(offset) + "," +
               std::to_string(offset + bytes) + "]}";
@@ -54,10 +57,14 @@ void save_safetensors(const Gpt2Model& model, const std::map<std::string, std::s
   out.write(reinterpret_cast<const char*>(size_bytes), 8);
   out.write(header.data(), static_cast<std::streamsize>(header.size()));
   // The format is little-endian, as are the machines this builds for.
+  std::vector<float> values;
   for (const auto& name : model.weight_names()) {
-    const TensorView weight = model.weight(name);
-    out.write(reinterpret_cast<const char*>(weight.data),
-              static_cast<std::streamsize>(weight.size * sizeof(float)));
+    std::size_t size = 1;
+    for (const std::size_t d : model.weight_shape(name)) size *= d;
+    values.resize(size);
+    model.copy_weight(name, values.data());  // in row order, as the file holds it
+    out.write(reinterpret_cast<const char*>(values.data()),
+              static_cast<std::streamsize>(size * sizeof(float)));
   }
   if (!out) throw std::runtime_error("writing " + path + " failed");
 }

@@ -90,7 +90,11 @@ int run(const TrainOptions& o) {
   Gpt2Trainer trainer(model, adamw);
 
   std::size_t parameters = 0;
-  for (const auto& name : model.weight_names()) parameters += model.weight(name).size;
+  for (const auto& name : model.weight_names()) {
+    std::size_t size = 1;
+    for (const std::size_t d : model.weight_shape(name)) size *= d;
+    parameters += size;
+  }
   std::printf("model: %zu layers, %zu heads, C = %zu, context %zu, vocab %zu: %zu parameters\n",
               o.layers, o.heads, o.d_model, o.context, o.vocab, parameters);
   std::printf("data: %zu training tokens, %zu held-out tokens\n", train.size(), heldout.size());

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -39,11 +40,28 @@ inline Gpt2Model random_gpt2(const Gpt2Config& config, std::uint32_t seed, float
   return model;
 }
 
+/// Weight `name` in row order, copied (the model keeps its blocks' matrices
+/// in the products' panels once finished).
+inline std::vector<float> weight_copy(const Gpt2Model& model, const std::string& name) {
+  std::size_t n = 1;
+  for (std::size_t d : model.weight_shape(name)) n *= d;
+  std::vector<float> copy(n);
+  model.copy_weight(name, copy.data());
+  return copy;
+}
+
 inline Gpt2Reference gpt2_reference(const Gpt2Model& model,
                                     const std::vector<std::int64_t>& tokens) {
   const Gpt2Config& c = model.config();
   const std::size_t T = tokens.size(), C = c.d_model, H = c.heads, d = C / H, V = c.vocab_size;
-  auto w = [&](const std::string& name) { return model.weight(name).data; };
+  // Copies in row order: the model keeps its block matrices in panels, and
+  // the forward compared with this reference reads them so.
+  std::map<std::string, std::vector<float>> copies;
+  auto w = [&](const std::string& name) -> const float* {
+    std::vector<float>& copy = copies[name];
+    if (copy.empty()) copy = weight_copy(model, name);
+    return copy.data();
+  };
   auto layer_norm = [&](const std::vector<double>& x, const std::string& prefix) {
     const float *g = w(prefix + ".weight"), *b = w(prefix + ".bias");
     std::vector<double> y(x.size());

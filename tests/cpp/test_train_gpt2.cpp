@@ -22,14 +22,9 @@ using attnscope::Gpt2Model;
 using attnscope::Gpt2Trainer;
 using attnscope::testing::reference_loss;
 using attnscope::testing::tiny_config;
+using attnscope::testing::weight_copy;
 
 namespace {
-
-/// A copy of weight `name`.
-std::vector<float> values(const Gpt2Model& model, const std::string& name) {
-  const attnscope::TensorView w = model.weight(name);
-  return std::vector<float>(w.data, w.data + w.size);
-}
 
 /// Copy task: `half` random tokens, then the same tokens again.
 std::vector<std::int64_t> copy_batch(std::mt19937& rng, std::size_t batch, std::size_t half,
@@ -100,11 +95,11 @@ TEST_CASE("initialize_gpt2: GPT-2's scheme, the same for a seed", "[train]") {
   attnscope::initialize_gpt2(b, 7);
   attnscope::initialize_gpt2(other, 8);
   REQUIRE(a.finished());
-  CHECK(values(a, "wte.weight") == values(b, "wte.weight"));
-  CHECK(values(a, "h.1.mlp.c_fc.weight") == values(b, "h.1.mlp.c_fc.weight"));
-  CHECK(values(a, "wte.weight") != values(other, "wte.weight"));
+  CHECK(weight_copy(a, "wte.weight") == weight_copy(b, "wte.weight"));
+  CHECK(weight_copy(a, "h.1.mlp.c_fc.weight") == weight_copy(b, "h.1.mlp.c_fc.weight"));
+  CHECK(weight_copy(a, "wte.weight") != weight_copy(other, "wte.weight"));
   auto spread = [&](const std::string& name) {
-    const std::vector<float> x = values(a, name);
+    const std::vector<float> x = weight_copy(a, name);
     double s = 0, s2 = 0;
     for (float v : x) s += v, s2 += double(v) * v;
     const double mean = s / double(x.size());
@@ -114,9 +109,9 @@ TEST_CASE("initialize_gpt2: GPT-2's scheme, the same for a seed", "[train]") {
   CHECK(spread("wte.weight") == Approx(0.02).epsilon(0.03));
   CHECK(spread("h.0.attn.c_attn.weight") == Approx(0.02).epsilon(0.05));
   CHECK(spread("h.0.mlp.c_proj.weight") == Approx(0.01).epsilon(0.05));  // 0.02 / √(2·2)
-  for (float v : values(a, "h.0.ln_1.weight")) CHECK(v == 1.0f);
-  for (float v : values(a, "h.1.attn.c_attn.bias")) CHECK(v == 0.0f);
-  for (float v : values(a, "ln_f.bias")) CHECK(v == 0.0f);
+  for (float v : weight_copy(a, "h.0.ln_1.weight")) CHECK(v == 1.0f);
+  for (float v : weight_copy(a, "h.1.attn.c_attn.bias")) CHECK(v == 0.0f);
+  for (float v : weight_copy(a, "ln_f.bias")) CHECK(v == 0.0f);
 }
 
 TEST_CASE("Gpt2Trainer: whole-model gradients match finite differences", "[train]") {
@@ -208,7 +203,7 @@ TEST_CASE("Gpt2Trainer: deterministic for a seed and the same batches", "[train]
   }
   for (const std::string& name : a.weight_names()) {
     INFO(name);
-    CHECK(values(a, name) == values(b, name));
+    CHECK(weight_copy(a, name) == weight_copy(b, name));
   }
 }
 
@@ -225,13 +220,13 @@ TEST_CASE("Gpt2Trainer rejects bad input by name", "[train]") {
   bad.clip = -1.0f;
   CHECK_THROWS_WITH(Gpt2Trainer(model, bad), Catch::Contains("clip"));
   Gpt2Trainer trainer(model, AdamWOptions{});
-  const std::vector<float> before = values(model, "wte.weight");
+  const std::vector<float> before = weight_copy(model, "wte.weight");
   CHECK_THROWS_WITH(trainer.step({1, 2, 3}, 0), Catch::Contains("batch is 0"));
   CHECK_THROWS_WITH(trainer.step({1, 2, 3}, 2), Catch::Contains("expected batch=2 times T"));
   CHECK_THROWS_WITH(trainer.step({1, 2}, 2), Catch::Contains("T=1"));
   CHECK_THROWS_WITH(trainer.step(std::vector<std::int64_t>(10, 1), 1), Catch::Contains("T=10"));
   CHECK_THROWS_WITH(trainer.step({1, 11}, 1), Catch::Contains("tokens[1] is 11"));
-  CHECK(values(model, "wte.weight") == before);
+  CHECK(weight_copy(model, "wte.weight") == before);
   CHECK(trainer.steps_taken() == 0);
   CHECK_NOTHROW(trainer.step({1, 2, 3}, 1));
   CHECK(trainer.steps_taken() == 1);

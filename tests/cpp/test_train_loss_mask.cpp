@@ -19,16 +19,12 @@ using attnscope::Gpt2Model;
 using attnscope::Gpt2Trainer;
 using attnscope::testing::reference_loss;
 using attnscope::testing::tiny_config;
+using attnscope::testing::weight_copy;
 
 namespace {
 
 // Two sequences of T = 7: six predictions each.
 const std::vector<std::int64_t> kTokens = {1, 5, 10, 0, 3, 3, 7, 2, 9, 4, 6, 1, 0, 8};
-
-std::vector<float> values(const Gpt2Model& model, const std::string& name) {
-  const attnscope::TensorView w = model.weight(name);
-  return std::vector<float>(w.data, w.data + w.size);
-}
 
 /// Every weight's gradient in `trainer` against central differences of the
 /// reference's masked loss; returns how many weights were checked.
@@ -87,7 +83,7 @@ TEST_CASE("Gpt2Trainer loss mask: all ones is the same as none, bit for bit", "[
   for (const std::string& name : a.weight_names()) {
     INFO(name);
     CHECK(without.gradient(name) == with.gradient(name));
-    CHECK(values(a, name) == values(b, name));
+    CHECK(weight_copy(a, name) == weight_copy(b, name));
   }
 }
 
@@ -119,7 +115,7 @@ TEST_CASE("Gpt2Trainer rejects a bad loss mask by name and stays usable", "[trai
   Gpt2Model model(tiny_config());
   attnscope::initialize_gpt2(model, 1);
   Gpt2Trainer trainer(model, AdamWOptions{});
-  const std::vector<float> before = values(model, "wte.weight");
+  const std::vector<float> before = weight_copy(model, "wte.weight");
   std::vector<std::uint8_t> mask(12, 1);
   CHECK_THROWS_WITH(trainer.step(kTokens, 2, std::vector<std::uint8_t>(11, 1)),
                     Catch::Contains("loss_mask has 11 entries, expected batch·(T−1) = 2·6 = 12"));
@@ -128,7 +124,7 @@ TEST_CASE("Gpt2Trainer rejects a bad loss mask by name and stays usable", "[trai
                     Catch::Contains("loss_mask[5] is 2, expected 0 or 1"));
   CHECK_THROWS_WITH(trainer.step(kTokens, 2, std::vector<std::uint8_t>(12, 0)),
                     Catch::Contains("loss_mask selects no prediction"));
-  CHECK(values(model, "wte.weight") == before);
+  CHECK(weight_copy(model, "wte.weight") == before);
   CHECK(trainer.steps_taken() == 0);
   mask[5] = 0;
   CHECK_NOTHROW(trainer.step(kTokens, 2, mask));

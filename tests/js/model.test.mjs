@@ -187,8 +187,15 @@ test('model.weight gives a copy of each weight as the file holds it, and names a
       assert.deepEqual(got.shape, shape);
       assert.deepEqual(got.data, data);
     }
+    const logits = model.forward({ tokens: [1, 2, 3] }).logits.data;
     model.weight('ln_f.bias').data.fill(7); // a copy: the model is unchanged
     assert.deepEqual(model.weight('ln_f.bias').data, tiny.weights.get('ln_f.bias').data);
+    // A block's matrix, which the core keeps in the products' panels: a
+    // copy in row order too, and reading it leaves the forward as it was.
+    const name = 'h.1.mlp.c_fc.weight';
+    model.weight(name).data.fill(7);
+    assert.deepEqual(model.weight(name).data, tiny.weights.get(name).data);
+    assert.deepEqual(model.forward({ tokens: [1, 2, 3] }).logits.data, logits);
     assert.throws(() => model.weight('transformer.ln_f.bias'), {
       name: 'AttnScopeError',
       message: /model\.weight: the model has no weight transformer\.ln_f\.bias/,

@@ -392,6 +392,36 @@ test('safetensors: writeSafetensors refuses what it could not write faithfully',
   refuses('a', undefined, /tensors must be an array/);
 });
 
+test('safetensors: writeSafetensors reads data given as a function once, as it writes it', () => {
+  const order = [];
+  const a = Float32Array.of(1.5, -2),
+    b = Float32Array.of(3);
+  const bytes = writeSafetensors([
+    { name: 'a', shape: [2], data: () => (order.push('a'), a) },
+    { name: 'b', shape: [1], data: () => (order.push('b'), b) },
+  ]);
+  assert.deepEqual(order, ['a', 'b']);
+  const file = parseSafetensors(bytes);
+  assert.deepEqual(
+    file.tensors.map((entry) => {
+      const out = new Float32Array(entry.shape.reduce((x, y) => x * y, 1));
+      decodeTensor(bytes, entry, out);
+      return [entry.name, [...out]];
+    }),
+    [
+      ['a', [1.5, -2]],
+      ['b', [3]],
+    ],
+  );
+  const refuses = (data, pattern) =>
+    assert.throws(
+      () => writeSafetensors([{ name: 'a', shape: [2], data }]),
+      (e) => e instanceof AttnScopeError && pattern.test(e.message),
+    );
+  refuses(() => Float32Array.of(1), /tensor 'a': data has 1 elements, shape \[2\] needs 2/);
+  refuses(() => [1, 2], /tensor 'a': data must be a Float32Array/);
+});
+
 test('safetensors: a very long tensor name is shortened in messages', () => {
   const name = 'x'.repeat(5000);
   rejects(

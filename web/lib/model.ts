@@ -76,6 +76,20 @@ function modelCallReading<T = CallOutputs>(
   }
 }
 
+/**
+ * One weight's values in row order: a view of its storage in wasm memory
+ * (valid until the next call into the module), or a copy where the core keeps
+ * it in the products' panels (a block's matrix).
+ */
+function weightValues(raw: AttnModule, fn: string, handle: number, name: string): Float32Array {
+  const out = modelCall(raw, fn, 'gpt2_weight', handle, {
+    texts: { name },
+    numbers: { write: false },
+  });
+  if (out.values) return (out.values as CallTensor).data;
+  return new Float32Array(raw.HEAPF32.buffer, out.address as number, out.size as number);
+}
+
 /** The address and element count of one weight's storage in wasm memory. */
 export function weightStorage(
   raw: AttnModule,
@@ -261,14 +275,12 @@ export function modelHandle(
   function save(): Uint8Array {
     const fn = 'model.save';
     live(fn);
-    const shapes = gpt2TensorShapes(config);
-    const storage = shapes.map(([name]) => weightStorage(raw, fn, handle, name, false));
-    // Views made together after the last call, read before any other: the
-    // weights never move, and nothing can grow the memory meanwhile.
-    const tensors = shapes.map(([name, shape], i) => ({
+    // Each tensor is read as its bytes are written, before the next call:
+    // a view of the storage stays valid until then.
+    const tensors = gpt2TensorShapes(config).map(([name, shape]) => ({
       name,
       shape,
-      data: new Float32Array(raw.HEAPF32.buffer, storage[i]!.address, storage[i]!.size),
+      data: () => weightValues(raw, fn, handle, name),
     }));
     return writeSafetensors(tensors, { n_head: String(config.heads) });
   }
@@ -280,8 +292,8 @@ export function modelHandle(
     const shape = gpt2TensorShapes(config).find(([n]) => n === name)?.[1];
     if (!shape)
       fail(fn, `the model has no weight ${name} (names as in the file, without "transformer.")`);
-    const { address, size } = weightStorage(raw, fn, handle, name, false);
-    return { data: new Float32Array(raw.HEAPF32.buffer, address, size).slice(), shape };
+    const values = weightValues(raw, fn, handle, name);
+    return { data: values.buffer === raw.HEAPF32.buffer ? values.slice() : values, shape };
   }
 
   function dispose(): void {

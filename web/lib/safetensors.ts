@@ -39,8 +39,12 @@ export interface SafetensorsTensor {
   name: string;
   /** Its shape ([] for a scalar). */
   shape: number[];
-  /** product(shape) values, row-major. */
-  data: Float32Array;
+  /**
+   * product(shape) values, row-major; or a function giving them, called once
+   * while the tensor's bytes are written, so that a caller need not hold
+   * every tensor at once.
+   */
+  data: Float32Array | (() => Float32Array);
 }
 
 /** The largest JSON header read (the reference implementation's limit too): 16 MiB. */
@@ -334,6 +338,14 @@ export function decodeElements(
   }
 }
 
+function checkData(data: unknown, count: number, shape: number[], what: string): Float32Array {
+  if (!(data instanceof Float32Array)) fail(`${what}: data must be a Float32Array`);
+  if (data.length !== count) {
+    fail(`${what}: data has ${data.length} elements, shape ${show(shape)} needs ${count}`);
+  }
+  return data;
+}
+
 /**
  * A .safetensors file of float32 tensors, in the given order, with
  * `metadata` as "__metadata__" when given. The header is padded with spaces
@@ -362,11 +374,8 @@ export function writeSafetensors(
     names.add(name);
     const what = `writeSafetensors: ${tensorLabel(name)}`;
     const shape = checkShape(tensor.shape, what);
-    if (!(tensor.data instanceof Float32Array)) fail(`${what}: data must be a Float32Array`);
     const count = elementCount(shape, what);
-    if (tensor.data.length !== count) {
-      fail(`${what}: data has ${tensor.data.length} elements, shape ${show(shape)} needs ${count}`);
-    }
+    if (typeof tensor.data !== 'function') checkData(tensor.data, count, shape, what);
     // Built by hand so that every name, "__proto__" too, becomes a plain key.
     const entry = { dtype: 'F32', shape, data_offsets: [offset, offset + 4 * count] };
     fields.push(`${JSON.stringify(name)}:${JSON.stringify(entry)}`);
@@ -385,7 +394,10 @@ export function writeSafetensors(
   file.set(json, 8);
   file.fill(0x20, 8 + json.length, 8 + headerBytes);
   let at = 8 + headerBytes;
-  for (const { data } of tensors) {
+  for (const tensor of tensors) {
+    const data = typeof tensor.data === 'function' ? tensor.data() : tensor.data;
+    const what = `writeSafetensors: ${tensorLabel(tensor.name)}`;
+    checkData(data, elementCount(tensor.shape, what), tensor.shape, what);
     if (kLittleEndian) new Float32Array(file.buffer, at, data.length).set(data);
     else data.forEach((x, i) => view.setFloat32(at + 4 * i, x, true));
     at += 4 * data.length;

@@ -163,15 +163,27 @@ class Gpt2Model {
   std::vector<std::string> weight_names() const;
   /// Shape of weight `name`; throws Error for a name that is not one.
   const Shape& weight_shape(const std::string& name) const;
-  /// The weight's own storage, product(shape) floats, for a loader to write
-  /// into directly; marks it as filled. Throws Error naming an unknown tensor.
+  /// The weight's own storage, product(shape) floats in row order, for a
+  /// loader to write into directly; marks it as filled. Throws Error naming
+  /// an unknown tensor.
   float* weight_data(const std::string& name);
-  /// The weight, read-only (valid as long as the model).
-  TensorView weight(const std::string& name) const;
+  /// The weight in row order, read-only (valid as long as the model). A
+  /// block's matrix that finish() stored in the kernel's panels is put back
+  /// in row order in place (so not while a forward runs); the passes read it
+  /// either way, and finish() stores it in panels again. Throws
+  /// ResourceError when there is no memory to reorder it.
+  TensorView weight(const std::string& name);
+  /// Copies the weight, in row order, into `out` (product(shape) floats)
+  /// without changing how it is stored.
+  void copy_weight(const std::string& name, float* out) const;
+  /// Whether finish() stored the weight in the products' panels.
+  bool in_panels(const std::string& name) const;
 
   /// Checks that every weight was handed out by weight_data() and holds
   /// only finite values; throws Error naming the first that does not.
-  /// forward() and step() need it to have succeeded.
+  /// forward() and step() need it to have succeeded. Then stores the
+  /// blocks' matrices in the panels the products read (where there is
+  /// memory to reorder them; in row order otherwise).
   void finish();
   bool finished() const { return finished_; }
 
@@ -211,7 +223,16 @@ class Gpt2Model {
     Shape shape;
     std::size_t offset = 0, size = 0;  // in floats, within storage_
     bool filled = false;
+    bool matrix = false;     // a block's matrix, which finish() stores in panels
+    bool in_panels = false;  // stored so (kernels/panel_matrix.hpp), panel_width_ wide
   };
+  /// Puts slot `s` in row order if it is in panels.
+  void to_row_order(Slot& s, const char* fn);
+  /// Stores every block matrix in panels, while there is memory to reorder them.
+  void store_in_panels();
+  /// finish() without store_in_panels(): the trainer's check after each step.
+  void check_weights();
+  friend class Gpt2Trainer;
   std::size_t index_of(const std::string& name, const char* fn) const;
   /// Pointers to every weight, for the pass (gpt2_pass.cpp).
   detail::Gpt2Weights weights_view() const;
@@ -225,6 +246,7 @@ class Gpt2Model {
   // wasm memory once instead of once per tensor.
   std::vector<float> storage_;
   bool finished_ = false;
+  std::size_t panel_width_ = 0;  // the products' panel width (the CPU's), from finish()
 };
 
 }  // namespace attnscope

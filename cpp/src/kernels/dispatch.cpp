@@ -70,6 +70,13 @@ void matmul_best(const float* a, std::size_t lda, const float* b, std::size_t ld
   dispatcher<MatmulKernel>()(a, lda, b, ldb, c, ldc, m, k, n, accumulate, scratch.get());
 }
 
+void matmul_panels_best(const float* a, std::size_t lda, const PanelMatrix& b, std::size_t j0,
+                        std::size_t j1, float* c, std::size_t ldc, std::size_t m, bool accumulate) {
+  dispatcher<MatmulPanelsKernel>()(a, lda, b, j0, j1, c, ldc, m, accumulate);
+}
+
+std::size_t matmul_panel_width_best() { return dispatcher<PanelWidthKernel>()(); }
+
 void matmul_transposed_b_best(const float* a, std::size_t lda, const float* b, std::size_t ldb,
                               float* c, std::size_t ldc, std::size_t m, std::size_t k,
                               std::size_t n) {

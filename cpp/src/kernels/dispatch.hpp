@@ -11,6 +11,7 @@
 
 #include "kernels/flash_attention.hpp"
 #include "kernels/mask_row.hpp"
+#include "kernels/panel_matrix.hpp"
 
 namespace attnscope::kernels {
 
@@ -44,6 +45,15 @@ bool decode_attention_best(const float* q, const float* keys, const float* value
 void matmul_best(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
                  std::size_t ldc, std::size_t m, std::size_t k, std::size_t n,
                  bool accumulate = false);
+
+/// matmul_panels: columns [j0, j1) of c = a·b (or c += a·b) for b stored in
+/// panels of matmul_panel_width_best() columns; see matmul_panels.hpp.
+void matmul_panels_best(const float* a, std::size_t lda, const PanelMatrix& b, std::size_t j0,
+                        std::size_t j1, float* c, std::size_t ldc, std::size_t m, bool accumulate);
+
+/// The panel width matmul_panels_best reads: one register tile's width for
+/// the instruction set the CPU has.
+std::size_t matmul_panel_width_best();
 
 /// matmul_transposed_b (c = a·bᵀ, b stored as n rows of k); see
 /// matmul_transposed_b.hpp.
@@ -86,6 +96,15 @@ struct MatmulKernel {
   void operator()(Arch, const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
                   std::size_t ldc, std::size_t m, std::size_t k, std::size_t n, bool accumulate,
                   float* scratch) const;
+};
+struct MatmulPanelsKernel {
+  template <class Arch>
+  void operator()(Arch, const float* a, std::size_t lda, const PanelMatrix& b, std::size_t j0,
+                  std::size_t j1, float* c, std::size_t ldc, std::size_t m, bool accumulate) const;
+};
+struct PanelWidthKernel {
+  template <class Arch>
+  std::size_t operator()(Arch) const;
 };
 struct MatmulTransposedBKernel {
   template <class Arch>

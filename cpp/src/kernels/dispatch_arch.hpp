@@ -9,6 +9,7 @@
 #include "kernels/dispatch.hpp"
 #include "kernels/flash_attention.hpp"
 #include "kernels/matmul.hpp"
+#include "kernels/matmul_panels.hpp"
 #include "kernels/matmul_transposed_b.hpp"
 #include "kernels/softmax_rows.hpp"
 
@@ -54,6 +55,18 @@ void MatmulKernel::operator()(Arch, const float* a, std::size_t lda, const float
 }
 
 template <class Arch>
+void MatmulPanelsKernel::operator()(Arch, const float* a, std::size_t lda, const PanelMatrix& b,
+                                    std::size_t j0, std::size_t j1, float* c, std::size_t ldc,
+                                    std::size_t m, bool accumulate) const {
+  matmul_panels<Arch>(a, lda, b, j0, j1, c, ldc, m, accumulate);
+}
+
+template <class Arch>
+std::size_t PanelWidthKernel::operator()(Arch) const {
+  return matmul_panel_width<Arch>();
+}
+
+template <class Arch>
 void MatmulTransposedBKernel::operator()(Arch, const float* a, std::size_t lda, const float* b,
                                          std::size_t ldb, float* c, std::size_t ldc, std::size_t m,
                                          std::size_t k, std::size_t n, float* scratch) const {
@@ -88,6 +101,10 @@ const char* ArchNameKernel::operator()(Arch) const {
   template void attnscope::kernels::MatmulKernel::operator()<A>(                                 \
       A, const float*, std::size_t, const float*, std::size_t, float*, std::size_t, std::size_t, \
       std::size_t, std::size_t, bool, float*) const;                                             \
+  template void attnscope::kernels::MatmulPanelsKernel::operator()<A>(                           \
+      A, const float*, std::size_t, const attnscope::kernels::PanelMatrix&, std::size_t,         \
+      std::size_t, float*, std::size_t, std::size_t, bool) const;                                \
+  template std::size_t attnscope::kernels::PanelWidthKernel::operator()<A>(A) const;             \
   template void attnscope::kernels::MatmulTransposedBKernel::operator()<A>(                      \
       A, const float*, std::size_t, const float*, std::size_t, float*, std::size_t, std::size_t, \
       std::size_t, std::size_t, float*) const;                                                   \
