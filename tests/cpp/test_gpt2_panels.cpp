@@ -58,13 +58,15 @@ std::vector<std::vector<float>> outputs(const Gpt2Model& model) {
   for (const auto& norms : whole.attribution->value_norms) out.push_back(norms.data);
   Gpt2Cache cache(model.config(), tokens.size());
   out.push_back(model.step(cache, {tokens.begin(), tokens.begin() + 5}).data);
-  for (std::size_t t = 5; t < tokens.size(); ++t) out.push_back(model.step(cache, {tokens[t]}).data);
+  for (std::size_t t = 5; t < tokens.size(); ++t)
+    out.push_back(model.step(cache, {tokens[t]}).data);
   return out;
 }
 
 }  // namespace
 
-TEST_CASE("gpt2 panels: finish stores only the blocks' matrices in panels, copy_weight reads them") {
+TEST_CASE(
+    "gpt2 panels: finish stores only the blocks' matrices in panels, copy_weight reads them") {
   for (const auto& config : {config_of(40, 5), config_of(8, 2)}) {
     Gpt2Model model = random_gpt2(config, 51);
     INFO("d_model " << config.d_model);
@@ -80,7 +82,8 @@ TEST_CASE("gpt2 panels: finish stores only the blocks' matrices in panels, copy_
       CHECK_FALSE(row_order.in_panels(name));
       // A view of row_order's own storage (never finished, so in row order).
       const attnscope::TensorView view = row_order.weight(name);
-      CHECK(same_bits(weight_copy(model, name), std::vector<float>(view.data, view.data + view.size)));
+      CHECK(same_bits(weight_copy(model, name),
+                      std::vector<float>(view.data, view.data + view.size)));
     }
     CHECK_THROWS_WITH(model.in_panels("h.9.mlp.c_fc.weight"),
                       Catch::Contains("'h.9.mlp.c_fc.weight' is not a tensor"));

@@ -22,8 +22,7 @@ using Arch = xsimd::default_arch;
 constexpr std::size_t P = matmul_panel_width<Arch>();
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](float x, float y) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](float x, float y) {
            return std::memcmp(&x, &y, sizeof x) == 0;
          });
 }
@@ -50,9 +49,8 @@ TEST_CASE("pack_panels stores each element where PanelMatrix says, and unpack_pa
         bool placed = true;
         for (std::size_t p = 0; p < k; ++p) {
           for (std::size_t j = 0; j < n; ++j) {
-            const float got = j < pm.full()
-                                  ? pm.panel(j - j % width)[p * width + j % width]
-                                  : pm.rest()[p * (n - pm.full()) + (j - pm.full())];
+            const float got = j < pm.full() ? pm.panel(j - j % width)[p * width + j % width]
+                                            : pm.rest()[p * (n - pm.full()) + (j - pm.full())];
             placed = placed && got == b[p * n + j];
           }
         }
@@ -118,12 +116,14 @@ TEST_CASE("vector_matrix_panels equals vector_matrix_strided bit for bit, rows a
   std::mt19937 rng(43);
   for (std::size_t width : {std::size_t{8}, std::size_t{16}, std::size_t{32}}) {
     if (width % xsimd::batch<float, Arch>::size != 0) continue;
-    for (std::size_t n : {std::size_t{5}, width, 3 * width + 2, std::size_t{203}, std::size_t{768}}) {
+    for (std::size_t n :
+         {std::size_t{5}, width, 3 * width + 2, std::size_t{203}, std::size_t{768}}) {
       const std::size_t k = 70;
       const std::vector<float> b = random_floats(rng, k * n);
       const std::vector<float> panels = in_panels(b, k, n, width);
       const PanelMatrix pm{panels.data(), k, n, width};
-      for (const auto [row0, rows] : {std::pair<std::size_t, std::size_t>{0, k}, {13, 40}, {69, 1}}) {
+      for (const auto [row0, rows] :
+           {std::pair<std::size_t, std::size_t>{0, k}, {13, 40}, {69, 1}}) {
         for (std::size_t j0 : {std::size_t{0}, width, std::size_t{64}}) {
           if (j0 >= n) continue;
           const std::vector<float> x = random_floats(rng, rows);

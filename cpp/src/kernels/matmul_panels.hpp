@@ -45,8 +45,8 @@ void matmul_panels(const float* a, std::size_t lda, const PanelMatrix& b, std::s
   }
   if (j1 > full) {
     const std::size_t from = std::max(j0, full), rest = b.cols - full;
-    matmul_with<Arch>(a, lda, RowsB{b.rest() + (from - full), rest}, c + from, ldc, m, k,
-                      j1 - from, accumulate);
+    matmul_with<Arch>(a, lda, RowsB{b.rest() + (from - full), rest}, c + from, ldc, m, k, j1 - from,
+                      accumulate);
   }
 }
 
@@ -54,8 +54,8 @@ void matmul_panels(const float* a, std::size_t lda, const PanelMatrix& b, std::s
 /// j0 .. j1 (j0 a multiple of b.width). Each y[j] adds its products one after
 /// the other in the order of the rows, as vector_matrix_strided does.
 template <class Arch = xsimd::default_arch>
-void vector_matrix_panels(const float* x, const PanelMatrix& b, std::size_t row0,
-                          std::size_t rows, std::size_t j0, std::size_t j1, float* y) {
+void vector_matrix_panels(const float* x, const PanelMatrix& b, std::size_t row0, std::size_t rows,
+                          std::size_t j0, std::size_t j1, float* y) {
   using batch = xsimd::batch<float, Arch>;
   constexpr std::size_t W = batch::size;
   // Eight accumulators a pass, over as many panels as they cover: several

@@ -32,9 +32,11 @@ inline void pack_panels(const float* from, std::size_t k, std::size_t n, std::si
                         float* to) {
   const std::size_t full = n - n % width, rest = n - full;
   for (std::size_t j = 0; j < full; j += width) {
-    for (std::size_t p = 0; p < k; ++p) std::copy_n(from + p * n + j, width, to + j * k + p * width);
+    for (std::size_t p = 0; p < k; ++p)
+      std::copy_n(from + p * n + j, width, to + j * k + p * width);
   }
-  for (std::size_t p = 0; p < k; ++p) std::copy_n(from + p * n + full, rest, to + full * k + p * rest);
+  for (std::size_t p = 0; p < k; ++p)
+    std::copy_n(from + p * n + full, rest, to + full * k + p * rest);
 }
 
 /// The inverse of pack_panels: `from` in panels, `to` row-major.
@@ -42,9 +44,11 @@ inline void unpack_panels(const float* from, std::size_t k, std::size_t n, std::
                           float* to) {
   const std::size_t full = n - n % width, rest = n - full;
   for (std::size_t j = 0; j < full; j += width) {
-    for (std::size_t p = 0; p < k; ++p) std::copy_n(from + j * k + p * width, width, to + p * n + j);
+    for (std::size_t p = 0; p < k; ++p)
+      std::copy_n(from + j * k + p * width, width, to + p * n + j);
   }
-  for (std::size_t p = 0; p < k; ++p) std::copy_n(from + full * k + p * rest, rest, to + p * n + full);
+  for (std::size_t p = 0; p < k; ++p)
+    std::copy_n(from + full * k + p * rest, rest, to + p * n + full);
 }
 
 }  // namespace attnscope::kernels
