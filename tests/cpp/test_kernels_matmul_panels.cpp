@@ -49,8 +49,10 @@ TEST_CASE("pack_panels stores each element where PanelMatrix says, and unpack_pa
         bool placed = true;
         for (std::size_t p = 0; p < k; ++p) {
           for (std::size_t j = 0; j < n; ++j) {
-            const float got = j < pm.full() ? pm.panel(j - j % width)[p * width + j % width]
-                                            : pm.rest()[p * (n - pm.full()) + (j - pm.full())];
+            const float got =
+                j < panel_columns(pm)
+                    ? panel_at(pm, j - j % width)[p * width + j % width]
+                    : rest_of(pm)[p * (n - panel_columns(pm)) + (j - panel_columns(pm))];
             placed = placed && got == b[p * n + j];
           }
         }

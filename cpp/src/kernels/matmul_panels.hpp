@@ -18,6 +18,15 @@ namespace attnscope::kernels {
 
 inline namespace ATTN_KERNEL_ISA {
 
+/// Columns of b held in panels.
+inline std::size_t panel_columns(const PanelMatrix& b) { return b.cols - b.cols % b.width; }
+
+/// b's panel starting at column j (a multiple of b.width).
+inline const float* panel_at(const PanelMatrix& b, std::size_t j) { return b.data + j * b.rows; }
+
+/// b's columns after panel_columns(b), row by row (the rest of each row).
+inline const float* rest_of(const PanelMatrix& b) { return b.data + panel_columns(b) * b.rows; }
+
 /// Columns [j0, j1) of c (m × n, ldc) = a (m × k, lda) · b, or += with
 /// `accumulate`; j0 a multiple of b.width, which is matmul_panel_width<Arch>.
 /// Walks the panels as matmul_packed walks the ones it copies (blocks of
@@ -27,7 +36,7 @@ template <class Arch = xsimd::default_arch>
 void matmul_panels(const float* a, std::size_t lda, const PanelMatrix& b, std::size_t j0,
                    std::size_t j1, float* c, std::size_t ldc, std::size_t m, bool accumulate) {
   constexpr std::size_t P = matmul_panel_width<Arch>();
-  const std::size_t k = b.rows, full = b.full();
+  const std::size_t k = b.rows, full = panel_columns(b);
   if (k == 0) {  // no step: c is cleared (or kept) as matmul does
     matmul_with<Arch>(a, lda, RowsB{b.data, 0}, c + j0, ldc, m, 0, j1 - j0, accumulate);
     return;
@@ -38,15 +47,15 @@ void matmul_panels(const float* a, std::size_t lda, const PanelMatrix& b, std::s
     for (std::size_t p0 = 0; p0 < k; p0 += kMatmulDepthBlock) {
       const std::size_t depth = std::min(kMatmulDepthBlock, k - p0);
       for (std::size_t j = g0; j < g1; j += P) {
-        const PanelsB<P> panel{b.panel(j) + p0 * P, k * P};
+        const PanelsB<P> panel{panel_at(b, j) + p0 * P, k * P};
         matmul_panel<Arch>(a + p0, lda, panel, c + j, ldc, m, depth, accumulate || p0 > 0);
       }
     }
   }
   if (j1 > full) {
     const std::size_t from = std::max(j0, full), rest = b.cols - full;
-    matmul_with<Arch>(a, lda, RowsB{b.rest() + (from - full), rest}, c + from, ldc, m, k, j1 - from,
-                      accumulate);
+    matmul_with<Arch>(a, lda, RowsB{rest_of(b) + (from - full), rest}, c + from, ldc, m, k,
+                      j1 - from, accumulate);
   }
 }
 
@@ -65,7 +74,7 @@ void vector_matrix_panels(const float* x, const PanelMatrix& b, std::size_t row0
   constexpr std::size_t kChains = 8;
   const std::size_t per_panel = b.width / W;
   const std::size_t group = std::max<std::size_t>(1, kChains / per_panel);
-  const std::size_t full = b.full(), panels_end = std::min(j1, full);
+  const std::size_t full = panel_columns(b), panels_end = std::min(j1, full);
   std::size_t j = j0;
   if (per_panel * group == kChains) {
     for (; j + group * b.width <= panels_end; j += group * b.width) {
@@ -73,7 +82,7 @@ void vector_matrix_panels(const float* x, const PanelMatrix& b, std::size_t row0
       batch acc[kChains];
       for (std::size_t i = 0; i < kChains; ++i) {
         const std::size_t column = j + i / per_panel * b.width + i % per_panel * W;
-        w[i] = b.panel(j + i / per_panel * b.width) + row0 * b.width + i % per_panel * W;
+        w[i] = panel_at(b, j + i / per_panel * b.width) + row0 * b.width + i % per_panel * W;
         acc[i] = batch::load_unaligned(y + column);
       }
       for (std::size_t p = 0; p < rows; ++p) {
@@ -89,7 +98,7 @@ void vector_matrix_panels(const float* x, const PanelMatrix& b, std::size_t row0
   }
   // Panels left over (fewer than a group), one batch at a time.
   for (; j < panels_end; j += W) {
-    const float* w = b.panel(j - j % b.width) + row0 * b.width + j % b.width;
+    const float* w = panel_at(b, j - j % b.width) + row0 * b.width + j % b.width;
     batch acc = batch::load_unaligned(y + j);
     for (std::size_t p = 0; p < rows; ++p) {
       acc = multiply_add(batch(x[p]), batch::load_unaligned(w + p * b.width), acc);
@@ -98,7 +107,7 @@ void vector_matrix_panels(const float* x, const PanelMatrix& b, std::size_t row0
   }
   if (j1 > full) {
     const std::size_t from = std::max(j0, full), rest = b.cols - full;
-    vector_matrix_strided<Arch>(x, b.rest() + row0 * rest + (from - full), rows, j1 - from, rest,
+    vector_matrix_strided<Arch>(x, rest_of(b) + row0 * rest + (from - full), rows, j1 - from, rest,
                                 y + from);
   }
 }

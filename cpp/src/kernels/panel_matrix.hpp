@@ -15,16 +15,12 @@
 
 namespace attnscope::kernels {
 
-/// A k × n matrix in the layout above.
+/// A k × n matrix in the layout above. Only data: the kernels' accessors
+/// (matmul_panels.hpp) live in each instruction set's namespace, so that no
+/// kernel object defines a function another one defines too.
 struct PanelMatrix {
   const float* data;
   std::size_t rows, cols, width;
-  /// Columns held in panels.
-  std::size_t full() const { return cols - cols % width; }
-  /// Panel starting at column j (a multiple of width).
-  const float* panel(std::size_t j) const { return data + j * rows; }
-  /// The columns after full(), row by row (cols − full() floats a row).
-  const float* rest() const { return data + full() * rows; }
 };
 
 /// Writes the row-major k × n matrix `from` into `to` (k·n floats) in panels.
