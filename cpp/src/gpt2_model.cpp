@@ -112,18 +112,28 @@ bool Gpt2Model::in_panels(const std::string& name) const {
   return slots_[index_of(name, "Gpt2Model::in_panels")].in_panels;
 }
 
-void Gpt2Model::to_row_order(Slot& s, const char* fn) {
-  if (!s.in_panels) return;
-  std::vector<float> panels;
+bool Gpt2Model::reorder(Slot& s, bool into_panels) {
+  std::vector<float> from;
   try {
-    panels.assign(storage_.begin() + s.offset, storage_.begin() + s.offset + s.size);
+    from.assign(storage_.begin() + s.offset, storage_.begin() + s.offset + s.size);
   } catch (const std::bad_alloc&) {
+    return false;
+  }
+  float* to = storage_.data() + s.offset;
+  if (into_panels) {
+    kernels::pack_panels(from.data(), s.shape[0], s.shape[1], panel_width_, to);
+  } else {
+    kernels::unpack_panels(from.data(), s.shape[0], s.shape[1], panel_width_, to);
+  }
+  s.in_panels = into_panels;
+  return true;
+}
+
+void Gpt2Model::to_row_order(Slot& s, const char* fn) {
+  if (s.in_panels && !reorder(s, false)) {
     throw ResourceError(std::string(fn) + ": no memory to put " + s.name + " (" +
                         std::to_string(s.size) + " floats) back in row order");
   }
-  kernels::unpack_panels(panels.data(), s.shape[0], s.shape[1], panel_width_,
-                         storage_.data() + s.offset);
-  s.in_panels = false;
 }
 
 void Gpt2Model::finish() {
@@ -146,17 +156,9 @@ void Gpt2Model::check_weights() {
 
 void Gpt2Model::store_in_panels() {
   panel_width_ = kernels::matmul_panel_width_best();
-  std::vector<float> rows;
   for (Slot& s : slots_) {
     if (!s.matrix || s.in_panels) continue;
-    try {
-      rows.assign(storage_.begin() + s.offset, storage_.begin() + s.offset + s.size);
-    } catch (const std::bad_alloc&) {
-      return;  // the rest stay in row order, which the passes read too
-    }
-    kernels::pack_panels(rows.data(), s.shape[0], s.shape[1], panel_width_,
-                         storage_.data() + s.offset);
-    s.in_panels = true;
+    if (!reorder(s, true)) return;  // the rest stay in row order, which the passes read too
   }
 }
 

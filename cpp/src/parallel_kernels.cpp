@@ -38,6 +38,20 @@ std::size_t piece(std::size_t count, std::size_t grain, std::size_t slots) {
       grain, round_up((count + slots * kTasksPerThread - 1) / (slots * kTasksPerThread), grain));
 }
 
+/// Runs block(i0, i1, j0, j1) over the blocks of an m × n product c:
+/// blocks of columns (multiples of kColumnAlign) or, for a narrow c, blocks
+/// of rows. Each element of c is the same sum whichever block computes it.
+void split_product(
+    std::size_t m, std::size_t n, std::size_t work,
+    const std::function<void(std::size_t, std::size_t, std::size_t, std::size_t)>& block) {
+  if (n >= 2 * kColumnAlign) {
+    parallel_ranges(n, kColumnAlign, work,
+                    [&](std::size_t j0, std::size_t j1) { block(0, m, j0, j1); });
+    return;
+  }
+  parallel_ranges(m, 1, work, [&](std::size_t i0, std::size_t i1) { block(i0, i1, 0, n); });
+}
+
 }  // namespace
 
 void parallel_ranges(std::size_t count, std::size_t grain, std::size_t work,
@@ -78,31 +92,20 @@ void parallel_row_blocks(std::size_t items, std::size_t rows, std::size_t work,
 void parallel_matmul(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
                      std::size_t ldc, std::size_t m, std::size_t k, std::size_t n,
                      bool accumulate) {
-  const std::size_t work = m * k * n;
-  if (n >= 2 * kColumnAlign) {
-    parallel_ranges(n, kColumnAlign, work, [&](std::size_t j0, std::size_t j1) {
-      kernels::matmul_best(a, lda, b + j0, ldb, c + j0, ldc, m, k, j1 - j0, accumulate);
-    });
-    return;
-  }
-  // Each element of c is the same sum whichever rows share its call.
-  parallel_ranges(m, 1, work, [&](std::size_t i0, std::size_t i1) {
-    kernels::matmul_best(a + i0 * lda, lda, b, ldb, c + i0 * ldc, ldc, i1 - i0, k, n, accumulate);
-  });
+  split_product(m, n, m * k * n,
+                [&](std::size_t i0, std::size_t i1, std::size_t j0, std::size_t j1) {
+                  kernels::matmul_best(a + i0 * lda, lda, b + j0, ldb, c + i0 * ldc + j0, ldc,
+                                       i1 - i0, k, j1 - j0, accumulate);
+                });
 }
 
 void parallel_matmul_panels(const float* a, std::size_t lda, const kernels::PanelMatrix& b,
                             float* c, std::size_t ldc, std::size_t m, bool accumulate) {
-  const std::size_t k = b.rows, n = b.cols, work = m * k * n;
-  if (n >= 2 * kColumnAlign) {
-    parallel_ranges(n, kColumnAlign, work, [&](std::size_t j0, std::size_t j1) {
-      kernels::matmul_panels_best(a, lda, b, j0, j1, c, ldc, m, accumulate);
-    });
-    return;
-  }
-  parallel_ranges(m, 1, work, [&](std::size_t i0, std::size_t i1) {
-    kernels::matmul_panels_best(a + i0 * lda, lda, b, 0, n, c + i0 * ldc, ldc, i1 - i0, accumulate);
-  });
+  split_product(m, b.cols, m * b.rows * b.cols,
+                [&](std::size_t i0, std::size_t i1, std::size_t j0, std::size_t j1) {
+                  kernels::matmul_panels_best(a + i0 * lda, lda, b, j0, j1, c + i0 * ldc, ldc,
+                                              i1 - i0, accumulate);
+                });
 }
 
 void parallel_vector_matrix(const float* x, const float* w, std::size_t k, std::size_t n,

@@ -63,7 +63,7 @@ export async function loadModelFromBlob(
     // In file order, so the Blob is read front to back.
     const inFileOrder = [...entries].sort((a, b) => a[2].begin - b[2].begin);
     for (const [name, , entry] of inFileOrder) {
-      const { address, size: count } = weightStorage(raw, fn, handle, name, true);
+      const { address, size: count } = weightStorage(raw, fn, handle, name);
       const itemBytes = (entry.end - entry.begin) / count;
       for (let at = entry.begin; at < entry.end; at += kPieceBytes) {
         const piece = await read(blob, at, Math.min(entry.end, at + kPieceBytes));

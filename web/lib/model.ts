@@ -90,15 +90,20 @@ function weightValues(raw: AttnModule, fn: string, handle: number, name: string)
   return new Float32Array(raw.HEAPF32.buffer, out.address as number, out.size as number);
 }
 
-/** The address and element count of one weight's storage in wasm memory. */
+/**
+ * The address and element count of one weight's storage in wasm memory, to be
+ * written in row order (reads go through weightValues).
+ */
 export function weightStorage(
   raw: AttnModule,
   fn: string,
   handle: number,
   name: string,
-  write: boolean,
 ): { address: number; size: number } {
-  const out = modelCall(raw, fn, 'gpt2_weight', handle, { texts: { name }, numbers: { write } });
+  const out = modelCall(raw, fn, 'gpt2_weight', handle, {
+    texts: { name },
+    numbers: { write: true },
+  });
   return { address: out.address as number, size: out.size as number };
 }
 
@@ -122,7 +127,7 @@ export function loadModel(
   const handle = allocateModel(raw, requireMemory, fn, config, entries.length);
   try {
     for (const [name, , entry] of entries) {
-      const { address, size } = weightStorage(raw, fn, handle, name, true);
+      const { address, size } = weightStorage(raw, fn, handle, name);
       // The view is made after the call: a call may grow (and so replace) the memory buffer.
       decodeTensor(bytes, entry, new Float32Array(raw.HEAPF32.buffer, address, size));
     }

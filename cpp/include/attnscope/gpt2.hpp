@@ -226,6 +226,9 @@ class Gpt2Model {
     bool matrix = false;     // a block's matrix, which finish() stores in panels
     bool in_panels = false;  // stored so (kernels/panel_matrix.hpp), panel_width_ wide
   };
+  /// Rewrites slot `s` in place, into panels or back in row order, through a
+  /// copy; false (and `s` unchanged) when there is no memory for the copy.
+  bool reorder(Slot& s, bool into_panels);
   /// Puts slot `s` in row order if it is in panels.
   void to_row_order(Slot& s, const char* fn);
   /// Stores every block matrix in panels, while there is memory to reorder them.

@@ -79,11 +79,14 @@ void vector_matrix_panels(const float* x, const PanelMatrix& b, std::size_t row0
   if (per_panel * group == kChains) {
     for (; j + group * b.width <= panels_end; j += group * b.width) {
       const float* w[kChains];
+      float* out[kChains];
       batch acc[kChains];
       for (std::size_t i = 0; i < kChains; ++i) {
-        const std::size_t column = j + i / per_panel * b.width + i % per_panel * W;
-        w[i] = panel_at(b, j + i / per_panel * b.width) + row0 * b.width + i % per_panel * W;
-        acc[i] = batch::load_unaligned(y + column);
+        // Chain i: batch i % per_panel of panel i / per_panel.
+        const std::size_t panel = j + i / per_panel * b.width, lane = i % per_panel * W;
+        w[i] = panel_at(b, panel) + row0 * b.width + lane;
+        out[i] = y + panel + lane;
+        acc[i] = batch::load_unaligned(out[i]);
       }
       for (std::size_t p = 0; p < rows; ++p) {
         const batch xp(x[p]);
@@ -91,9 +94,7 @@ void vector_matrix_panels(const float* x, const PanelMatrix& b, std::size_t row0
           acc[i] = multiply_add(xp, batch::load_unaligned(w[i] + p * b.width), acc[i]);
         }
       }
-      for (std::size_t i = 0; i < kChains; ++i) {
-        acc[i].store_unaligned(y + j + i / per_panel * b.width + i % per_panel * W);
-      }
+      for (std::size_t i = 0; i < kChains; ++i) acc[i].store_unaligned(out[i]);
     }
   }
   // Panels left over (fewer than a group), one batch at a time.
