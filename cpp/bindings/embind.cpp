@@ -37,6 +37,17 @@ std::string set_threads(double threads) {
 }
 double thread_count() { return static_cast<double>(attnscope::thread_count()); }
 
+double matmul_tile_rows() { return static_cast<double>(attnscope::matmul_tile_rows()); }
+/// set_matmul_tile_rows as a result string: "" or the core's message.
+std::string set_matmul_tile_rows(double rows) {
+  try {
+    attnscope::set_matmul_tile_rows(static_cast<std::size_t>(rows));
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
 /// Bytes currently allocated by malloc: lets tests check that calls, good or
 /// rejected, leave nothing behind.
 double heap_in_use() { return static_cast<double>(mallinfo().uordblks); }
@@ -70,6 +81,8 @@ EMSCRIPTEN_BINDINGS(attnscope) {
   emscripten::function("_simd_arch", &simd_arch);
   emscripten::function("_set_threads", &set_threads);
   emscripten::function("_thread_count", &thread_count);
+  emscripten::function("_matmul_tile_rows", &matmul_tile_rows);
+  emscripten::function("_set_matmul_tile_rows", &set_matmul_tile_rows);
   emscripten::function("_heap_in_use", &heap_in_use);
   emscripten::function("_heap_size", &heap_size);
   emscripten::function("_memory_available", &memory_available);

@@ -9,6 +9,7 @@
 
 #include "allocate.hpp"
 #include "attnscope/gpt2.hpp"
+#include "attnscope/matmul_tile.hpp"
 #include "gpt2_internal.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/panel_matrix.hpp"
@@ -139,6 +140,9 @@ void Gpt2Model::to_row_order(Slot& s, const char* fn) {
 void Gpt2Model::finish() {
   check_weights();
   store_in_panels();
+  // Here, not in the first forward: a model's products are where the
+  // height matters, and loading already takes a while.
+  measure_matmul_tile_rows_once();
 }
 
 void Gpt2Model::check_weights() {

@@ -50,6 +50,10 @@ export async function run(): Promise<number> {
   engine.selfAttention({ x: [[1]], wq: [[1]], wk: [[1]], wv: [[1]], heads: '2' });
   // @ts-expect-error: mask names are fixed
   engine.attention({ q: [[1]], k: [[1]], v: [[1]], mask: 'future' });
+  const tileRows: number = engine.matmulTileRows;
+  engine.setMatmulTileRows('auto');
+  // @ts-expect-error: the register tile is 4 or 6 rows tall
+  engine.setMatmulTileRows(5);
   const worker: AttnScopeWorker = createAttnScopeWorker();
   const pe: TensorOut = await worker.positionalEncoding({ length: 4, dim: 2 });
   worker.terminate();
@@ -70,6 +74,7 @@ export async function run(): Promise<number> {
     pe.shape.length +
     e.message.length +
     info.workers +
+    tileRows +
     a.output.data.length +
     heap
   );

@@ -46,6 +46,10 @@ export interface AttnModule {
   /** The core's set_threads: "" or the reason it refused. */
   _set_threads(threads: number): string;
   _thread_count(): number;
+  /** The core's matmul_tile_rows (measured on the first call in WebAssembly). */
+  _matmul_tile_rows(): number;
+  /** The core's set_matmul_tile_rows (0: measure again): "" or the reason it refused. */
+  _set_matmul_tile_rows(rows: number): string;
   _heap_in_use(): number;
   _heap_size(): number;
   /** Bytes malloc can still obtain, growth included. */

@@ -494,10 +494,24 @@ export function createEngine(raw: AttnModule): AttnScope {
     return { heapInUse: raw._heap_in_use(), heapSize: raw._heap_size() };
   }
 
+  function setMatmulTileRows(rows: 4 | 6 | 'auto'): void {
+    if (rows !== 4 && rows !== 6 && rows !== 'auto') {
+      throw new AttnScopeError(
+        `setMatmulTileRows: rows must be 4, 6 or "auto", got ${typeof rows === 'string' ? JSON.stringify(rows) : String(rows)}`,
+      );
+    }
+    const refused = raw._set_matmul_tile_rows(rows === 'auto' ? 0 : rows);
+    if (refused) throw new AttnScopeError(`setMatmulTileRows: ${refused}`);
+  }
+
   return {
     version,
     simdArch,
     threads: raw._thread_count(),
+    get matmulTileRows() {
+      return raw._matmul_tile_rows();
+    },
+    setMatmulTileRows: guarded('setMatmulTileRows', setMatmulTileRows),
     selfAttention: guarded('selfAttention', selfAttention),
     attention: guarded('attention', attention),
     attentionBackward: guarded('attentionBackward', attentionBackward),

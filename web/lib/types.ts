@@ -501,6 +501,15 @@ export interface AttnScope {
   readonly simdArch: string;
   /** Threads the engine computes on: 1 for the single-thread builds, else the threaded build's count. */
   readonly threads: number;
+  /**
+   * Rows of the result the products with weight matrices (projections, a GPT-2's blocks and LM
+   * head) compute at a time: 4 or 6. Both give the same bits; which is faster depends on the
+   * WebAssembly engine, so the first model loaded or created times both on a GPT-2 block's product
+   * and keeps the faster (unless setMatmulTileRows came first). 4 until then.
+   */
+  readonly matmulTileRows: number;
+  /** Sets matmulTileRows (4 or 6), or "auto" to measure now: for benchmarks. */
+  setMatmulTileRows(rows: 4 | 6 | 'auto'): void;
   /** Multi-head self-attention: project, split heads, attend, concatenate, optionally W_O. */
   selfAttention(args: SelfAttentionArgs): SelfAttentionResult;
   /** Scaled dot-product attention on given queries, keys and values. */

@@ -7,6 +7,7 @@
 #include "attnscope/block.hpp"
 #include "attnscope/gpt2.hpp"
 #include "attnscope/llama_block.hpp"
+#include "attnscope/matmul_tile.hpp"
 #include "attnscope/tensor.hpp"
 #include "attnscope/threads.hpp"
 #include "attnscope/train.hpp"

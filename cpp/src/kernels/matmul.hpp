@@ -6,11 +6,13 @@
 // keeps a kMatmulRows × (kMatmulCols batches) tile of C in registers and
 // streams one row of B per step of the shared dimension, so each loaded B
 // batch is used kMatmulRows times and each broadcast A value kMatmulCols
-// times. 4 × 2 measured fastest both natively (sse2) and in wasm: the wider
-// tiles tried spill registers under V8, in the relaxed-SIMD build too,
+// times. 4 × 2 measured fastest both natively (sse2) and in Node's V8: the
+// wider tiles tried spill registers there, in the relaxed-SIMD build too,
 // although an FMA's latency would want more than 8 accumulators, because V8
 // holds a step's loads live all at once (docs/performance/journal.md,
-// "Wider tiles").
+// "Wider tiles"). Current Chromium's V8 keeps a 6 × 2 tile in registers, so
+// the products that read B in panels (matmul_panel) take the height the
+// engine measured (attnscope/matmul_tile.hpp).
 //
 // B is read through a layout: RowsB (row by row, ldb apart) or PanelsB
 // (column panels whose rows follow each other in memory). Walking down B
@@ -25,6 +27,7 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "attnscope/matmul_tile.hpp"
 #include "kernels/isa_namespace.hpp"
 #include "kernels/multiply_add.hpp"
 #include "kernels/outlined.hpp"
@@ -164,16 +167,26 @@ inline void matmul_rows(const float* a, std::size_t lda, const BLayout& b, float
 /// c (m×n, row stride ldc) = a (m×k, lda) · b (k×n, read through a layout:
 /// RowsB or PanelsB); with `accumulate` the product is added to c instead.
 /// kLda, when not 0, is A's row stride known at compile time (equal to lda),
-/// or kPackedA for A packed by pack_row_panels.
-template <class Arch = xsimd::default_arch, std::size_t kLda = 0, class BLayout>
+/// or kPackedA for A packed by pack_row_panels. kRows: the register tile's
+/// height, kMatmulRows or kMatmulTallRows; every element's sum is the same.
+template <class Arch = xsimd::default_arch, std::size_t kLda = 0, class BLayout,
+          std::size_t kRows = kMatmulRows>
 void matmul_with(const float* a, std::size_t lda, const BLayout& b, float* c, std::size_t ldc,
                  std::size_t m, std::size_t k, std::size_t n, bool accumulate = false) {
+  static_assert(kRows == kMatmulRows || (kRows == kMatmulTallRows && kLda != kPackedA),
+                "rows packed by pack_row_panels come in groups of kMatmulRows");
   // Packed panels of rows i.. start at a + i·k.
   const std::size_t row_step = kLda == kPackedA ? k : lda;
   std::size_t i = 0;
-  for (; i + kMatmulRows <= m; i += kMatmulRows) {
-    detail::matmul_rows<Arch, kMatmulRows, kLda>(a + i * row_step, lda, b, c + i * ldc, ldc, k, n,
-                                                 accumulate);
+  for (; i + kRows <= m; i += kRows) {
+    detail::matmul_rows<Arch, kRows, kLda>(a + i * row_step, lda, b, c + i * ldc, ldc, k, n,
+                                           accumulate);
+  }
+  if constexpr (kRows > kMatmulRows) {
+    for (; i + kMatmulRows <= m; i += kMatmulRows) {
+      detail::matmul_rows<Arch, kMatmulRows, kLda>(a + i * row_step, lda, b, c + i * ldc, ldc, k, n,
+                                                   accumulate);
+    }
   }
   // Leftover rows in blocks of 2 then 1, so a short tail still reuses each
   // loaded B batch.
@@ -251,15 +264,22 @@ void with_row_stride(std::size_t lda, F&& f) {
 
 /// c (m × P) = a (m × k) · one panel of B (or c += with `accumulate`), A's
 /// row stride read at compile time for transformer widths (with_row_stride),
-/// the product kept out of line: inlined into a caller, its accumulators were
-/// spilled on every step in wasm. The products of matmul_packed and
+/// the register tile matmul_tile_rows() rows tall, the product kept out of
+/// line: inlined into a caller, its accumulators were spilled on every step
+/// in wasm. The products of matmul_packed, matmul_panels and
 /// matmul_transposed_b go through it.
 template <class Arch, std::size_t P>
 void matmul_panel(const float* a, std::size_t lda, const PanelsB<P>& panel, float* c,
                   std::size_t ldc, std::size_t m, std::size_t k, bool accumulate) {
+  const bool tall = matmul_tile_rows() == kMatmulTallRows;
   with_row_stride(lda, [&](auto stride) {
-    call_outlined<&matmul_with<Arch, decltype(stride)::value, PanelsB<P>>>(a, lda, panel, c, ldc, m,
-                                                                           k, P, accumulate);
+    constexpr std::size_t L = decltype(stride)::value;
+    if (tall) {
+      call_outlined<&matmul_with<Arch, L, PanelsB<P>, kMatmulTallRows>>(a, lda, panel, c, ldc, m, k,
+                                                                        P, accumulate);
+    } else {
+      call_outlined<&matmul_with<Arch, L, PanelsB<P>>>(a, lda, panel, c, ldc, m, k, P, accumulate);
+    }
   });
 }
 

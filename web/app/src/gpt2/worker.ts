@@ -154,7 +154,7 @@ async function forward(
     lastLogits: lastForward.lastLogits.slice(),
     layer: { x, weights },
     attention,
-    engine: `${e.simdArch}, ${e.threads} thread${e.threads === 1 ? '' : 's'}`,
+    engine: `${e.simdArch}, ${e.threads} thread${e.threads === 1 ? '' : 's'}, ${e.matmulTileRows}-row tiles`,
     millis: performance.now() - start,
     forwardMillis,
     layerMillis: performance.now() - layerStart,
