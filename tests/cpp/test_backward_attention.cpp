@@ -8,12 +8,12 @@
 
 #include <cmath>
 #include <cstddef>
-#include <cstring>
 #include <random>
 #include <vector>
 
 #include "attnscope/backward.hpp"
 #include "test_backward_reference.hpp"
+#include "test_kernels_support.hpp"
 
 using attnscope::AttentionOptions;
 using attnscope::Tensor;
@@ -21,12 +21,9 @@ using attnscope::testing::AttentionCase;
 using attnscope::testing::central_difference;
 using attnscope::testing::random_doubles;
 using attnscope::testing::require_close_all;
+using attnscope::testing::same_bits;
 
 namespace {
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 
 Tensor to_tensor(attnscope::Shape shape, const std::vector<double>& x) {
   return Tensor(std::move(shape), std::vector<float>(x.begin(), x.end()));

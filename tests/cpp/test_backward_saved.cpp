@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -16,18 +15,16 @@
 
 #include "attnscope/backward.hpp"
 #include "test_backward_reference.hpp"
+#include "test_kernels_support.hpp"
 
 using attnscope::AttentionOptions;
 using attnscope::SavedForward;
 using attnscope::Tensor;
 using attnscope::testing::AttentionCase;
 using attnscope::testing::random_doubles;
+using attnscope::testing::same_bits;
 
 namespace {
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 
 Tensor random_tensor(std::mt19937& rng, attnscope::Shape shape, double lo = -1.5, double hi = 1.5) {
   std::size_t n = 1;

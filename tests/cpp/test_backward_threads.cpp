@@ -4,7 +4,6 @@
 // key/value head sums its query heads in the same order.
 #include <catch2/catch.hpp>
 
-#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -12,20 +11,19 @@
 #include "attnscope/backward.hpp"
 #include "attnscope/threads.hpp"
 #include "backward_layers.hpp"
+#include "test_kernels_support.hpp"
 
 using namespace attnscope;
 
 #if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
+
+using attnscope::testing::same_bits;
 
 namespace {
 
 struct OneThreadAfter {
   ~OneThreadAfter() { set_threads(1); }
 };
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 
 std::vector<float> randoms(std::mt19937& rng, std::size_t n) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);

@@ -6,14 +6,15 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include "attnscope/gpt2.hpp"
 #include "test_gpt2_reference.hpp"
+#include "test_kernels_support.hpp"
 
 using namespace attnscope;
 using attnscope::testing::random_gpt2;
+using attnscope::testing::same_bits;
 
 namespace {
 
@@ -33,10 +34,6 @@ std::vector<std::int64_t> tokens_of(std::size_t n, std::size_t salt) {
 std::vector<float> row_of(const Tensor& t, std::size_t row) {
   const std::size_t V = t.shape[1];
   return std::vector<float>(t.data.begin() + row * V, t.data.begin() + (row + 1) * V);
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 /// kLast's output against kAll's: its logits are the last row, the rest equal.

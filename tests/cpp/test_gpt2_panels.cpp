@@ -6,19 +6,20 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "attnscope/gpt2.hpp"
 #include "test_gpt2_reference.hpp"
+#include "test_kernels_support.hpp"
 
 using attnscope::Gpt2Cache;
 using attnscope::Gpt2Config;
 using attnscope::Gpt2ForwardOptions;
 using attnscope::Gpt2Model;
 using attnscope::testing::random_gpt2;
+using attnscope::testing::same_bits;
 using attnscope::testing::weight_copy;
 
 namespace {
@@ -33,10 +34,6 @@ Gpt2Config config_of(std::size_t d_model, std::size_t heads) {
   c.vocab_size = 37;
   c.context_length = 24;
   return c;
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 std::vector<std::string> block_matrices(const Gpt2Model& model) {

@@ -7,17 +7,19 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include "attnscope/gpt2.hpp"
 #include "attnscope/threads.hpp"
 #include "attnscope/train.hpp"
+#include "test_kernels_support.hpp"
 
 using namespace attnscope;
 
 #if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
+
+using attnscope::testing::same_bits;
 
 namespace {
 
@@ -26,10 +28,6 @@ const Gpt2Config kConfig{2, 6, 192, 1000, 64};
 struct OneThreadAfter {
   ~OneThreadAfter() { set_threads(1); }
 };
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 
 std::vector<std::int64_t> tokens_of(std::size_t n, std::size_t salt) {
   std::vector<std::int64_t> t(n);

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -18,17 +17,12 @@
 
 using namespace attnscope::kernels;
 using attnscope::testing::random_floats;
+using attnscope::testing::same_bits;
 
 namespace {
 
 using Arch = xsimd::default_arch;
 constexpr std::size_t P = matmul_panel_width<Arch>();
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](float x, float y) {
-           return std::memcmp(&x, &y, sizeof x) == 0;
-         });
-}
 
 /// Sets the height for one scope and puts the former one back.
 class TileRows {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstring>
 #include <random>
 #include <utility>
 #include <vector>
@@ -27,6 +28,13 @@ inline std::vector<float> random_floats(std::mt19937& rng, std::size_t n, float 
   std::vector<float> v(n);
   for (float& x : v) x = dist(rng);
   return v;
+}
+
+/// Whether a and b hold the same floats, bit for bit.
+inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  // An empty vector's data() may be null, which memcmp must not be given.
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
 /// A tensor of `shape` with every value `value`.

@@ -5,7 +5,6 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -14,9 +13,11 @@
 
 #include "attnscope/attnscope.hpp"
 #include "test_attention_reference.hpp"
+#include "test_kernels_support.hpp"
 
 using namespace attnscope;
 using attnscope::testing::random_tensor;
+using attnscope::testing::same_bits;
 
 namespace {
 
@@ -91,12 +92,6 @@ std::vector<Case> all_cases() {
     for (const Dims& d : kDims) cases.push_back(make_case(name, d, rng));
   }
   return cases;
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  // An empty vector's data() may be null, which memcmp must not be given.
-  return a.size() == b.size() &&
-         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
 bool same_tensor(const Tensor& a, const Tensor& b) {
