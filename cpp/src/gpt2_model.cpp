@@ -140,9 +140,11 @@ void Gpt2Model::to_row_order(Slot& s, const char* fn) {
 void Gpt2Model::finish() {
   check_weights();
   store_in_panels();
-  // Here, not in the first forward: a model's products are where the
-  // height matters, and loading already takes a while.
-  measure_matmul_tile_rows_once();
+  // Here, not in the first forward: loading already takes a while. Only for
+  // a model wide enough for the height to matter; a small one (the site's
+  // own is 128 wide) loads without the milliseconds of measuring.
+  constexpr std::size_t kWideEnoughToMeasure = 512;
+  if (config_.d_model >= kWideEnoughToMeasure) measure_matmul_tile_rows_once();
 }
 
 void Gpt2Model::check_weights() {

@@ -9,9 +9,9 @@
 // registers, where 12 independent chains come closer to the fused
 // multiply-add's throughput than 8 (docs/performance/journal.md, "The
 // register tile's height, measured by the engine"). So in WebAssembly the
-// first model loaded or created times both on a GPT-2 block's product and
-// keeps the faster, unless a height was set before; until then, and
-// natively, the height is 4.
+// first model loaded or created with d_model ≥ 512 times both on a GPT-2
+// block's product and keeps the faster, unless a height was set before;
+// until then, and natively, the height is 4.
 #pragma once
 
 #include <cstddef>
@@ -29,7 +29,8 @@ std::size_t matmul_tile_rows();
 void set_matmul_tile_rows(std::size_t rows);
 
 /// Measures the height the first time it is called, unless
-/// set_matmul_tile_rows came first (Gpt2Model::finish calls it).
+/// set_matmul_tile_rows came first (Gpt2Model::finish calls it for a model
+/// with d_model ≥ 512).
 void measure_matmul_tile_rows_once();
 
 }  // namespace attnscope
