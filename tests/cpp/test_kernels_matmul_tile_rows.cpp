@@ -4,10 +4,8 @@
 // matmul_transposed_b, for every count of rows a 6-row tile leaves over.
 #include <catch2/catch.hpp>
 
-#include <algorithm>
 #include <cmath>
 #include <random>
-#include <stdexcept>
 #include <vector>
 
 #include "attnscope/matmul_tile.hpp"
