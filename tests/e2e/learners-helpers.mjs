@@ -13,6 +13,7 @@ export async function openAt(site, hash = kToy, viewport = kLaptop, options = {}
   const page = await site.browser.context.newPage();
   await page.setViewportSize(viewport);
   if (options.reducedMotion) await page.emulateMedia({ reducedMotion: 'reduce' });
+  if (options.init) await page.addInitScript(options.init);
   const problems = watch(page);
   await page.goto(site.server.url + hash);
   await waitReady(page);

@@ -212,6 +212,24 @@ test('the first run reports the engine start apart from the computation', async 
   await page.close();
 });
 
+test('the engine start is reported when the engine was ready before the first run began', async () => {
+  // The engine line starts the engine at once; the first run waits 120 ms. Here it waits 2 s, so the
+  // engine (compiled from the browser's cache) is ready before the run asks for it.
+  const laterFirstRun = () => {
+    const setTimeoutOfPage = window.setTimeout;
+    window.setTimeout = (f, ms, ...rest) => setTimeoutOfPage(f, ms === 120 ? 2000 : ms, ...rest);
+  };
+  const { page, problems } = await openAt(site, kToy, kLaptop, { init: laterFirstRun });
+  const status = await page.textContent('#status-text');
+  // Loading and compiling take milliseconds, even from the cache: never "0 ms".
+  assert.match(
+    status,
+    /Computed by the engine in [\d.]+ ms \(plus [1-9]\d* ms to start the engine\)/,
+  );
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
 test('token chips are one keyboard stop: arrow keys move between them', async () => {
   const { page, problems } = await open();
   const stops = await page.$$eval(
