@@ -32,6 +32,12 @@ constexpr std::size_t kMinBlockRows = 16;
 
 std::size_t round_up(std::size_t x, std::size_t to) { return (x + to - 1) / to * to; }
 
+/// Pieces of [0, count) for `slots` threads: at least `grain`, a multiple of it.
+std::size_t piece(std::size_t count, std::size_t grain, std::size_t slots) {
+  return std::max(
+      grain, round_up((count + slots * kTasksPerThread - 1) / (slots * kTasksPerThread), grain));
+}
+
 /// Runs block(i0, i1, j0, j1) over the blocks of an m × n product c:
 /// blocks of columns (multiples of kColumnAlign) or, for a narrow c, blocks
 /// of rows. Each element of c is the same sum whichever block computes it.
@@ -55,11 +61,14 @@ void parallel_ranges(std::size_t count, std::size_t grain, std::size_t work,
     if (count > 0) block(0, count);
     return;
   }
-  // The range is cut into whole grains, shared as evenly as whole grains allow: pieces of one
-  // rounded-up size would leave the last short (a 2 304-column product in 320-column pieces
-  // gives one thread 1 280 columns and the other 1 024).
+  // As many tasks as pieces of the rounded-up size, but the grains shared among them as evenly
+  // as whole grains allow: in pieces of that size the last would be short (a 2 304-column
+  // product in 320-column pieces gives one thread 1 280 columns and the other 1 024). More
+  // tasks than that would make narrower ones, and a narrower block reads its rows of A for fewer
+  // columns.
   const std::size_t grains = (count + grain - 1) / grain;
-  const std::size_t tasks = std::min(grains, slots * kTasksPerThread);
+  const std::size_t size = piece(count, grain, slots);
+  const std::size_t tasks = (count + size - 1) / size;
   parallel_for(tasks, slots, [&](std::size_t task, std::size_t) {
     const std::size_t begin = task * grains / tasks * grain;
     block(begin, std::min(count, (task + 1) * grains / tasks * grain));
