@@ -30,10 +30,11 @@ void parallel_matmul_panels(const float* a, std::size_t lda, const kernels::Pane
 /// parallel_vector_matrix for w stored in panels.
 void parallel_vector_matrix_panels(const float* x, const kernels::PanelMatrix& w, float* y);
 
-/// Runs block(begin, end) over [0, count) in pieces of whole grains (the
-/// last grain may be shorter), as even as whole grains allow, on the pool. For per-element kernels
-/// with a SIMD body and a scalar tail, a grain that is a multiple of 64 leaves every element on the
-/// path it takes in one call over [0, count). `work` is the cost of the
+/// Runs block(begin, end) over [0, count) on the pool, in pieces of whole
+/// grains (the last grain may be shorter) as even as whole grains allow.
+/// For per-element kernels with a SIMD body and a scalar tail, a grain that
+/// is a multiple of 64 leaves every element on the path it takes in one
+/// call over [0, count). `work` is the cost of the
 /// whole range in multiply-adds or so: below a threshold it runs on the
 /// calling thread in one piece.
 void parallel_ranges(std::size_t count, std::size_t grain, std::size_t work,
