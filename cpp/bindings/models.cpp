@@ -146,14 +146,31 @@ void run_gpt2_forward(Call& c) {
 void run_gpt2_cache(Call& c) {
   ModelEntry& e = model_entry(c);
   const std::size_t capacity = c.size_number("capacity");
+  e.greedy_head.reset();
   e.cache.reset();  // the old cache goes first, so that both never coexist
-  if (capacity > 0) e.cache = std::make_unique<Gpt2Cache>(e.model->config(), capacity);
+  if (capacity == 0) return;
+  e.cache = std::make_unique<Gpt2Cache>(e.model->config(), capacity);
+  if (c.number_or("greedy", 0) == 0) return;
+  try {
+    e.greedy_head = std::make_unique<Gpt2GreedyHead>(*e.model);
+  } catch (const ResourceError&) {
+    // Generation runs as well without it, on every float32 logit.
+  }
 }
 
 void run_gpt2_step(Call& c) {
   ModelEntry& e = model_entry(c);
   if (!e.cache) throw Error("step: the model has no cache (start generating first)");
-  c.put("logits", e.model->step(*e.cache, tokens(c)));
+  if (e.greedy_head) {
+    Gpt2GreedyStep step = e.model->step_greedy(*e.cache, tokens(c), *e.greedy_head);
+    if (step.token >= 0) {
+      c.put("token", static_cast<double>(step.token));
+    } else {
+      c.put("logits", std::move(step.logits));
+    }
+  } else {
+    c.put("logits", e.model->step(*e.cache, tokens(c)));
+  }
   c.put("cacheLength", static_cast<double>(e.cache->length()));
 }
 

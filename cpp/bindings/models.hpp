@@ -22,6 +22,9 @@ namespace attnscope::bindings {
 struct ModelEntry {
   std::unique_ptr<Gpt2Model> model;
   std::unique_ptr<Gpt2Cache> cache;
+  /// Made beside the cache for a greedy generation (gpt2_cache greedy=1),
+  /// freed with it. Refers to `model`: declared after it.
+  std::unique_ptr<Gpt2GreedyHead> greedy_head;
   /// The keys and values of the last gpt2_extend's tokens (model.forward
   /// with reusePrefix); dropped whenever the weights change.
   std::unique_ptr<Gpt2Cache> prefix_cache;
@@ -46,8 +49,11 @@ void run_gpt2_finish(Call& c);
 /// attribution.valueNorms.{l} (H, T, T); number logitLensTopK → logitLens.ids, .probabilities.
 void run_gpt2_forward(Call& c);
 /// number capacity: a fresh, empty cache of that many positions; 0 frees it.
+/// number greedy=1: also a Gpt2GreedyHead, where there is memory for it.
 void run_gpt2_cache(Call& c);
-/// counts tokens → logits (V) of the last of them, number cacheLength.
+/// counts tokens → logits (V) of the last of them, number cacheLength; with
+/// a greedy head, number token (the argmax) instead of the logits, unless
+/// the head could not decide it.
 void run_gpt2_step(Call& c);
 /// counts tokens, number keep, number trace, text logits → number first (the tokens kept),
 /// logits and with trace attentions.{l}, hidden.{l}: the rows from `first` on.

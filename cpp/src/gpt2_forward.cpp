@@ -153,6 +153,28 @@ Tensor Gpt2Model::step(Gpt2Cache& cache, const std::vector<std::int64_t>& tokens
   return logits;
 }
 
+Gpt2GreedyStep Gpt2Model::step_greedy(Gpt2Cache& cache, const std::vector<std::int64_t>& tokens,
+                                      const Gpt2GreedyHead& head) const {
+  const char* fn = "Gpt2Model::step_greedy";
+  if (head.model_ != this || head.weights_version_ != weights_version_) {
+    throw Error(std::string(fn) +
+                ": the greedy head was made from another model, or from this one's weights "
+                "before they changed; make it again");
+  }
+  const Tensor hidden = pass_on_cache(cache, tokens, nullptr, fn);
+  const float* last = hidden.data.data() + (hidden.shape[0] - 1) * config_.d_model;
+  Gpt2GreedyStep out;
+  if (head.usable()) {
+    if (const std::optional<std::int64_t> token = head.argmax(last, storage_.data())) {
+      out.token = *token;
+      return out;
+    }
+  }
+  out.logits = logits_of(hidden, storage_.data(), config_.vocab_size, Gpt2Logits::kLast);
+  out.logits.shape = {config_.vocab_size};
+  return out;
+}
+
 Gpt2Output Gpt2Model::extend(Gpt2Cache& cache, const std::vector<std::int64_t>& tokens, bool trace,
                              Gpt2Logits logits) const {
   Gpt2Output out;

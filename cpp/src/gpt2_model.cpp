@@ -89,6 +89,7 @@ float* Gpt2Model::weight_data(const std::string& name) {
   to_row_order(slot, fn);  // a caller may write only part of it
   slot.filled = true;
   finished_ = false;  // the caller may write anything into it
+  ++weights_version_;
   return storage_.data() + slot.offset;
 }
 

@@ -104,13 +104,14 @@ test('greedy generation equals the argmax of repeated whole forward passes', () 
   const model = engine.loadModel(tiny.bytes);
   const prompt = [4, 8, 15];
   const seen = [];
+  // 20 new tokens: from 16 on, the steps go through the core's bfloat16 head.
   const { tokens: generated } = model.generate({
     tokens: prompt,
-    maxNewTokens: 12,
+    maxNewTokens: 20,
     onToken: (token, index) => void seen.push([token, index]),
   });
   const sequence = [...prompt];
-  for (let i = 0; i < 12; i++) {
+  for (let i = 0; i < 20; i++) {
     const { logits } = model.forward({ tokens: sequence, trace: false });
     sequence.push(argmax(logits.data, (sequence.length - 1) * 23, 23));
   }
@@ -119,6 +120,40 @@ test('greedy generation equals the argmax of repeated whole forward passes', () 
     seen,
     generated.map((t, i) => [t, i]),
   );
+  model.dispose();
+});
+
+test("greedy generation through the bfloat16 head gives the float32 logits' argmax", () => {
+  // GPT-2-like spreads (initialisation 0.02), a vocabulary of many batches
+  // with a tail, and the two ways of asking for greedy steps.
+  const config = { layers: 2, heads: 4, dModel: 64, vocabSize: 3001, contextLength: 64 };
+  const model = engine.createModel({ ...config, seed: 4 });
+  const prompt = [17, 400, 2999, 5];
+  const sequence = [...prompt];
+  for (let i = 0; i < 40; i++) {
+    const { logits } = model.forward({ tokens: sequence, trace: false, logits: 'last' });
+    sequence.push(argmax(logits.data, 0, config.vocabSize));
+  }
+  const expected = sequence.slice(prompt.length);
+  assert.deepEqual(model.generate({ tokens: prompt, maxNewTokens: 40 }).tokens, expected);
+  assert.deepEqual(
+    model.generate({ tokens: prompt, maxNewTokens: 40, temperature: 0.7, topK: 1 }).tokens,
+    expected,
+  );
+  const before = engine.memoryUsage().heapInUse;
+  let during = 0;
+  const stopped = model.generate({
+    tokens: prompt,
+    maxNewTokens: 40,
+    onToken: (_, i) => {
+      during = Math.max(during, engine.memoryUsage().heapInUse);
+      return i < 20;
+    },
+  });
+  assert.deepEqual(stopped.tokens, expected.slice(0, 21));
+  // The head: two bytes per embedding value, beside the cache.
+  assert.ok(during > before + config.vocabSize * config.dModel * 2, 'the head was made');
+  assert.equal(engine.memoryUsage().heapInUse, before, 'the head is freed with the cache');
   model.dispose();
 });
 

@@ -11,6 +11,8 @@ import { sampleToken, type SamplingOptions } from './sampling.js';
 import { describe, fail, finiteNumber, integerIn, kMaxDimension, own } from './tensors.js';
 
 const fn = 'model.generate';
+/** Greedy generations of at least this many tokens use the core's greedy head. */
+const kGreedyHeadMinTokens = 16;
 
 /** Token ids as a checked list: 1..contextLength integers in [0, vocabSize). */
 export function modelTokens(
@@ -100,14 +102,29 @@ export function generateTokens(
     });
   const random = mulberry32(seed);
   const tokens: number[] = [];
-  call('gpt2_cache', { capacity });
+  // Greedy steps find the argmax through a bfloat16 copy of the embedding
+  // (the core's Gpt2GreedyHead): the same tokens, with half the bytes read by
+  // each step's LM head. Making the copy costs about one step, so short
+  // generations go without it, as do those without memory to spare for it.
+  const greedy = (options.temperature ?? 0) === 0 || options.topK === 1;
+  const headBytes = vocabSize * (Math.ceil(dModel / 2) * 4 + 8) + vocabSize * 8;
+  const useHead =
+    greedy &&
+    maxNewTokens >= kGreedyHeadMinTokens &&
+    raw._memory_available() >= cacheBytes + headBytes + prompt.length * dModel * 4 * 12;
+  call('gpt2_cache', { capacity, greedy: useHead ? 1 : 0 });
   try {
-    let logits = (call('gpt2_step', {}, prompt).logits as CallTensor).data;
+    // The next token of a step: the core's argmax, or one picked from its logits.
+    const next = (stepTokens: number[]) => {
+      const out = call('gpt2_step', {}, stepTokens);
+      if (typeof out.token === 'number') return out.token;
+      return sampleToken((out.logits as CallTensor).data, options, random);
+    };
+    let token = next(prompt);
     for (let i = 0; i < maxNewTokens; i++) {
-      const token = sampleToken(logits, options, random);
       tokens.push(token);
       if (onToken && (onToken as (t: number, i: number) => unknown)(token, i) === false) break;
-      if (i + 1 < maxNewTokens) logits = (call('gpt2_step', {}, [token]).logits as CallTensor).data;
+      if (i + 1 < maxNewTokens) token = next([token]);
     }
   } finally {
     call('gpt2_cache', { capacity: 0 });

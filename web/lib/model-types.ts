@@ -96,7 +96,11 @@ export interface GenerateArgs {
   tokens: Int32Array | readonly number[];
   /** Tokens to add; prompt + maxNewTokens must fit in contextLength. */
   maxNewTokens: number;
-  /** 0 (default): greedy, the most likely token. Above 0: sampling from softmax(logits / temperature). */
+  /**
+   * 0 (default): greedy, the most likely token. Above 0: sampling from softmax(logits / temperature).
+   * Greedy generations of 16 tokens or more read a bfloat16 copy of the embedding for
+   * speed (half its size in memory while generating), with the same tokens.
+   */
   temperature?: number;
   /** Sample among the k most likely tokens only. */
   topK?: number;

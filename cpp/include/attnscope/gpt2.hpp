@@ -150,6 +150,46 @@ class Gpt2Cache {
   std::vector<Tensor> keys_, values_;  // per layer (H, capacity, d_k)
 };
 
+class Gpt2Model;
+
+/// A bfloat16 copy of a model's token embedding (the matrix of its LM head)
+/// and the norm of each of its rows, for greedy decoding: Gpt2Model::
+/// step_greedy() reads it instead of the float32 embedding, half the bytes,
+/// and then computes in float32 only the logits that the copy's error bound
+/// cannot rule out, so the token is the one step() would give. It is a copy
+/// of the weights as they are: once they change, make it again.
+class Gpt2GreedyHead {
+ public:
+  /// Throws ResourceError when there is no memory for it (about half the
+  /// embedding's size).
+  explicit Gpt2GreedyHead(const Gpt2Model& model);
+  /// False when an embedding value is beyond bfloat16's range; step_greedy
+  /// then computes every logit.
+  bool usable() const { return usable_; }
+
+ private:
+  friend class Gpt2Model;
+  /// The argmax of hidden · wteᵀ (the lowest id among equal logits), or
+  /// nothing where the bound cannot decide it (a logit that is not finite).
+  std::optional<std::int64_t> argmax(const float* hidden, const float* wte) const;
+
+  const Gpt2Model* model_;
+  std::uint64_t weights_version_;
+  std::size_t vocab_, channels_, words_;  // words_: ⌈channels / 2⌉ per row
+  std::vector<std::uint32_t> rows_;       // vocab_ × words_, two bfloat16 per word
+  std::vector<double> norms_;             // ‖row‖₂ of the float32 embedding
+  bool usable_ = true;
+};
+
+/// What step_greedy() gives: the token, or when the bound could not decide
+/// it, every logit for the caller to look at.
+struct Gpt2GreedyStep {
+  /// The argmax of the step's logits (the lowest id among equal ones), or -1.
+  std::int64_t token = -1;
+  /// With token -1: the logits (V), as step() gives them.
+  Tensor logits;
+};
+
 class Gpt2Model {
  public:
   /// Allocates every weight (zeros). Throws Error naming the field for a
@@ -207,6 +247,13 @@ class Gpt2Model {
   /// for a cache made for another config, or a bad token.
   Tensor step(Gpt2Cache& cache, const std::vector<std::int64_t>& tokens) const;
 
+  /// step() for greedy decoding: the most likely next token, found through
+  /// `head` (see Gpt2GreedyHead), equal to the argmax of step()'s logits.
+  /// Throws Error, as step() does, and for a head made from another model
+  /// or from this one's weights before they changed.
+  Gpt2GreedyStep step_greedy(Gpt2Cache& cache, const std::vector<std::int64_t>& tokens,
+                             const Gpt2GreedyHead& head) const;
+
   /// step() keeping every new row, for a page whose text is edited: the
   /// prefix that did not change stays in the cache (truncate() it to where
   /// the edit begins) and only the tokens after it run. Returns, for the n
@@ -236,6 +283,7 @@ class Gpt2Model {
   /// finish() without store_in_panels(): the trainer's check after each step.
   void check_weights();
   friend class Gpt2Trainer;
+  friend class Gpt2GreedyHead;
   std::size_t index_of(const std::string& name, const char* fn) const;
   /// Pointers to every weight, for the pass (gpt2_pass.cpp).
   detail::Gpt2Weights weights_view() const;
@@ -249,6 +297,9 @@ class Gpt2Model {
   // wasm memory once instead of once per tensor.
   std::vector<float> storage_;
   bool finished_ = false;
+  // Counts the hands-out of writable weights (weight_data), so that a copy
+  // of them (Gpt2GreedyHead) can tell it is out of date.
+  std::uint64_t weights_version_ = 0;
   std::size_t panel_width_ = 0;  // the products' panel width (the CPU's), from finish()
 };
 
