@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <new>
 #include <optional>
 #include <string>
@@ -24,6 +25,7 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "allocate.hpp"
 #include "attnscope/gpt2.hpp"
 #include "kernels/dot.hpp"
 #include "kernels/dot_bf16.hpp"
@@ -69,8 +71,7 @@ Gpt2GreedyHead::Gpt2GreedyHead(const Gpt2Model& model)
     norms_.assign(vocab_, 0.0);
   } catch (const std::bad_alloc&) {
     throw ResourceError("Gpt2GreedyHead: no memory for a bfloat16 copy of the " +
-                        std::to_string(vocab_) + " × " + std::to_string(channels_) +
-                        " embedding");
+                        std::to_string(vocab_) + " × " + std::to_string(channels_) + " embedding");
   }
   const float* wte = model.storage_.data();
   std::vector<char> too_large(vocab_, 0);
@@ -102,7 +103,8 @@ std::optional<std::int64_t> Gpt2GreedyHead::argmax(const float* hidden, const fl
   const double hidden_norm = std::sqrt(hidden_norm2);
   if (!std::isfinite(hidden_norm)) return std::nullopt;
 
-  std::vector<float> approx(V);
+  const std::unique_ptr<float[]> approx =
+      detail::allocate_uninitialised({V}, "Gpt2Model::step_greedy: logits");
   detail::parallel_ranges(V, kVocabGrain, V * C, [&](std::size_t v0, std::size_t v1) {
     // Four quarters of the piece side by side, as the float32 LM head reads them.
     const std::size_t quarter = (v1 - v0) / 4;
@@ -115,8 +117,8 @@ std::optional<std::int64_t> Gpt2GreedyHead::argmax(const float* hidden, const fl
       for (std::size_t j = 0; j < 4; ++j) approx[v + j * quarter] = dots[j];
     }
     for (std::size_t v = v0 + 4 * quarter; v < v1; ++v) {
-      approx[v] = kernels::dot_bf16<Arch>(even.data(), odd.data(), rows_.data() + v * words_,
-                                          words_);
+      approx[v] =
+          kernels::dot_bf16<Arch>(even.data(), odd.data(), rows_.data() + v * words_, words_);
     }
   });
 
