@@ -15,6 +15,7 @@
 // ones) is step()'s argmax bit for bit. Where a logit or the bound is not
 // finite, nothing is decided and the caller computes every logit.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -27,6 +28,7 @@
 
 #include "allocate.hpp"
 #include "attnscope/gpt2.hpp"
+#include "gpt2_internal.hpp"
 #include "kernels/dot.hpp"
 #include "kernels/dot_bf16.hpp"
 #include "parallel_kernels.hpp"
@@ -74,7 +76,7 @@ Gpt2GreedyHead::Gpt2GreedyHead(const Gpt2Model& model)
                         std::to_string(vocab_) + " × " + std::to_string(channels_) + " embedding");
   }
   const float* wte = model.storage_.data();
-  std::vector<char> too_large(vocab_, 0);
+  std::atomic<bool> too_large{false};
   detail::parallel_ranges(vocab_, 64, vocab_ * channels_ * 4, [&](std::size_t v0, std::size_t v1) {
     for (std::size_t v = v0; v < v1; ++v) {
       const float* row = wte + v * channels_;
@@ -82,14 +84,14 @@ Gpt2GreedyHead::Gpt2GreedyHead(const Gpt2Model& model)
       double norm2 = 0.0;
       for (std::size_t i = 0; i < channels_; ++i) {
         const std::uint16_t b = kernels::to_bfloat16(row[i]);
-        if (std::isinf(kernels::from_bfloat16(b))) too_large[v] = 1;
+        if (std::isinf(kernels::from_bfloat16(b))) too_large = true;
         out[i / 2] |= std::uint32_t{b} << (16 * (i % 2));
         norm2 += static_cast<double>(row[i]) * row[i];
       }
       norms_[v] = std::sqrt(norm2);
     }
   });
-  usable_ = std::find(too_large.begin(), too_large.end(), 1) == too_large.end();
+  usable_ = !too_large;
 }
 
 std::optional<std::int64_t> Gpt2GreedyHead::argmax(const float* hidden, const float* wte) const {
@@ -105,38 +107,39 @@ std::optional<std::int64_t> Gpt2GreedyHead::argmax(const float* hidden, const fl
 
   const std::unique_ptr<float[]> approx =
       detail::allocate_uninitialised({V}, "Gpt2Model::step_greedy: logits");
+  const std::uint32_t* rows = rows_.data();
   detail::parallel_ranges(V, kVocabGrain, V * C, [&](std::size_t v0, std::size_t v1) {
-    // Four quarters of the piece side by side, as the float32 LM head reads them.
-    const std::size_t quarter = (v1 - v0) / 4;
-    for (std::size_t v = v0; v < v0 + quarter; ++v) {
-      const std::uint32_t* const rows4[4] = {
-          rows_.data() + v * words_, rows_.data() + (v + quarter) * words_,
-          rows_.data() + (v + 2 * quarter) * words_, rows_.data() + (v + 3 * quarter) * words_};
-      float dots[4];
-      kernels::dot4_bf16<Arch>(even.data(), odd.data(), rows4, words_, dots);
-      for (std::size_t j = 0; j < 4; ++j) approx[v + j * quarter] = dots[j];
-    }
-    for (std::size_t v = v0 + 4 * quarter; v < v1; ++v) {
-      approx[v] =
-          kernels::dot_bf16<Arch>(even.data(), odd.data(), rows_.data() + v * words_, words_);
-    }
+    detail::in_four_streams(
+        v0, v1,
+        [&](std::size_t v, std::size_t quarter) {
+          const std::uint32_t* const rows4[4] = {rows + v * words_, rows + (v + quarter) * words_,
+                                                 rows + (v + 2 * quarter) * words_,
+                                                 rows + (v + 3 * quarter) * words_};
+          float dots[4];
+          kernels::dot4_bf16<Arch>(even.data(), odd.data(), rows4, words_, dots);
+          for (std::size_t j = 0; j < 4; ++j) approx[v + j * quarter] = dots[j];
+        },
+        [&](std::size_t v) {
+          approx[v] = kernels::dot_bf16<Arch>(even.data(), odd.data(), rows + v * words_, words_);
+        });
   });
 
   const double factor = bound_factor(C) * hidden_norm;
   const double absolute = absolute_term(C, hidden_norm);
+  const auto bound_of = [&](std::size_t v) { return factor * norms_[v] + absolute; };
   // Far below float32's largest value, so that no float32 logit within the
   // bound of a finite approximation can overflow.
   const double kLargest = 1e37;
   double floor = -std::numeric_limits<double>::infinity();
   for (std::size_t v = 0; v < V; ++v) {
-    const double a = approx[v], bound = factor * norms_[v] + absolute;
+    const double a = approx[v], bound = bound_of(v);
     if (!(std::fabs(a) + bound < kLargest)) return std::nullopt;
     floor = std::max(floor, a - bound);
   }
   std::int64_t best = -1;
   float best_logit = 0.0f;
   for (std::size_t v = 0; v < V; ++v) {
-    if (approx[v] + factor * norms_[v] + absolute < floor) continue;
+    if (approx[v] + bound_of(v) < floor) continue;
     const float logit = kernels::dot<Arch>(hidden, wte + v * C, C);
     if (best < 0 || logit > best_logit) {
       best = static_cast<std::int64_t>(v);

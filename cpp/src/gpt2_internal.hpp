@@ -98,6 +98,18 @@ std::vector<Tensor> gpt2_rollout(const std::vector<Tensor>& attentions);
 Gpt2LogitLens gpt2_logit_lens(const Gpt2Config& config, const Gpt2Weights& w,
                               const Gpt2Trace& trace, std::size_t k);
 
+/// Visits the tokens [v0, v1) of an LM head's piece as four quarters side by
+/// side, four(v, quarter) for the tokens v, v + quarter, v + 2·quarter and
+/// v + 3·quarter, then one(v) for the few left: one thread reads memory
+/// faster as four streams than as one (docs/performance/journal.md, "... and
+/// four streams for a decode step's LM head").
+template <class Four, class One>
+void in_four_streams(std::size_t v0, std::size_t v1, Four four, One one) {
+  const std::size_t quarter = (v1 - v0) / 4;
+  for (std::size_t v = v0; v < v0 + quarter; ++v) four(v, quarter);
+  for (std::size_t v = v0 + 4 * quarter; v < v1; ++v) one(v);
+}
+
 /// logits (rows, V) = hidden (rows, C) · wteᵀ.
 void gpt2_logits(const float* hidden, std::size_t rows, const float* wte, std::size_t vocab,
                  std::size_t channels, float* logits);

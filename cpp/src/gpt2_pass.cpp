@@ -216,24 +216,23 @@ void gpt2_logits(const float* hidden, std::size_t rows, const float* wte, std::s
   constexpr std::size_t kDotGrain = 256;
   if (rows <= kDotRows) {
     parallel_ranges(vocab, kDotGrain, vocab * C * rows, [&](std::size_t v0, std::size_t v1) {
-      // Four quarters of the piece side by side: one thread reads memory
-      // faster as four streams than as one (docs/performance/journal.md,
-      // "... and four streams for a decode step's LM head").
-      const std::size_t quarter = (v1 - v0) / 4;
-      for (std::size_t v = v0; v < v0 + quarter; ++v) {
-        const float* const rows4[4] = {wte + v * C, wte + (v + quarter) * C,
-                                       wte + (v + 2 * quarter) * C, wte + (v + 3 * quarter) * C};
-        for (std::size_t r = 0; r < rows; ++r) {
-          float dots[4];
-          kernels::dot4<Arch>(hidden + r * C, rows4, C, dots);
-          for (std::size_t j = 0; j < 4; ++j) logits[r * vocab + v + j * quarter] = dots[j];
-        }
-      }
-      for (std::size_t v = v0 + 4 * quarter; v < v1; ++v) {
-        for (std::size_t r = 0; r < rows; ++r) {
-          logits[r * vocab + v] = kernels::dot<Arch>(hidden + r * C, wte + v * C, C);
-        }
-      }
+      in_four_streams(
+          v0, v1,
+          [&](std::size_t v, std::size_t quarter) {
+            const float* const rows4[4] = {wte + v * C, wte + (v + quarter) * C,
+                                           wte + (v + 2 * quarter) * C,
+                                           wte + (v + 3 * quarter) * C};
+            for (std::size_t r = 0; r < rows; ++r) {
+              float dots[4];
+              kernels::dot4<Arch>(hidden + r * C, rows4, C, dots);
+              for (std::size_t j = 0; j < 4; ++j) logits[r * vocab + v + j * quarter] = dots[j];
+            }
+          },
+          [&](std::size_t v) {
+            for (std::size_t r = 0; r < rows; ++r) {
+              logits[r * vocab + v] = kernels::dot<Arch>(hidden + r * C, wte + v * C, C);
+            }
+          });
     });
     return;
   }
