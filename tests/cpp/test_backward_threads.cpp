@@ -12,18 +12,16 @@
 #include "attnscope/threads.hpp"
 #include "backward_layers.hpp"
 #include "test_kernels_support.hpp"
+#include "test_one_thread_after.hpp"
 
 using namespace attnscope;
 
 #if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
 
+using attnscope::testing::OneThreadAfter;
 using attnscope::testing::same_bits;
 
 namespace {
-
-struct OneThreadAfter {
-  ~OneThreadAfter() { set_threads(1); }
-};
 
 std::vector<float> randoms(std::mt19937& rng, std::size_t n) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);

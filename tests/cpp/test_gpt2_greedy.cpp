@@ -17,8 +17,10 @@
 #include "kernels/dot_bf16.hpp"
 #include "test_gpt2_reference.hpp"
 #include "test_kernels_support.hpp"
+#include "test_one_thread_after.hpp"
 
 using namespace attnscope;
+using attnscope::testing::OneThreadAfter;
 using attnscope::testing::random_gpt2;
 using attnscope::testing::same_bits;
 using Catch::Matchers::Contains;
@@ -82,12 +84,12 @@ TEST_CASE("greedy steps through the bfloat16 head give step()'s argmax", "[gpt2]
 TEST_CASE("greedy steps on 2 and 3 threads give one thread's tokens", "[gpt2][greedy][threads]") {
   const Gpt2Config config{2, 4, 32, 2101, 64};
   const Gpt2Model model = random_gpt2(config, 11);
+  OneThreadAfter restore;
   for (const std::size_t threads : {2u, 3u}) {
     set_threads(threads);
     INFO(threads << " threads");
     require_greedy_equals_step(model, 24);
   }
-  set_threads(1);
 }
 #endif
 

@@ -14,20 +14,18 @@
 #include "attnscope/threads.hpp"
 #include "attnscope/train.hpp"
 #include "test_kernels_support.hpp"
+#include "test_one_thread_after.hpp"
 
 using namespace attnscope;
 
 #if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
 
+using attnscope::testing::OneThreadAfter;
 using attnscope::testing::same_bits;
 
 namespace {
 
 const Gpt2Config kConfig{2, 6, 192, 1000, 64};
-
-struct OneThreadAfter {
-  ~OneThreadAfter() { set_threads(1); }
-};
 
 std::vector<std::int64_t> tokens_of(std::size_t n, std::size_t salt) {
   std::vector<std::int64_t> t(n);

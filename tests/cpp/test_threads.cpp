@@ -14,8 +14,10 @@
 #include "attnscope/attnscope.hpp"
 #include "test_attention_reference.hpp"
 #include "test_kernels_support.hpp"
+#include "test_one_thread_after.hpp"
 
 using namespace attnscope;
+using attnscope::testing::OneThreadAfter;
 using attnscope::testing::random_tensor;
 using attnscope::testing::same_bits;
 
@@ -109,11 +111,6 @@ void check_same_trace(const Trace& threaded, const Trace& single) {
   CHECK(same_tensor(threaded.q_rotated, single.q_rotated));
   CHECK(same_tensor(threaded.k_rotated, single.k_rotated));
 }
-
-// Restores one thread when a test ends, however it ends.
-struct OneThreadAfter {
-  ~OneThreadAfter() { set_threads(1); }
-};
 
 }  // namespace
 
