@@ -88,13 +88,8 @@ export function generateTokens(
   const capacity = prompt.length + maxNewTokens - 1;
   const { layers, dModel, vocabSize } = config;
   const cacheBytes = 2 * layers * capacity * dModel * 4;
-  requireMemory(
-    fn,
-    {},
-    cacheBytes + prompt.length * dModel * 4 * 12 + vocabSize * 4,
-    0,
-    'generation',
-  );
+  const generationBytes = cacheBytes + prompt.length * dModel * 4 * 12 + vocabSize * 4;
+  requireMemory(fn, {}, generationBytes, 0, 'generation');
   const call = (runner: string, numbers: Record<string, number>, tokens?: number[]) =>
     callEngine(fn, raw, runner, {
       numbers: { ...numbers, model: handle },
@@ -107,11 +102,12 @@ export function generateTokens(
   // each step's LM head. Making the copy costs about one step, so short
   // generations go without it, as do those without memory to spare for it.
   const greedy = (options.temperature ?? 0) === 0 || options.topK === 1;
-  const headBytes = vocabSize * (Math.ceil(dModel / 2) * 4 + 8) + vocabSize * 8;
+  // Per token: its row as bfloat16 pairs, its norm (a double) and its approximate logit.
+  const headBytes = vocabSize * (Math.ceil(dModel / 2) * 4 + 8 + 4);
   const useHead =
     greedy &&
     maxNewTokens >= kGreedyHeadMinTokens &&
-    raw._memory_available() >= cacheBytes + headBytes + prompt.length * dModel * 4 * 12;
+    raw._memory_available() >= generationBytes + headBytes;
   call('gpt2_cache', { capacity, greedy: useHead ? 1 : 0 });
   try {
     // The next token of a step: the core's argmax, or one picked from its logits.
