@@ -13,6 +13,7 @@
 #include "gpt2_internal.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/panel_matrix.hpp"
+#include "kernels/scan.hpp"
 
 namespace attnscope {
 
@@ -151,6 +152,8 @@ void Gpt2Model::finish() {
 void Gpt2Model::check_weights() {
   for (const Slot& s : slots_) {
     if (!s.filled) throw Error("Gpt2Model::finish: tensor " + s.name + " was never loaded");
+    if (kernels::all_finite(storage_.data() + s.offset, s.size)) continue;
+    // Something is not finite: find the first culprit, value by value.
     for (std::size_t i = 0; i < s.size; ++i) {
       if (!std::isfinite(storage_[s.offset + i])) {
         throw Error("Gpt2Model::finish: tensor " + s.name + " has a non-finite value at index " +
