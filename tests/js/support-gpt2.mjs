@@ -3,6 +3,8 @@
 // real .safetensors file in float32, float16 or bfloat16. The file is put
 // together here byte by byte (not with the package's writer) so that a
 // reading test does not lean on the code it checks.
+import { closeSync, openSync, writeSync } from 'node:fs';
+
 import { rng } from './support.mjs';
 
 /** The parameters of a GPT-2 and their shapes, in the order Hugging Face's model lists them. */
@@ -63,21 +65,35 @@ export function toBfloat16(x) {
   return { bits, value: new Float32Array(Uint32Array.of(bits << 16).buffer)[0] };
 }
 
-/** A .safetensors file from [name, dtype, shape, bytes] in order; header padded to 8 bytes. */
-export function safetensorsFile(entries, metadata) {
+/**
+ * The start of a .safetensors file, its 8-byte length and JSON header padded to 8 bytes, for
+ * tensors [name, dtype, shape, byteLength] stored in that order after it.
+ */
+export function safetensorsHeader(entries, metadata) {
   const header = metadata ? { __metadata__: metadata } : {};
   let offset = 0;
-  for (const [name, dtype, shape, bytes] of entries) {
-    header[name] = { dtype, shape, data_offsets: [offset, offset + bytes.length] };
-    offset += bytes.length;
+  for (const [name, dtype, shape, byteLength] of entries) {
+    header[name] = { dtype, shape, data_offsets: [offset, offset + byteLength] };
+    offset += byteLength;
   }
   let json = JSON.stringify(header);
   json += ' '.repeat((8 - (json.length % 8)) % 8);
   const text = new TextEncoder().encode(json);
-  const file = new Uint8Array(8 + text.length + offset);
-  new DataView(file.buffer).setBigUint64(0, BigInt(text.length), true);
-  file.set(text, 8);
-  let at = 8 + text.length;
+  const start = new Uint8Array(8 + text.length);
+  new DataView(start.buffer).setBigUint64(0, BigInt(text.length), true);
+  start.set(text, 8);
+  return start;
+}
+
+/** A .safetensors file from [name, dtype, shape, bytes] in order; header padded to 8 bytes. */
+export function safetensorsFile(entries, metadata) {
+  const start = safetensorsHeader(
+    entries.map(([name, dtype, shape, bytes]) => [name, dtype, shape, bytes.length]),
+    metadata,
+  );
+  const file = new Uint8Array(start.length + entries.reduce((n, e) => n + e[3].length, 0));
+  file.set(start);
+  let at = start.length;
   for (const [, , , bytes] of entries) {
     file.set(bytes, at);
     at += bytes.length;
@@ -150,4 +166,45 @@ export function tinyGpt2({
     }
   }
   return { bytes: safetensorsFile(entries, metadata ?? undefined), weights, config };
+}
+
+/**
+ * A float32 GPT-2 written to `path` a tensor at a time, for sizes that should not be held twice
+ * (GPT-2 medium's is 1.4 GB). Each tensor's values come from a generator seeded by its index in
+ * the file, so `weights.get(name)` makes them again for the reference instead of keeping them.
+ * Spreads as GPT-2's initialisation: matrices uniform with a standard deviation of 0.02,
+ * LayerNorm gains near 1, biases small.
+ */
+export function writeGpt2File(path, config, seed = 1) {
+  const shapes = gpt2Shapes(config);
+  const spread = 0.02 * Math.sqrt(3);
+  const valuesOf = (index) => {
+    const [name, shape] = shapes[index];
+    const count = shape.reduce((a, b) => a * b, 1);
+    const random = rng(seed * 100_003 + index);
+    if (/ln_.*\.weight$/.test(name)) return random.floats(count, 0.9, 1.1);
+    if (name.endsWith('.bias')) return random.floats(count, -0.02, 0.02);
+    return random.floats(count, -spread, spread);
+  };
+  const fd = openSync(path, 'w');
+  try {
+    const entries = shapes.map(([name, shape]) => [
+      name,
+      'F32',
+      shape,
+      4 * shape.reduce((a, b) => a * b, 1),
+    ]);
+    writeSync(fd, safetensorsHeader(entries, { format: 'pt', n_head: String(config.heads) }));
+    for (let i = 0; i < shapes.length; i++) writeSync(fd, new Uint8Array(valuesOf(i).buffer));
+  } finally {
+    closeSync(fd);
+  }
+  const indexOf = new Map(shapes.map(([name], i) => [name, i]));
+  const weights = {
+    get(name) {
+      const i = indexOf.get(name);
+      return i === undefined ? undefined : { data: valuesOf(i), shape: shapes[i][1] };
+    },
+  };
+  return { weights, config };
 }
