@@ -214,7 +214,7 @@ try {
   const gpt2Engine = results.length ? samplesEngine : '';
   if (gpt2Engine) console.log(`The GPT-2 worker's engine: ${gpt2Engine}.`);
   console.log(
-    `GPT-2-small-shaped model, T = 64, ${edits} edits per case; milliseconds, median / p90`,
+    `${args.file ? `the model in ${args.file}` : 'GPT-2-small-shaped model'}, T = 64, ${edits} edits per case; milliseconds, median / p90`,
   );
   const columns = [
     ['update', 'update'],
