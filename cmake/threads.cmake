@@ -18,7 +18,7 @@ endif()
 
 # Link options of a wasm program of the threaded flavour: the glue starts
 # Module.attnscopeWorkers web workers (the core's pool threads: set_threads(n)
-# needs n − 1) before the module is ready, so that starting a thread never
+# needs n for n > 1) before the module is ready, so that starting a thread never
 # waits for the browser's event loop; asking for more fails instead of
 # deadlocking (PTHREAD_POOL_SIZE_STRICT=2). Its files are named
 # attnscope-threads.{mjs,wasm,worker.js}: the glue differs from the

@@ -69,6 +69,19 @@ bool spin_until(Ready ready) {
   }
 }
 
+// Threads, the caller included, that run the tasks of a call on `threads`
+// threads: one pool thread more than the caller asked for. A woken thread
+// goes where it last ran when that CPU is idle, or else queues behind the
+// thread that woke it; once the pool's thread has run on the caller's CPU,
+// the guest scheduler on a 2-vCPU virtual machine kept queueing it there, the
+// other vCPU idle, for the whole of a call a few milliseconds long (measured
+// with /proc/<pid>/task/*/schedstat: docs/performance/journal.md, "Short
+// threaded calls: the pool's thread queued behind the caller"). With a second
+// pool thread, the one that last ran on the other CPU is woken there, and
+// tasks taken from one counter balance whichever threads do run. Every thread
+// adds each element's steps in the same order, so the results do not change.
+std::size_t slots_for(std::size_t threads) { return threads > 1 ? threads + 1 : 1; }
+
 void run_here(std::size_t tasks, const detail::ParallelTask& task) {
   for (std::size_t t = 0; t < tasks; ++t) task(t, 0);
 }
@@ -86,7 +99,7 @@ class ThreadPool {
     try {
       // A new worker waits for the next call: the calls before it are done.
       const std::size_t seen = generation_;
-      for (std::size_t i = 1; i < threads; ++i) {
+      for (std::size_t i = 1; i < slots_for(threads); ++i) {
         workers_.emplace_back([this, i, seen] { work(i, seen); });
       }
     } catch (const std::system_error& e) {
@@ -211,7 +224,7 @@ std::size_t hardware_threads() {
 
 namespace detail {
 
-std::size_t parallel_slots() { return pool().threads(); }
+std::size_t parallel_slots() { return slots_for(pool().threads()); }
 
 void parallel_for(std::size_t tasks, std::size_t slots, const ParallelTask& task) {
   pool().run(tasks, slots, task);

@@ -1,4 +1,5 @@
-// The pool behind set_threads (attnscope/threads.hpp): threads − 1 threads,
+// The pool behind set_threads (attnscope/threads.hpp): for n > 1 threads, n
+// pool threads (one more than the caller's share, thread_pool.cpp says why),
 // started once by set_threads and parked between calls, plus the calling
 // thread. A parallel call hands out task indices 0 .. tasks − 1 from one
 // counter; whoever is free takes the next, so uneven tasks (causal blocks)
@@ -14,8 +15,8 @@ namespace attnscope::detail {
 /// same time in one slot, so a slot can own scratch memory.
 using ParallelTask = std::function<void(std::size_t task, std::size_t slot)>;
 
-/// How many slots parallel_for may use right now (thread_count()): size the
-/// per-slot scratch with it before calling parallel_for.
+/// How many slots parallel_for may use right now (thread_count() + 1 when
+/// above 1): size the per-slot scratch with it before calling parallel_for.
 std::size_t parallel_slots();
 
 /// Runs task(0 .. tasks − 1) on at most `slots` threads, the caller included,

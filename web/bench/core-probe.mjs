@@ -34,7 +34,7 @@ async function instantiate(threads) {
     wasmBinary,
     // Quiet: the glue warns that the main thread blocks, which the probe's caller does on purpose.
     printErr: () => {},
-    attnscopeWorkers: threads - 1,
+    attnscopeWorkers: threads,
     attnscopeWorker: NodeWebWorker,
     mainScriptUrlOrBlob: pathToFileURL(glue).href,
     locateFile: (file) => (file.endsWith('.worker.js') ? workerUrl : file),

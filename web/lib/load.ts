@@ -221,8 +221,9 @@ export interface ThreadedRun {
  * Instantiates the glue on a module compiled here, so that every failure is
  * an AttnScopeError naming the file or bytes and the cause, and the glue has
  * nothing to abort on (its print, printErr and onAbort go nowhere else).
- * With `threaded`, the threaded build's glue starts threads − 1 pthread
- * workers before it is ready, and the core's pool is set to `threads`.
+ * With `threaded`, the threaded build's glue starts `threads` pthread
+ * workers before it is ready (the core's pool threads for `threads` CPUs),
+ * and the core's pool is set to `threads`.
  */
 export async function instantiateCompiled(
   module: WebAssembly.Module,
@@ -252,7 +253,8 @@ export async function instantiateCompiled(
       raw = await Promise.race([
         createThreaded({
           ...moduleOptions,
-          attnscopeWorkers: threaded.threads - 1,
+          // set_threads(n) starts n pool threads (cpp/src/thread_pool.cpp).
+          attnscopeWorkers: threaded.threads,
           mainScriptUrlOrBlob: threaded.glueUrl,
           locateFile: (file) => (file.endsWith('.worker.js') ? threaded.workerUrl : file),
           ...(threaded.workerClass ? { attnscopeWorker: threaded.workerClass } : {}),
