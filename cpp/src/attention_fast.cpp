@@ -123,8 +123,11 @@ std::size_t attention_fast(const float* q, const float* k, const float* v,
   const std::size_t kv_heads = dims.batch * dims.kv_heads;
   const std::size_t keys_size = kernels::packed_keys_size(Tk, d_k, kernels::kKeyTile);
   const std::size_t values_size = kernels::packed_values_size(Tk, d_v);
-  std::vector<float> packed_keys(kv_heads * keys_size);
-  std::vector<float> packed_values(kv_heads * values_size);
+  // Not zeroed: the packing writes every float of them, padding included.
+  const std::unique_ptr<float[]> packed_keys =
+      allocate_uninitialised({kv_heads * keys_size}, "attention: packed keys");
+  const std::unique_ptr<float[]> packed_values =
+      allocate_uninitialised({kv_heads * values_size}, "attention: packed values");
   std::vector<int> shifts(kv_heads);
   std::vector<std::uint8_t> in_range(kv_heads);
   const std::size_t slots = parallel_slots();
@@ -139,8 +142,8 @@ std::size_t attention_fast(const float* q, const float* k, const float* v,
   parallel_for(kv_heads, slots, [&](std::size_t kv_head, std::size_t slot) {
     if (scan) scan_head_inputs(q, k, v, dims, kv_head, *scan);
     const float* values = v + kv_head * Tk * d_v;
-    float* head_values = packed_values.data() + kv_head * values_size;
-    float* head_keys = packed_keys.data() + kv_head * keys_size;
+    float* head_values = packed_values.get() + kv_head * values_size;
+    float* head_keys = packed_keys.get() + kv_head * keys_size;
     kernels::pack_value_panels(values, Tk, d_v, head_values);
     shifts[kv_head] = value_exponent_shift(values, Tk * d_v, Tk);
     if (shifts[kv_head]) {
@@ -163,10 +166,10 @@ std::size_t attention_fast(const float* q, const float* k, const float* v,
                                        in_range[kv_head] != 0};
     float* head_out = out + kv_head * rows * d_v;
     workspaces[slot].log_sum_exp = log_sum_exp ? log_sum_exp + kv_head * rows : nullptr;
-    kernels::flash_attention_rows_best(
-        queries_of(kv_head), packed_keys.data() + kv_head * keys_size,
-        packed_values.data() + kv_head * values_size, Tk, d_k, d_v, scale, mask_of(kv_head),
-        head_out, fully_masked + kv_head * rows, range, workspaces[slot]);
+    kernels::flash_attention_rows_best(queries_of(kv_head), packed_keys.get() + kv_head * keys_size,
+                                       packed_values.get() + kv_head * values_size, Tk, d_k, d_v,
+                                       scale, mask_of(kv_head), head_out,
+                                       fully_masked + kv_head * rows, range, workspaces[slot]);
     if (shifts[kv_head]) {
       kernels::scale_row<Arch>(head_out + range.begin * d_v, (range.end - range.begin) * d_v,
                                std::ldexp(1.0f, shifts[kv_head]));
