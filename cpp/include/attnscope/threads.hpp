@@ -28,10 +28,9 @@ inline constexpr std::size_t kMaxThreads = 256;
 /// Computes on `threads` CPUs from now on: for more than 1, the caller and
 /// `threads` pool threads, one more than the CPUs, so that a pool thread the
 /// system queues behind the caller leaves no CPU idle; 1 = the calling thread
-/// only (the default). Waits for a call running on
-/// the pool to finish. Throws Error for 0, for more than kMaxThreads (or more
-/// than the build can start), and ResourceError when a thread cannot be started
-/// (the count is then 1).
+/// only (the default). Waits for a call running on the pool to finish. Throws
+/// Error for 0, for more than kMaxThreads (or more than the build can start),
+/// and ResourceError when a thread cannot be started (the count is then 1).
 void set_threads(std::size_t threads);
 
 /// The count set by set_threads (1 until then).
