@@ -1,4 +1,5 @@
-// A tiny GPT-2 written by the tests themselves: seeded random weights under
+// GPT-2s written by the tests themselves (a tiny one in memory, and one of any
+// size on disk, writeGpt2File): seeded random weights under
 // Hugging Face's tensor names (docs: ARCHITECTURE.md "Models"), stored as a
 // real .safetensors file in float32, float16 or bfloat16. The file is put
 // together here byte by byte (not with the package's writer) so that a
@@ -194,8 +195,11 @@ export function writeGpt2File(path, config, seed = 1) {
       shape,
       4 * shape.reduce((a, b) => a * b, 1),
     ]);
-    writeSync(fd, safetensorsHeader(entries, { format: 'pt', n_head: String(config.heads) }));
-    for (let i = 0; i < shapes.length; i++) writeSync(fd, new Uint8Array(valuesOf(i).buffer));
+    const writeAll = (bytes) => {
+      for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at);
+    };
+    writeAll(safetensorsHeader(entries, { format: 'pt', n_head: String(config.heads) }));
+    for (let i = 0; i < shapes.length; i++) writeAll(new Uint8Array(valuesOf(i).buffer));
   } finally {
     closeSync(fd);
   }
