@@ -11,16 +11,10 @@ import { test } from 'node:test';
 
 import { gpt2ForwardReference } from 'attnscope/reference';
 import { engine } from './engine.mjs';
-import { assertClose } from './support.mjs';
+import { argmax, assertClose } from './support.mjs';
 import { gpt2Shapes, writeGpt2File } from './support-gpt2.mjs';
 
 const kMedium = { layers: 24, heads: 16, dModel: 1024, vocabSize: 50257, contextLength: 1024 };
-
-function argmax(data, from, count) {
-  let best = 0;
-  for (let i = 1; i < count; i++) if (data[from + i] > data[from + best]) best = i;
-  return best;
-}
 
 const maxAbs = (values) => values.reduce((m, x) => Math.max(m, Math.abs(x)), 0);
 

@@ -8,16 +8,10 @@ import { test } from 'node:test';
 
 import { gpt2ForwardReference } from 'attnscope/reference';
 import { engine } from './engine.mjs';
-import { assertClose } from './support.mjs';
+import { argmax, assertClose } from './support.mjs';
 import { tinyGpt2 } from './support-gpt2.mjs';
 
 const tokens = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3];
-
-function argmax(data, from, count) {
-  let best = 0;
-  for (let i = 1; i < count; i++) if (data[from + i] > data[from + best]) best = i;
-  return best;
-}
 
 for (const dtype of ['F32', 'F16', 'BF16']) {
   for (const prefix of ['', 'transformer.']) {

@@ -20,6 +20,13 @@ export function rng(seed) {
   };
 }
 
+/** The index of the largest of data[from .. from + count), the first on ties, counted from `from`. */
+export function argmax(data, from, count) {
+  let best = 0;
+  for (let i = 1; i < count; i++) if (data[from + i] > data[from + best]) best = i;
+  return best;
+}
+
 /** Asserts |actual − expected| ≤ atol + rtol·|expected| element-wise (equal infinities pass). */
 export function assertClose(actual, expected, { atol = 2e-5, rtol = 2e-5, what = 'value' } = {}) {
   assert.equal(actual.length, expected.length, `${what}: length`);
