@@ -15,6 +15,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "attention_internal.hpp"
+#include "attnscope/matmul_tile.hpp"
 #include "kernels/decode_attention.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/flash_attention.hpp"
@@ -85,6 +86,13 @@ std::size_t rows_per_task(std::size_t rows, std::size_t kv_heads, std::size_t sl
   return std::min({chunk, kernels::kQueryBlock, round_up(rows, kernels::kQueryTile)});
 }
 
+// Multiply-adds of a call (8 heads at T = 256, d = 64: a few milliseconds)
+// from which the flash path decides the register tile's height if nothing
+// has yet (attnscope/matmul_tile.hpp): the measurement, once, takes some tens
+// of milliseconds, small beside the calls it speeds up, and the shorter calls
+// of a page's first screen do not wait for it.
+constexpr double kWorkWorthMeasuring = double(std::size_t{1} << 26);
+
 }  // namespace
 
 bool takes_flash_path(const AttentionDims& dims, bool with_log_sum_exp) {
@@ -131,8 +139,14 @@ std::size_t attention_fast(const float* q, const float* k, const float* v,
   std::vector<int> shifts(kv_heads);
   std::vector<std::uint8_t> in_range(kv_heads);
   const std::size_t slots = parallel_slots();
+  const double work = double(kv_heads) * double(rows) * double(Tk) * double(d_k + d_v);
+  if (work >= kWorkWorthMeasuring) measure_matmul_tile_rows_once();
+  const bool tall_tiles = matmul_tile_rows() == kMatmulTallRows;
   std::vector<kernels::FlashWorkspace> workspaces(slots);
-  for (kernels::FlashWorkspace& ws : workspaces) kernels::size_workspace(ws, d_k, d_v);
+  for (kernels::FlashWorkspace& ws : workspaces) {
+    kernels::size_workspace(ws, d_k, d_v);
+    ws.tall_tiles = tall_tiles;
+  }
   const auto mask_of = [&](std::size_t kv_head) {
     const std::size_t b = kv_head / dims.kv_heads, kv = kv_head % dims.kv_heads;
     return head_mask(terms, dims, b, kv * group, group);

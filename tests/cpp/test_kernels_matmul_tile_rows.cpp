@@ -12,29 +12,17 @@
 #include "kernels/matmul_panels.hpp"
 #include "kernels/matmul_transposed_b.hpp"
 #include "test_kernels_support.hpp"
+#include "test_tile_rows.hpp"
 
 using namespace attnscope::kernels;
 using attnscope::testing::random_floats;
 using attnscope::testing::same_bits;
+using attnscope::testing::TileRows;
 
 namespace {
 
 using Arch = xsimd::default_arch;
 constexpr std::size_t P = matmul_panel_width<Arch>();
-
-/// Sets the height for one scope and puts the former one back.
-class TileRows {
- public:
-  explicit TileRows(std::size_t rows) : former_(attnscope::matmul_tile_rows()) {
-    attnscope::set_matmul_tile_rows(rows);
-  }
-  ~TileRows() { attnscope::set_matmul_tile_rows(former_); }
-  TileRows(const TileRows&) = delete;
-  TileRows& operator=(const TileRows&) = delete;
-
- private:
-  std::size_t former_;
-};
 
 const std::size_t kRowCounts[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 17, 64};
 

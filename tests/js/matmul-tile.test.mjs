@@ -1,5 +1,6 @@
 // engine.matmulTileRows and setMatmulTileRows: the register tile's height in
-// the products with weight matrices (4 or 6 rows) changes no bit of a result,
+// the products with weight matrices and in attention's fast path (4 or 6
+// rows) changes no bit of a result,
 // and a height that is not one of them is refused with the engine still usable.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -61,6 +62,35 @@ test('a GPT-2 forward and engine.linear give the same bits with 4-row and 6-row 
   const bias = random.floats(outDim);
   const run = () => engine.linear({ x, shape: [rows, inDim], weight, bias, outDim }).data;
   sameBits(withRows(6, run), withRows(4, run), 'linear');
+});
+
+test("engine.attention's fast path gives the same bits with 4-row and 6-row tiles", () => {
+  const random = rng(13);
+  // d 64 reads the queries in place in 6-row tiles, d 40 from 4-row panels;
+  // 129 rows end in a tile of one row, past a 128-key tile.
+  for (const [T, d] of [
+    [129, 64],
+    [129, 40],
+    [200, 64],
+  ]) {
+    const [H, kvHeads] = [4, 2];
+    const q = random.floats(H * T * d);
+    const k = random.floats(kvHeads * T * d);
+    const v = random.floats(kvHeads * T * d);
+    for (const mask of ['none', 'causal']) {
+      const run = () =>
+        engine.attention({
+          q,
+          k,
+          v,
+          shape: [1, H, T, d],
+          kvShape: [1, kvHeads, T, d],
+          mask,
+          trace: false,
+        }).output.data;
+      sameBits(withRows(6, run), withRows(4, run), `T ${T} d ${d} ${mask}`);
+    }
+  }
 });
 
 test('setMatmulTileRows refuses any other height and leaves the engine as it was', () => {

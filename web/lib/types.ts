@@ -503,9 +503,11 @@ export interface AttnScope {
   readonly threads: number;
   /**
    * Rows of the result the products with weight matrices (projections, a GPT-2's blocks and LM
-   * head) compute at a time: 4 or 6. Both give the same bits; which is faster depends on the
-   * WebAssembly engine, so the first model loaded or created with dModel ≥ 512 times both on a GPT-2
-   * block's product and keeps the faster (unless setMatmulTileRows came first). 4 until then.
+   * head) and attention's fast path compute at a time: 4 or 6. Both give the same bits; which is
+   * faster depends on the WebAssembly engine, so the first model loaded or created with dModel ≥ 512,
+   * or the first fast-path attention call of at least 2^26 multiply-adds (8 heads at T = 256, d =
+   * 64), times both on a GPT-2 block's product and keeps the faster (unless setMatmulTileRows came
+   * first). 4 until then.
    */
   readonly matmulTileRows: number;
   /** Sets matmulTileRows (4 or 6), or "auto" to measure now: for benchmarks. */

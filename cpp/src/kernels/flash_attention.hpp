@@ -145,6 +145,22 @@ void flash_attention_rows(const float* q, const float* packed_keys, const float*
   const bool alibi_ramp = alibi_ramp_applies(mask);
   const bool in_range = rows_range.in_range;
   const std::size_t rows_end = rows_range.end;
+  // With 6-row tiles, the scores' product reads the queries in place where
+  // their stride is one it knows at compile time; otherwise from 4-row panels.
+  const bool queries_in_place = ws.tall_tiles && (d_k == 64 || d_k == 128);
+  const auto score_tile = [&](std::size_t q0, std::size_t b0, const float* key_tile,
+                              std::size_t rows, std::size_t cols) {
+    if (!queries_in_place) {
+      call_outlined<&detail::tile_scores<Arch>>(ws.queries.data() + (q0 - b0) * d_k, key_tile,
+                                                scores, rows, d_k, cols);
+    } else if (d_k == 64) {
+      call_outlined<&detail::tile_scores_tall<Arch, 64>>(q + q0 * d_k, key_tile, scores, rows,
+                                                         cols);
+    } else {
+      call_outlined<&detail::tile_scores_tall<Arch, 128>>(q + q0 * d_k, key_tile, scores, rows,
+                                                          cols);
+    }
+  };
   constexpr std::size_t kTilesPerBlock = kQueryBlock / kQueryTile;
   TileKeyRange tile_keys[kTilesPerBlock];
 
@@ -166,7 +182,7 @@ void flash_attention_rows(const float* q, const float* packed_keys, const float*
       seed_running_max<Arch>(q, packed_keys, kKeyTile, keys, d_k, scale, mask, b0, block_rows,
                              ws.running_max.data());
     }
-    for (std::size_t q0 = b0; q0 < b0 + block_rows; q0 += kQueryTile) {
+    for (std::size_t q0 = b0; q0 < b0 + block_rows && !queries_in_place; q0 += kQueryTile) {
       pack_row_panels<Arch>(q + q0 * d_k, d_k, std::min(kQueryTile, b0 + block_rows - q0), d_k,
                             ws.queries.data() + (q0 - b0) * d_k);
     }
@@ -189,8 +205,7 @@ void flash_attention_rows(const float* q, const float* packed_keys, const float*
         // Packed tiles are zero-padded to kKeyTile keys, so the product may
         // run on whole batches; the padding columns are set to -inf below.
         const std::size_t vector_cols = std::min(kKeyTile, (cols + W - 1) / W * W);
-        call_outlined<&detail::tile_scores<Arch>>(ws.queries.data() + (q0 - b0) * d_k, key_tile,
-                                                  scores, rows, d_k, vector_cols);
+        score_tile(q0, b0, key_tile, rows, vector_cols);
         // Tiles with masked keys, or with padding columns (set to -inf, which
         // a negative or zero scale would turn into +inf or NaN), are scaled
         // before the exp pass.
@@ -222,8 +237,14 @@ void flash_attention_rows(const float* q, const float* packed_keys, const float*
                                              partial + (first + r) * d_v, d_v);
           }
         }
-        call_outlined<&detail::tile_accumulate_values<Arch>>(
-            weights, value_panels(packed_values, keys, k0), partial + first * d_v, rows, cols, d_v);
+        const Panels values = value_panels(packed_values, keys, k0);
+        if (ws.tall_tiles) {
+          call_outlined<&detail::tile_accumulate_values<Arch, kMatmulTallRows>>(
+              weights, values, partial + first * d_v, rows, cols, d_v);
+        } else {
+          call_outlined<&detail::tile_accumulate_values<Arch>>(
+              weights, values, partial + first * d_v, rows, cols, d_v);
+        }
       }
     }
 

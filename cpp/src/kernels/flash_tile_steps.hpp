@@ -75,13 +75,25 @@ void tile_scores(const float* queries, const float* key_tile, float* scores, std
                               d_k, cols);
 }
 
+/// tile_scores in 6-row register tiles, on queries read in place, kDk
+/// floats apart (a head size known at compile time, so that the tile finds
+/// its query values at fixed offsets): the same sums in the same order, so
+/// the same bits.
+template <class Arch, std::size_t kDk>
+void tile_scores_tall(const float* queries, const float* key_tile, float* scores, std::size_t rows,
+                      std::size_t cols) {
+  matmul_with<Arch, kDk, Panels, kMatmulTallRows>(queries, kDk, key_tile_panels(key_tile, kDk),
+                                                  scores, kKeyTile, rows, kDk, cols);
+}
+
 /// partial += P·V for one tile: weights (rows × cols, row stride kKeyTile)
-/// times the tile's cols values (value_panels).
-template <class Arch>
+/// times the tile's cols values (value_panels), in register tiles kRows
+/// rows tall (kMatmulRows or kMatmulTallRows: the same bits).
+template <class Arch, std::size_t kRows = kMatmulRows>
 void tile_accumulate_values(const float* weights, Panels values, float* partial, std::size_t rows,
                             std::size_t cols, std::size_t d_v) {
-  matmul_with<Arch, kKeyTile>(weights, kKeyTile, values, partial, d_v, rows, cols, d_v,
-                              /*accumulate=*/true);
+  matmul_with<Arch, kKeyTile, Panels, kRows>(weights, kKeyTile, values, partial, d_v, rows, cols,
+                                             d_v, /*accumulate=*/true);
 }
 
 /// One query row of one key tile: turns scores[0..n)·scale into weights

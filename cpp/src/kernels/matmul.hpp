@@ -11,8 +11,9 @@
 // although an FMA's latency would want more than 8 accumulators, because V8
 // holds a step's loads live all at once (docs/performance/journal.md,
 // "Wider tiles"). Current Chromium's V8 keeps a 6 × 2 tile in registers, so
-// the products that read B in panels (matmul_panel) take the height the
-// engine measured (attnscope/matmul_tile.hpp).
+// the products that read B in panels (matmul_panel) and the flash path's
+// tile products take the height the engine measured
+// (attnscope/matmul_tile.hpp).
 //
 // B is read through a layout: RowsB (row by row, ldb apart) or PanelsB
 // (column panels whose rows follow each other in memory). Walking down B
