@@ -234,6 +234,15 @@ export async function runThreadsBench({
     }
   }
 
+  // Each engine measured its register tile's height on its first long call:
+  // the height it runs is part of what was timed.
+  const tileRows = Object.fromEntries(engines.map((e) => [e.simdArch, e.matmulTileRows]));
+  log(
+    `register tile rows (engine.matmulTileRows): ${Object.entries(tileRows)
+      .map(([arch, rows]) => `${rows} (${arch})`)
+      .join(', ')}`,
+  );
+
   // Every thread count's engine in the same rounds: a speed-up is the
   // per-round ratio to the single-thread build's block.
   log(
@@ -259,10 +268,11 @@ export async function runThreadsBench({
       speedUp: roundRatios(times[0], times[i]),
     }));
     log(
-      `${String(i + 1).padStart(8)} | ${none.ms.toFixed(2).padStart(7)} | ${formatRatio(none.speedUp).padEnd(19)} | ${causal.ms.toFixed(2).padStart(9)} | ${formatRatio(causal.speedUp)}`,
+      `${String(i + 1).padStart(8)} | ${none.ms.toFixed(2).padStart(7)} | ${formatRatio(none.speedUp).padEnd(19)} | ${causal.ms.toFixed(2).padStart(9)} | ${formatRatio(causal.speedUp)} | ${counts[i].matmulTileRows}-row tiles`,
     );
     return {
       threads: i + 1,
+      tileRows: counts[i].matmulTileRows,
       none: none.ms,
       causal: causal.ms,
       speedUp: { none: none.speedUp, causal: causal.speedUp },
@@ -274,6 +284,7 @@ export async function runThreadsBench({
     simdArch: engine.simdArch,
     quietMs: kQuietMs,
     callsPerBlock: kCallsPerBlock,
+    tileRows,
     table,
     scaling,
   };
