@@ -84,8 +84,8 @@ void check_same_bits(std::mt19937& rng, std::size_t d_k, std::size_t d_v, std::s
   const AttentionOptions o = options_of(kind, Tq, Tk, rng);
   const Run four = run(4, q, k, v, o);
   const Run six = run(kMatmulTallRows, q, k, v, o);
-  INFO("d_k=" << d_k << " d_v=" << d_v << " kv heads=" << kv_heads << " Tq=" << Tq
-              << " Tk=" << Tk << " kind=" << kind);
+  INFO("d_k=" << d_k << " d_v=" << d_v << " kv heads=" << kv_heads << " Tq=" << Tq << " Tk=" << Tk
+              << " kind=" << kind);
   CHECK(same_bits(six.result.output.data, four.result.output.data));
   CHECK(six.result.fully_masked == four.result.fully_masked);
   CHECK(same_bits(six.log_sum_exp.data, four.log_sum_exp.data));
