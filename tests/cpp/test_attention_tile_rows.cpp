@@ -109,6 +109,9 @@ TEST_CASE("the flash path gives the same bits in 6-row tiles as in 4-row tiles",
   for (int kind = 0; kind < kMaskKinds; ++kind) check_same_bits(rng, 64, 64, 2, 40, 300, kind);
 }
 
+// A WebAssembly build without threads has no pool (test_threads.cpp).
+#if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
+
 TEST_CASE("the flash path's 6-row tiles give the same bits on the pool's threads",
           "[attention][tile rows][threads]") {
   const OneThreadAfter restore;
@@ -118,3 +121,5 @@ TEST_CASE("the flash path's 6-row tiles give the same bits on the pool's threads
     for (int kind = 0; kind < kMaskKinds; ++kind) check_same_bits(rng, 64, 64, 2, 257, 257, kind);
   }
 }
+
+#endif
