@@ -141,12 +141,8 @@ std::size_t attention_fast(const float* q, const float* k, const float* v,
   const std::size_t slots = parallel_slots();
   const double work = double(kv_heads) * double(rows) * double(Tk) * double(d_k + d_v);
   if (work >= kWorkWorthMeasuring) measure_matmul_tile_rows_once();
-  const bool tall_tiles = matmul_tile_rows() == kMatmulTallRows;
   std::vector<kernels::FlashWorkspace> workspaces(slots);
-  for (kernels::FlashWorkspace& ws : workspaces) {
-    kernels::size_workspace(ws, d_k, d_v);
-    ws.tall_tiles = tall_tiles;
-  }
+  for (kernels::FlashWorkspace& ws : workspaces) kernels::size_workspace(ws, d_k, d_v);
   const auto mask_of = [&](std::size_t kv_head) {
     const std::size_t b = kv_head / dims.kv_heads, kv = kv_head % dims.kv_heads;
     return head_mask(terms, dims, b, kv * group, group);

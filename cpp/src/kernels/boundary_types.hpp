@@ -104,10 +104,6 @@ struct FlashWorkspace {
   /// (−inf for a fully masked row), indexed as fully_masked: what the
   /// flash backward needs to recompute the weights.
   float* log_sum_exp = nullptr;
-  /// Whether the tile products take 6-row register tiles, as
-  /// attnscope::matmul_tile_rows() says the engine runs faster: the same
-  /// bits either way.
-  bool tall_tiles = false;
 };
 
 }  // namespace attnscope::kernels

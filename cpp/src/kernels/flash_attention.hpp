@@ -145,20 +145,23 @@ void flash_attention_rows(const float* q, const float* packed_keys, const float*
   const bool alibi_ramp = alibi_ramp_applies(mask);
   const bool in_range = rows_range.in_range;
   const std::size_t rows_end = rows_range.end;
-  // With 6-row tiles, the scores' product reads the queries in place where
-  // their stride is one it knows at compile time; otherwise from 4-row panels.
-  const bool queries_in_place = ws.tall_tiles && (d_k == 64 || d_k == 128);
+  // The register tile's height the engine runs faster (matmul_tile.hpp), as
+  // matmul_panel reads it. With 6-row tiles, the scores' product reads the
+  // queries in place where their stride is one it knows at compile time;
+  // otherwise from 4-row panels.
+  const bool tall_tiles = matmul_tile_rows() == kMatmulTallRows;
+  const bool queries_in_place = tall_tiles && (d_k == 64 || d_k == 128);
   const auto score_tile = [&](std::size_t q0, std::size_t b0, const float* key_tile,
                               std::size_t rows, std::size_t cols) {
     if (!queries_in_place) {
       call_outlined<&detail::tile_scores<Arch>>(ws.queries.data() + (q0 - b0) * d_k, key_tile,
                                                 scores, rows, d_k, cols);
     } else if (d_k == 64) {
-      call_outlined<&detail::tile_scores_tall<Arch, 64>>(q + q0 * d_k, key_tile, scores, rows,
-                                                         cols);
+      call_outlined<&detail::tile_scores<Arch, 64, kMatmulTallRows>>(q + q0 * d_k, key_tile, scores,
+                                                                     rows, d_k, cols);
     } else {
-      call_outlined<&detail::tile_scores_tall<Arch, 128>>(q + q0 * d_k, key_tile, scores, rows,
-                                                          cols);
+      call_outlined<&detail::tile_scores<Arch, 128, kMatmulTallRows>>(q + q0 * d_k, key_tile,
+                                                                      scores, rows, d_k, cols);
     }
   };
   constexpr std::size_t kTilesPerBlock = kQueryBlock / kQueryTile;
@@ -238,7 +241,7 @@ void flash_attention_rows(const float* q, const float* packed_keys, const float*
           }
         }
         const Panels values = value_panels(packed_values, keys, k0);
-        if (ws.tall_tiles) {
+        if (tall_tiles) {
           call_outlined<&detail::tile_accumulate_values<Arch, kMatmulTallRows>>(
               weights, values, partial + first * d_v, rows, cols, d_v);
         } else {

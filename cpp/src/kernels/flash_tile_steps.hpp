@@ -66,24 +66,16 @@ void softmax_row_new_max(const float* scores, float scale, float* weights, std::
   running_sum += sum;
 }
 
-/// S = Q·Kᵀ for one tile: rows × cols scores (row stride kKeyTile) from
-/// queries packed as row panels and one packed key tile.
-template <class Arch>
+/// S = Q·Kᵀ for one tile: rows × cols scores (row stride kKeyTile) from one
+/// packed key tile and the queries, packed as row panels (kLda = kPackedA,
+/// 4-row register tiles) or read in place d_k apart (kLda = d_k, a head size
+/// known at compile time, so that a tile finds its query values at fixed
+/// offsets; kRows 4 or 6). Every way gives the same bits.
+template <class Arch, std::size_t kLda = kPackedA, std::size_t kRows = kMatmulRows>
 void tile_scores(const float* queries, const float* key_tile, float* scores, std::size_t rows,
                  std::size_t d_k, std::size_t cols) {
-  matmul_with<Arch, kPackedA>(queries, d_k, key_tile_panels(key_tile, d_k), scores, kKeyTile, rows,
-                              d_k, cols);
-}
-
-/// tile_scores in 6-row register tiles, on queries read in place, kDk
-/// floats apart (a head size known at compile time, so that the tile finds
-/// its query values at fixed offsets): the same sums in the same order, so
-/// the same bits.
-template <class Arch, std::size_t kDk>
-void tile_scores_tall(const float* queries, const float* key_tile, float* scores, std::size_t rows,
-                      std::size_t cols) {
-  matmul_with<Arch, kDk, Panels, kMatmulTallRows>(queries, kDk, key_tile_panels(key_tile, kDk),
-                                                  scores, kKeyTile, rows, kDk, cols);
+  matmul_with<Arch, kLda, Panels, kRows>(queries, d_k, key_tile_panels(key_tile, d_k), scores,
+                                         kKeyTile, rows, d_k, cols);
 }
 
 /// partial += P·V for one tile: weights (rows × cols, row stride kKeyTile)
