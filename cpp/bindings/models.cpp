@@ -60,6 +60,7 @@ Gpt2ForwardOptions forward_options(const Call& c) {
   o.logits = logits_rows(c, "gpt2_forward");
   o.attribution = c.number_or("attribution", 0) != 0;
   o.logit_lens_top_k = static_cast<std::size_t>(c.number_or("logitLensTopK", 0));
+  o.last_block_every_row = c.number_or("lastBlockEveryRow", 1) != 0;
   const std::vector<std::size_t> ablate = records(c, "ablate", 3);
   for (std::size_t i = 0; i < ablate.size(); i += 3) {
     if (ablate[i + 2] > 1) throw Error("gpt2_forward: ablate mode code out of range");
@@ -188,9 +189,9 @@ void run_gpt2_extend(Call& c) {
   const std::size_t keep =
       std::min({c.size_number("keep"), e.prefix_cache->length(), all.size() - 1});
   e.prefix_cache->truncate(keep);
-  Gpt2Output out =
-      e.model->extend(*e.prefix_cache, std::vector<std::int64_t>(all.begin() + keep, all.end()),
-                      c.number_or("trace", 0) != 0, logits);
+  Gpt2Output out = e.model->extend(
+      *e.prefix_cache, std::vector<std::int64_t>(all.begin() + keep, all.end()),
+      c.number_or("trace", 0) != 0, logits, c.number_or("lastBlockEveryRow", 1) != 0);
   c.put("first", static_cast<double>(keep));
   c.put("logits", std::move(out.logits));
   if (!out.trace) return;

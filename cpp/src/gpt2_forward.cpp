@@ -65,6 +65,12 @@ Gpt2Output Gpt2Model::forward(const std::vector<std::int64_t>& tokens,
     throw Error(std::string(fn) + ": " + (options.attribution ? "attribution" : "logitLens") +
                 " needs trace");
   }
+  if (!options.last_block_every_row &&
+      (options.logits != Gpt2Logits::kLast || options.logit_lens_top_k > 0)) {
+    throw Error(std::string(fn) +
+                ": last_block_every_row false needs logits kLast and no logit lens, which "
+                "read every row of the last block");
+  }
   if (options.logit_lens_top_k > config_.vocab_size) {
     throw Error(std::string(fn) + ": logitLens.topK is " +
                 std::to_string(options.logit_lens_top_k) +
@@ -83,8 +89,9 @@ Gpt2Output Gpt2Model::forward(const std::vector<std::int64_t>& tokens,
                        std::vector<Tensor>* value_norms) {
     Gpt2Output out;
     if (traced) out.trace.emplace();
-    const Tensor hidden = detail::gpt2_pass(config_, w, tokens.data(), T, 0, kv,
-                                            traced ? &*out.trace : nullptr, edits, value_norms);
+    const Tensor hidden =
+        detail::gpt2_pass(config_, w, tokens.data(), T, 0, kv, traced ? &*out.trace : nullptr,
+                          options.last_block_every_row, edits, value_norms);
     out.logits = logits_of(hidden, storage_.data(), config_.vocab_size, options.logits);
     return out;
   };
@@ -123,7 +130,7 @@ Gpt2Output Gpt2Model::forward(const std::vector<std::int64_t>& tokens,
 /// The pass of `tokens` after the cache's positions, appending their keys
 /// and values: the final LayerNorm's rows (n, C). Checks as step() says.
 Tensor Gpt2Model::pass_on_cache(Gpt2Cache& cache, const std::vector<std::int64_t>& tokens,
-                                Gpt2Trace* trace, const char* fn) const {
+                                Gpt2Trace* trace, bool last_block_every_row, const char* fn) const {
   check_ready(fn);
   if (cache.keys_.size() != config_.layers || cache.heads_ != config_.heads ||
       cache.heads_ * cache.head_dim_ != config_.d_model) {
@@ -140,14 +147,15 @@ Tensor Gpt2Model::pass_on_cache(Gpt2Cache& cache, const std::vector<std::int64_t
     kv.push_back({cache.keys_[l].data.data(), cache.values_[l].data.data(),
                   cache.capacity_ * cache.head_dim_});
   }
-  Tensor hidden =
-      detail::gpt2_pass(config_, weights_view(), tokens.data(), tokens.size(), first, kv, trace);
+  Tensor hidden = detail::gpt2_pass(config_, weights_view(), tokens.data(), tokens.size(), first,
+                                    kv, trace, last_block_every_row);
   cache.length_ = first + tokens.size();
   return hidden;
 }
 
 Tensor Gpt2Model::step(Gpt2Cache& cache, const std::vector<std::int64_t>& tokens) const {
-  const Tensor hidden = pass_on_cache(cache, tokens, nullptr, "Gpt2Model::step");
+  // The logits of the last token only: the last block runs on its row alone.
+  const Tensor hidden = pass_on_cache(cache, tokens, nullptr, false, "Gpt2Model::step");
   Tensor logits = logits_of(hidden, storage_.data(), config_.vocab_size, Gpt2Logits::kLast);
   logits.shape = {config_.vocab_size};
   return logits;
@@ -161,7 +169,7 @@ Gpt2GreedyStep Gpt2Model::step_greedy(Gpt2Cache& cache, const std::vector<std::i
                 ": the greedy head was made from another model, or from this one's weights "
                 "before they changed; make it again");
   }
-  const Tensor hidden = pass_on_cache(cache, tokens, nullptr, fn);
+  const Tensor hidden = pass_on_cache(cache, tokens, nullptr, false, fn);
   const float* last = hidden.data.data() + (hidden.shape[0] - 1) * config_.d_model;
   Gpt2GreedyStep out;
   if (head.usable()) {
@@ -176,11 +184,17 @@ Gpt2GreedyStep Gpt2Model::step_greedy(Gpt2Cache& cache, const std::vector<std::i
 }
 
 Gpt2Output Gpt2Model::extend(Gpt2Cache& cache, const std::vector<std::int64_t>& tokens, bool trace,
-                             Gpt2Logits logits) const {
+                             Gpt2Logits logits, bool last_block_every_row) const {
+  const char* fn = "Gpt2Model::extend";
+  if (!last_block_every_row && logits != Gpt2Logits::kLast) {
+    throw Error(std::string(fn) +
+                ": last_block_every_row false needs logits kLast, which read every row of the "
+                "last block");
+  }
   Gpt2Output out;
   if (trace) out.trace.emplace();
   const Tensor hidden =
-      pass_on_cache(cache, tokens, trace ? &*out.trace : nullptr, "Gpt2Model::extend");
+      pass_on_cache(cache, tokens, trace ? &*out.trace : nullptr, last_block_every_row, fn);
   out.logits = logits_of(hidden, storage_.data(), config_.vocab_size, logits);
   return out;
 }

@@ -63,13 +63,16 @@ struct Gpt2PassEdits {
 /// Runs the blocks on `count` tokens at positions first .. first + count - 1
 /// (checked by the caller). Block l writes its keys and values of those
 /// positions into kv[l] and attends to positions 0 .. first + count - 1 of
-/// it. Returns the final LayerNorm's output (count, C); with `trace`, fills
-/// its attention weights and residual stream.
+/// it. Returns the final LayerNorm's output (count, C), or with
+/// `last_block_every_row` false the last position's row alone (1, C), the
+/// last block's output projection and MLP then run on that row only; with
+/// `trace`, fills its attention weights and residual stream (whose last
+/// entry is the output returned).
 /// `edits` (first = 0 only) changes heads and masks keys; `value_norms`
 /// (with trace) receives each layer's value-norm weighted attention.
 Tensor gpt2_pass(const Gpt2Config& config, const Gpt2Weights& w, const std::int64_t* tokens,
                  std::size_t count, std::size_t first, const std::vector<Gpt2KeyValues>& kv,
-                 Gpt2Trace* trace, const Gpt2PassEdits* edits = nullptr,
+                 Gpt2Trace* trace, bool last_block_every_row, const Gpt2PassEdits* edits = nullptr,
                  std::vector<Tensor>* value_norms = nullptr);
 
 /// LayerNorm of each row of x (rows, C), GPT-2's eps.

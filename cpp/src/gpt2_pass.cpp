@@ -155,9 +155,13 @@ Tensor tensor_of(Shape shape, const std::vector<float>& from, std::size_t n) {
 
 Tensor gpt2_pass(const Gpt2Config& c, const Gpt2Weights& w, const std::int64_t* tokens,
                  std::size_t count, std::size_t first, const std::vector<Gpt2KeyValues>& kv,
-                 Gpt2Trace* trace, const Gpt2PassEdits* edits, std::vector<Tensor>* value_norms) {
+                 Gpt2Trace* trace, bool last_block_every_row, const Gpt2PassEdits* edits,
+                 std::vector<Tensor>* value_norms) {
   const BoolTensor* allowed = edits && !edits->allowed.empty() ? &edits->allowed : nullptr;
   const std::size_t C = c.d_model, T = count;
+  // The first row the last block carries past its attention: after it, a
+  // row feeds only its own final LayerNorm row.
+  const std::size_t last_from = last_block_every_row ? 0 : T - 1;
   Buffers b(T, C);
   for (std::size_t t = 0; t < T; ++t) {
     const float* token = w.wte + static_cast<std::size_t>(tokens[t]) * C;
@@ -181,20 +185,25 @@ Tensor gpt2_pass(const Gpt2Config& c, const Gpt2Weights& w, const std::int64_t* 
     if (value_norms && weights) {
       value_norms->push_back(gpt2_value_norms(c, *weights, kv[l], lw.proj_w, lw.proj_panels));
     }
+    // Rows [from, T) go on; each is computed as it would be among all T.
+    const std::size_t from = l + 1 == c.layers ? last_from : 0, rows = T - from;
+    float* x = b.x.data() + from * C;
     // The projection accumulates straight onto the residual stream.
-    std::copy_n(b.x.begin(), T * C, b.normed.begin());
-    linear_rows(b.heads.data(), T, C, lw.proj_w, lw.proj_panels, lw.proj_b, C, b.x.data());
-    for (std::size_t i = 0; i < T * C; ++i) b.x[i] += b.normed[i];
+    std::copy_n(x, rows * C, b.normed.begin());
+    linear_rows(b.heads.data() + from * C, rows, C, lw.proj_w, lw.proj_panels, lw.proj_b, C, x);
+    for (std::size_t i = 0; i < rows * C; ++i) x[i] += b.normed[i];
 
-    gpt2_layer_norm_rows(b.x.data(), T, C, lw.ln2_gamma, lw.ln2_beta, b.normed.data());
-    linear_rows(b.normed.data(), T, C, lw.fc_w, lw.fc_panels, lw.fc_b, 4 * C, b.mlp.data());
-    gelu_rows(b.mlp.data(), T * 4 * C);
-    linear_rows(b.mlp.data(), T, 4 * C, lw.mlp_proj_w, lw.mlp_proj_panels, lw.mlp_proj_b, C,
+    gpt2_layer_norm_rows(x, rows, C, lw.ln2_gamma, lw.ln2_beta, b.normed.data());
+    linear_rows(b.normed.data(), rows, C, lw.fc_w, lw.fc_panels, lw.fc_b, 4 * C, b.mlp.data());
+    gelu_rows(b.mlp.data(), rows * 4 * C);
+    linear_rows(b.mlp.data(), rows, 4 * C, lw.mlp_proj_w, lw.mlp_proj_panels, lw.mlp_proj_b, C,
                 b.normed.data());
-    for (std::size_t i = 0; i < T * C; ++i) b.x[i] += b.normed[i];
+    for (std::size_t i = 0; i < rows * C; ++i) x[i] += b.normed[i];
   }
-  Tensor out = allocate_zeros({T, C}, "gpt2: final LayerNorm");
-  gpt2_layer_norm_rows(b.x.data(), T, C, w.lnf_gamma, w.lnf_beta, out.data.data());
+  const std::size_t rows = T - last_from;
+  Tensor out = allocate_zeros({rows, C}, "gpt2: final LayerNorm");
+  gpt2_layer_norm_rows(b.x.data() + last_from * C, rows, C, w.lnf_gamma, w.lnf_beta,
+                       out.data.data());
   check_result_finite(out, kFn, "the final LayerNorm's output");
   if (trace) trace->hidden.push_back(out);
   return out;

@@ -1,7 +1,10 @@
 // model.forward({ logits: 'last' }): the last position's logits alone, [1, V],
 // equal bit for bit to the last row of logits: 'all' — from a whole forward
-// (traced and not, with interventions) and with reusePrefix after edits; in a
-// worker as on the main thread; bad values named, memory left as it was.
+// (traced and not, with interventions) and with reusePrefix after edits; with
+// `hidden` leaving out the final entry (the last block then runs on the last
+// row alone) the same bits, and reusePrefix runs whole when a later call asks
+// for that entry; in a worker as on the main thread; bad values named, memory
+// left as it was.
 // scripts/test.sh runs this file on one thread and on the threaded build.
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
@@ -92,6 +95,68 @@ test("logits: 'last' with reusePrefix: the last row after every edit, and 'all' 
   } finally {
     every.dispose();
     lastOnly.dispose();
+  }
+});
+
+test("logits: 'last' with hidden leaving out the final entry: the same bits for what is returned", () => {
+  // The core then runs the last block's projection and MLP on the last row alone.
+  const model = engine.loadModel(tinyGpt2({ ...kConfig, seed: 25 }).bytes);
+  try {
+    for (const T of [1, 2, 5, 6, 7, 33]) {
+      const tokens = tokensOf(T, 6);
+      const every = model.forward({ tokens, logits: 'last' });
+      for (const hidden of [[0], [1, 0], []]) {
+        const some = model.forward({ tokens, logits: 'last', hidden });
+        assert.deepEqual(bits(some.logits.data), bits(every.logits.data), `T = ${T}: logits`);
+        for (const [l, a] of every.attentions.entries())
+          assert.deepEqual(bits(some.attentions[l].data), bits(a.data), `T = ${T}: attentions`);
+        assert.deepEqual(
+          Object.keys(some.hidden).map(Number),
+          [...hidden].sort(),
+          `T = ${T}: the entries asked for`,
+        );
+        for (const l of hidden)
+          assert.deepEqual(bits(some.hidden[l].data), bits(every.hidden[l].data), `hidden[${l}]`);
+      }
+    }
+  } finally {
+    model.dispose();
+  }
+});
+
+test('reusePrefix after a run without the final hidden rows runs whole when they are asked for', () => {
+  const model = engine.loadModel(tinyGpt2({ ...kConfig, seed: 26 }).bytes);
+  const fresh = engine.loadModel(tinyGpt2({ ...kConfig, seed: 26 }).bytes);
+  try {
+    const text = tokensOf(24, 7);
+    const runs = [
+      [text, [0]],
+      [[...text, 3], 'all'], // the final rows asked for after a run that left them out
+      [
+        [...text.slice(0, 10), 4, ...text.slice(11), 3],
+        [2, 1],
+      ], // the final entry asked by index
+      [[...text.slice(0, 10), 5, ...text.slice(11), 3], [1]],
+      [[...text.slice(0, 10), 5, ...text.slice(11, 20), 6, ...text.slice(21), 3], [0]],
+      [[...text.slice(0, 10), 5, ...text.slice(11), 3, 8], 'all'],
+    ];
+    for (const [i, [tokens, hidden]] of runs.entries()) {
+      const got = model.forward({ tokens, reusePrefix: true, logits: 'last', hidden });
+      const want = fresh.forward({ tokens, logits: 'last' });
+      assertClose(got.logits.data, want.logits.data, { atol: 1e-5, rtol: 1e-5, what: `run ${i}` });
+      const entries = hidden === 'all' ? want.hidden.map((_, l) => l) : hidden;
+      assert.deepEqual(Object.keys(got.hidden).map(Number), [...entries].sort(), `run ${i}`);
+      for (const l of entries) {
+        assert.deepEqual(got.hidden[l].shape, want.hidden[l].shape, `run ${i}: hidden[${l}]`);
+        assertClose(got.hidden[l].data, want.hidden[l].data, {
+          atol: 1e-5,
+          what: `run ${i}: hidden[${l}]`,
+        });
+      }
+    }
+  } finally {
+    model.dispose();
+    fresh.dispose();
   }
 });
 

@@ -10,25 +10,35 @@ import { layerList } from './model-forward-options.js';
 import type { ModelConfig, ModelForwardResult } from './model-types.js';
 import type { TensorOut } from './types.js';
 
-/** What the last reusePrefix call returned, to take its unchanged rows from. */
-export interface PrefixRun {
-  tokens: number[];
+/** Which rows a reusePrefix run returns. */
+export interface PrefixRows {
   trace: boolean;
   /** 'last': the result holds the last row of logits only. */
   logits: 'all' | 'last';
+  /**
+   * With trace: whether the last entry of `hidden` (the final LayerNorm's rows) is
+   * there; the core computes it only when asked (lastBlockEveryRow).
+   */
+  finalRows: boolean;
+}
+
+/** What the last reusePrefix call returned, to take its unchanged rows from. */
+export interface PrefixRun extends PrefixRows {
+  tokens: number[];
   /** Its rows, the package's own: the next run writes its new rows into them. */
   kept: ModelForwardResult;
 }
 
 /** How many leading tokens `tokens` shares with the last run (0 when it cannot reuse its rows). */
-export function sharedPrefix(
-  last: PrefixRun | null,
-  tokens: number[],
-  trace: boolean,
-  logits: 'all' | 'last',
-): number {
+export function sharedPrefix(last: PrefixRun | null, tokens: number[], run: PrefixRows): number {
   // A run that kept fewer rows than this one needs cannot give the rows before the edit.
-  if (!last || (trace && !last.trace) || (logits === 'all' && last.logits === 'last')) return 0;
+  if (
+    !last ||
+    (run.trace && !last.trace) ||
+    (run.logits === 'all' && last.logits === 'last') ||
+    (run.finalRows && !last.finalRows)
+  )
+    return 0;
   let n = 0;
   const end = Math.min(last.tokens.length, tokens.length);
   while (n < end && last.tokens[n] === tokens[n]) n++;
@@ -84,8 +94,7 @@ export function assemble(
   first: number,
   T: number,
   config: ModelConfig,
-  trace: boolean,
-  logitRows: 'all' | 'last',
+  { trace, logits: logitRows, finalRows }: PrefixRows,
 ): ModelForwardResult {
   const { vocabSize: V, dModel: C } = config;
   const logits = out.logits as CallTensor;
@@ -105,10 +114,16 @@ export function assemble(
     result.attentions = attentions.map((a, l) =>
       stackAttention(kept?.attentions?.[l], a, first, T),
     );
-    result.hidden = hidden.map((h, l) => ({
-      data: stackRows(kept?.hidden?.[l]!.data ?? new Float32Array(0), h.data, first, C),
-      shape: [T, C],
-    }));
+    // Without finalRows the core's last entry is the last token's row alone: it and
+    // the kept one are left out (a hole), and a later run that wants them runs whole.
+    result.hidden = new Array<TensorOut>(hidden.length);
+    hidden.forEach((h, l) => {
+      if (l === config.layers && !finalRows) return;
+      result.hidden![l] = {
+        data: stackRows(kept?.hidden?.[l]?.data ?? new Float32Array(0), h.data, first, C),
+        shape: [T, C],
+      };
+    });
   }
   return result;
 }

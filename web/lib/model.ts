@@ -233,13 +233,21 @@ export function modelHandle(
     const work = T * dModel * 4 * 12 + (trace ? 4 * T * T * 4 : 0);
     const kept = runs * (logits + traced) + extra;
     requireMemory(fn, {}, kept + work, kept, `a forward pass of ${T} tokens`);
-    if (reuse) return forwardReusingPrefix(fn, tokens, trace, logitRows, wantedHidden);
+    // Only the final LayerNorm's rows read the last block's rows other than the last:
+    // when no one asks for them, the core runs that block's projection and MLP on the last.
+    const lastBlockEveryRow =
+      logitRows === 'all' ||
+      analysis.logitLensTopK > 0 ||
+      (trace && (wantedHidden === null || wantedHidden[layers] === true));
+    if (reuse)
+      return forwardReusingPrefix(fn, tokens, trace, logitRows, wantedHidden, lastBlockEveryRow);
     const out = modelCall(raw, fn, 'gpt2_forward', handle, {
       texts: { logits: logitRows },
       numbers: {
         trace,
         attribution: analysis.attribution,
         logitLensTopK: analysis.logitLensTopK,
+        lastBlockEveryRow,
       },
       counts: { tokens, ...analysis.counts },
     });
@@ -259,8 +267,10 @@ export function modelHandle(
     trace: boolean,
     logits: 'all' | 'last',
     wantedHidden: boolean[] | null,
+    lastBlockEveryRow: boolean,
   ): ModelForwardResult {
-    const shared = sharedPrefix(lastPrefixRun, tokens, trace, logits);
+    const run = { trace, logits, finalRows: trace && lastBlockEveryRow };
+    const shared = sharedPrefix(lastPrefixRun, tokens, run);
     const last = lastPrefixRun;
     lastPrefixRun = null; // until this run succeeds, nothing is reused
     // The new rows go from wasm memory straight into the kept ones.
@@ -269,11 +279,15 @@ export function modelHandle(
       fn,
       'gpt2_extend',
       handle,
-      { texts: { logits }, numbers: { keep: shared, trace }, counts: { tokens } },
+      {
+        texts: { logits },
+        numbers: { keep: shared, trace, lastBlockEveryRow },
+        counts: { tokens },
+      },
       // The core may keep fewer than asked (its cache was dropped when the weights changed).
-      (views) => assemble(last, views, views.first as number, tokens.length, config, trace, logits),
+      (views) => assemble(last, views, views.first as number, tokens.length, config, run),
     );
-    lastPrefixRun = { tokens, trace, logits, kept };
+    lastPrefixRun = { tokens, ...run, kept };
     return copyResult(kept, wantedHidden);
   }
 

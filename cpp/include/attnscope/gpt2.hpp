@@ -93,6 +93,12 @@ struct Gpt2ForwardOptions {
   bool attribution = false;
   /// The logit lens's top tokens per layer and position; 0 = none (needs trace).
   std::size_t logit_lens_top_k = 0;
+  /// false: the last block's output projection and MLP run on the last
+  /// position alone. Only the final LayerNorm's rows read the others, and
+  /// with logits kLast and no logit lens only the trace's last hidden entry
+  /// holds them: it is then (1, C), the last position's row. Everything else
+  /// is the same bit for bit. Needs logits kLast and no logit lens.
+  bool last_block_every_row = true;
 };
 
 /// The run with interventions minus the clean run.
@@ -260,9 +266,11 @@ class Gpt2Model {
   /// new tokens, logits (n, V) (with `logits` kLast: (1, V), the last
   /// token's) and with `trace` each layer's attention rows (H, n, length + n)
   /// and residual rows (n, C) — the rows a forward() of the whole sequence
-  /// gives for those positions. Same checks as step().
+  /// gives for those positions. With `last_block_every_row` false (logits
+  /// kLast only), as Gpt2ForwardOptions says: the last hidden entry is then
+  /// the last token's row (1, C). Same checks as step().
   Gpt2Output extend(Gpt2Cache& cache, const std::vector<std::int64_t>& tokens, bool trace,
-                    Gpt2Logits logits = Gpt2Logits::kAll) const;
+                    Gpt2Logits logits = Gpt2Logits::kAll, bool last_block_every_row = true) const;
 
  private:
   struct Slot {
@@ -289,7 +297,7 @@ class Gpt2Model {
   detail::Gpt2Weights weights_view() const;
   void check_ready(const char* fn) const;
   Tensor pass_on_cache(Gpt2Cache& cache, const std::vector<std::int64_t>& tokens, Gpt2Trace* trace,
-                       const char* fn) const;
+                       bool last_block_every_row, const char* fn) const;
 
   Gpt2Config config_;
   std::vector<Slot> slots_;
