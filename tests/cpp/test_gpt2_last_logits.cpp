@@ -60,6 +60,27 @@ void require_last_row(const Gpt2Output& last, const Gpt2Output& all) {
   }
 }
 
+/// Takes two caches through the same edits of a 40-token text: the whole
+/// text, then a token appended, one changed in the middle, one at the start.
+/// `compare(first, second, added)` runs the tokens after each cache's kept
+/// prefix on both; the second then holds the whole text (the next edit reads
+/// every row's keys and values from it).
+template <class Compare>
+void through_edits(std::size_t salt, Compare compare) {
+  Gpt2Cache first(kConfig, 64), second(kConfig, 64);
+  auto tokens = tokens_of(40, salt);
+  for (const std::size_t keep : {0u, 40u, 20u, 0u}) {
+    INFO("kept " << keep);
+    if (keep == 40) tokens.push_back(17);
+    if (keep < 40) tokens[keep] = (tokens[keep] + 1) % kConfig.vocab_size;
+    first.truncate(std::min(keep, first.length()));
+    second.truncate(std::min(keep, second.length()));
+    const std::vector<std::int64_t> added(tokens.begin() + first.length(), tokens.end());
+    compare(first, second, added);
+    REQUIRE(second.length() == tokens.size());
+  }
+}
+
 /// A run with the last block on the last row alone against one with every
 /// row: the same bits everywhere, its final hidden entry the last row.
 void require_last_block_row(const Gpt2Output& last, const Gpt2Output& all) {
@@ -128,21 +149,10 @@ TEST_CASE("gpt2: extend with last logits only gives the last row of all of them 
   const Gpt2Model model = random_gpt2(kConfig, 33, 0.3f);
   for (const bool trace : {false, true}) {
     INFO((trace ? "traced" : "fast"));
-    // Two caches taken through the same edits: one asks for every row, one for the last.
-    Gpt2Cache every(kConfig, 64), last_only(kConfig, 64);
-    auto tokens = tokens_of(40, 5);
-    // First the whole text, then a token appended, one changed in the middle, one at the start.
-    for (const std::size_t keep : {0u, 40u, 20u, 0u}) {
-      INFO("kept " << keep);
-      if (keep == 40) tokens.push_back(17);
-      if (keep < 40) tokens[keep] = (tokens[keep] + 1) % kConfig.vocab_size;
-      every.truncate(std::min(keep, every.length()));
-      last_only.truncate(std::min(keep, last_only.length()));
-      const std::vector<std::int64_t> added(tokens.begin() + every.length(), tokens.end());
+    through_edits(5, [&](Gpt2Cache& every, Gpt2Cache& last_only, const auto& added) {
       const Gpt2Output all = model.extend(every, added, trace);
       require_last_row(model.extend(last_only, added, trace, Gpt2Logits::kLast), all);
-      REQUIRE(last_only.length() == tokens.size());
-    }
+    });
   }
 }
 
@@ -176,20 +186,10 @@ TEST_CASE("gpt2: extend with the last block on the last row alone, after edits")
   const Gpt2Model model = random_gpt2(kConfig, 35, 0.3f);
   for (const bool trace : {false, true}) {
     INFO((trace ? "traced" : "fast"));
-    Gpt2Cache every(kConfig, 64), last_row(kConfig, 64);
-    auto tokens = tokens_of(40, 8);
-    for (const std::size_t keep : {0u, 40u, 20u, 0u}) {
-      INFO("kept " << keep);
-      if (keep == 40) tokens.push_back(17);
-      if (keep < 40) tokens[keep] = (tokens[keep] + 1) % kConfig.vocab_size;
-      every.truncate(std::min(keep, every.length()));
-      last_row.truncate(std::min(keep, last_row.length()));
-      const std::vector<std::int64_t> added(tokens.begin() + every.length(), tokens.end());
+    through_edits(8, [&](Gpt2Cache& every, Gpt2Cache& last_row, const auto& added) {
       const Gpt2Output all = model.extend(every, added, trace, Gpt2Logits::kLast);
       require_last_block_row(model.extend(last_row, added, trace, Gpt2Logits::kLast, false), all);
-      // The cache holds every row's keys and values: the next edit reads them.
-      REQUIRE(last_row.length() == tokens.size());
-    }
+    });
   }
 }
 
