@@ -21,6 +21,15 @@ void check_count(std::size_t count, std::size_t room, const char* fn,
   }
 }
 
+/// The last block on the last row alone (`every_row` false) only where
+/// nothing reads the other rows: the logits of the last row, no logit lens.
+void check_last_block_rows(bool every_row, Gpt2Logits logits, bool logit_lens, const char* fn) {
+  if (every_row || (logits == Gpt2Logits::kLast && !logit_lens)) return;
+  throw Error(std::string(fn) +
+              ": last_block_every_row false needs logits kLast and no logit lens, which read "
+              "every row of the last block");
+}
+
 /// The logits of the final LayerNorm's rows `hidden` (rows, C): every row's
 /// (rows, V), or with kLast the last row's (1, V). The last row is always
 /// computed on its own, one dot product per token as a decode step's (the
@@ -65,12 +74,8 @@ Gpt2Output Gpt2Model::forward(const std::vector<std::int64_t>& tokens,
     throw Error(std::string(fn) + ": " + (options.attribution ? "attribution" : "logitLens") +
                 " needs trace");
   }
-  if (!options.last_block_every_row &&
-      (options.logits != Gpt2Logits::kLast || options.logit_lens_top_k > 0)) {
-    throw Error(std::string(fn) +
-                ": last_block_every_row false needs logits kLast and no logit lens, which "
-                "read every row of the last block");
-  }
+  check_last_block_rows(options.last_block_every_row, options.logits, options.logit_lens_top_k > 0,
+                        fn);
   if (options.logit_lens_top_k > config_.vocab_size) {
     throw Error(std::string(fn) + ": logitLens.topK is " +
                 std::to_string(options.logit_lens_top_k) +
@@ -186,11 +191,7 @@ Gpt2GreedyStep Gpt2Model::step_greedy(Gpt2Cache& cache, const std::vector<std::i
 Gpt2Output Gpt2Model::extend(Gpt2Cache& cache, const std::vector<std::int64_t>& tokens, bool trace,
                              Gpt2Logits logits, bool last_block_every_row) const {
   const char* fn = "Gpt2Model::extend";
-  if (!last_block_every_row && logits != Gpt2Logits::kLast) {
-    throw Error(std::string(fn) +
-                ": last_block_every_row false needs logits kLast, which read every row of the "
-                "last block");
-  }
+  check_last_block_rows(last_block_every_row, logits, /*logit_lens=*/false, fn);
   Gpt2Output out;
   if (trace) out.trace.emplace();
   const Tensor hidden =
