@@ -7,6 +7,7 @@
 #include "allocate.hpp"
 #include "attnscope/gpt2.hpp"
 #include "gpt2_internal.hpp"
+#include "thread_pool.hpp"
 
 namespace attnscope {
 
@@ -84,6 +85,7 @@ Gpt2Output Gpt2Model::forward(const std::vector<std::int64_t>& tokens,
   const Gpt2Interventions& iv = options.interventions;
   detail::check_gpt2_interventions(config_, T, iv, fn);
 
+  const detail::KeepPoolAwake awake;
   // Every block's keys and values are used only inside it: one store serves all.
   const std::size_t d = C / H;
   std::vector<float> keys = detail::allocate_zeros({H * T * d}, "gpt2: keys").data;
@@ -160,6 +162,7 @@ Tensor Gpt2Model::pass_on_cache(Gpt2Cache& cache, const std::vector<std::int64_t
 
 Tensor Gpt2Model::step(Gpt2Cache& cache, const std::vector<std::int64_t>& tokens) const {
   // The logits of the last token only: the last block runs on its row alone.
+  const detail::KeepPoolAwake awake;
   const Tensor hidden = pass_on_cache(cache, tokens, nullptr, false, "Gpt2Model::step");
   Tensor logits = logits_of(hidden, storage_.data(), config_.vocab_size, Gpt2Logits::kLast);
   logits.shape = {config_.vocab_size};
@@ -174,6 +177,7 @@ Gpt2GreedyStep Gpt2Model::step_greedy(Gpt2Cache& cache, const std::vector<std::i
                 ": the greedy head was made from another model, or from this one's weights "
                 "before they changed; make it again");
   }
+  const detail::KeepPoolAwake awake;
   const Tensor hidden = pass_on_cache(cache, tokens, nullptr, false, fn);
   const float* last = hidden.data.data() + (hidden.shape[0] - 1) * config_.d_model;
   Gpt2GreedyStep out;
@@ -194,6 +198,7 @@ Gpt2Output Gpt2Model::extend(Gpt2Cache& cache, const std::vector<std::int64_t>& 
   check_last_block_rows(last_block_every_row, logits, /*logit_lens=*/false, fn);
   Gpt2Output out;
   if (trace) out.trace.emplace();
+  const detail::KeepPoolAwake awake;
   const Tensor hidden =
       pass_on_cache(cache, tokens, trace ? &*out.trace : nullptr, last_block_every_row, fn);
   out.logits = logits_of(hidden, storage_.data(), config_.vocab_size, logits);

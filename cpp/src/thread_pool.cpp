@@ -55,17 +55,23 @@ class TaskScope {
 #endif
 constexpr auto kSpin = std::chrono::microseconds(ATTN_POOL_SPIN_US);
 
-/// Polls `ready` for up to kSpin; true as soon as it holds.
+// How long they poll inside a KeepPoolAwake scope (a model's pass), where
+// one parallel call follows another after microseconds of serial work; the
+// limit bounds the CPU time spent polling when a caller's serial work inside
+// the scope runs longer.
+constexpr auto kAwakeSpin = std::chrono::microseconds(1000);
+
+/// Polls `ready` for up to `spin`; true as soon as it holds.
 template <class Ready>
-bool spin_until(Ready ready) {
-  if (kSpin.count() == 0) return ready();
+bool spin_until(Ready ready, std::chrono::microseconds spin) {
+  if (spin.count() == 0) return ready();
   const auto start = std::chrono::steady_clock::now();
   for (;;) {
     // The clock is read once per 64 polls: in wasm it is a call out to JS.
     for (int i = 0; i < 64; ++i) {
       if (ready()) return true;
     }
-    if (std::chrono::steady_clock::now() - start > kSpin) return false;
+    if (std::chrono::steady_clock::now() - start > spin) return false;
   }
 }
 
@@ -92,6 +98,8 @@ class ThreadPool {
 
   std::size_t threads() const { return threads_.load(); }
 
+  void keep_awake(bool awake) { awake_scopes_ += awake ? 1 : -1; }
+
   void resize(std::size_t threads) {
     std::lock_guard<std::mutex> running(run_mutex_);
     stop_workers();
@@ -99,8 +107,10 @@ class ThreadPool {
     try {
       // A new worker waits for the next call: the calls before it are done.
       const std::size_t seen = generation_;
-      for (std::size_t i = 1; i < slots_for(threads); ++i) {
-        workers_.emplace_back([this, i, seen] { work(i, seen); });
+      const std::size_t slots = slots_for(threads);
+      for (std::size_t i = 1; i < slots; ++i) {
+        const bool last = i + 1 == slots;
+        workers_.emplace_back([this, i, seen, last] { work(i, seen, last); });
       }
     } catch (const std::system_error& e) {
       const std::size_t started = workers_.size() + 1;
@@ -118,21 +128,27 @@ class ThreadPool {
       if (running) running.unlock();  // a parallel call inside a task may then use the pool
       return run_here(tasks, task);
     }
+    // Awake, the pool's last thread sits out: one thread per CPU asked for,
+    // none of them sleeping, so none waits for a CPU behind a polling one.
+    const bool awake = awake_scopes_.load() > 0;
+    const std::size_t helpers = awake ? workers_.size() - 1 : workers_.size();
     {
       std::lock_guard<std::mutex> lock(state_mutex_);
       task_ = &task;
       tasks_ = tasks;
-      slots_ = slots;
+      slots_ = std::min(slots, helpers + 1);
       next_task_ = 0;
       error_ = nullptr;
-      busy_ = workers_.size();
+      busy_ = helpers;
+      helpers_ = helpers;
       ++generation_;
     }
     wake_.notify_all();
+    if (!awake) wake_last_.notify_one();
     take_tasks(0);
     const auto all_done = [this] { return busy_.load() == 0; };
     std::unique_lock<std::mutex> lock(state_mutex_, std::defer_lock);
-    if (!spin_until(all_done)) {
+    if (!spin_until(all_done, awake ? kAwakeSpin : kSpin)) {
       lock.lock();
       done_.wait(lock, all_done);
     }
@@ -147,19 +163,26 @@ class ThreadPool {
       stop_ = true;
     }
     wake_.notify_all();
+    wake_last_.notify_all();
     for (std::thread& worker : workers_) worker.join();
     workers_.clear();
     stop_ = false;
   }
 
-  void work(std::size_t slot, std::size_t seen) {
+  void work(std::size_t slot, std::size_t seen, bool last) {
     TaskScope scope;
+    std::condition_variable& wake = last ? wake_last_ : wake_;
     for (;;) {
       {
-        const auto called = [&] { return stop_.load() || generation_.load() != seen; };
-        spin_until(called);
+        // A call for this thread: a new one that counts it among its helpers.
+        const auto called = [&] {
+          return stop_.load() || (generation_.load() != seen && slot <= helpers_.load());
+        };
+        const auto called_or_asleep = [&] { return called() || awake_scopes_.load() == 0; };
+        if (awake_scopes_.load() > 0 && !last) spin_until(called_or_asleep, kAwakeSpin);
+        spin_until(called, kSpin);
         std::unique_lock<std::mutex> lock(state_mutex_);
-        wake_.wait(lock, called);
+        wake.wait(lock, called);
         if (stop_) return;
         seen = generation_;
       }
@@ -184,7 +207,9 @@ class ThreadPool {
 
   std::mutex run_mutex_;  // held by the one call using the workers, and by resize
   std::mutex state_mutex_;
-  std::condition_variable wake_, done_;
+  // The last pool thread sleeps on its own: a call inside a KeepPoolAwake
+  // scope leaves it asleep.
+  std::condition_variable wake_, wake_last_, done_;
   std::vector<std::thread> workers_;
   std::atomic<std::size_t> threads_{1};
   // The current call, written under state_mutex_ before the workers wake.
@@ -194,8 +219,9 @@ class ThreadPool {
   std::exception_ptr error_;
   // Atomic because waiting threads poll them before they lock (spin_until);
   // they change only under state_mutex_.
-  std::atomic<std::size_t> busy_{0}, generation_{0};
+  std::atomic<std::size_t> busy_{0}, generation_{0}, helpers_{0};
   std::atomic<bool> stop_{false};
+  std::atomic<int> awake_scopes_{0};  // KeepPoolAwake scopes alive
 };
 
 ThreadPool& pool() {
@@ -223,6 +249,15 @@ std::size_t hardware_threads() {
 }
 
 namespace detail {
+
+// Inside a task the pool is not asked (ThreadPool::run): nothing to keep awake.
+KeepPoolAwake::KeepPoolAwake() : counted_(!running_task) {
+  if (counted_) pool().keep_awake(true);
+}
+
+KeepPoolAwake::~KeepPoolAwake() {
+  if (counted_) pool().keep_awake(false);
+}
 
 std::size_t parallel_slots() { return slots_for(pool().threads()); }
 

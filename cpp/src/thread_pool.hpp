@@ -3,7 +3,8 @@
 // started once by set_threads and parked between calls, plus the calling
 // thread. A parallel call hands out task indices 0 .. tasks − 1 from one
 // counter; whoever is free takes the next, so uneven tasks (causal blocks)
-// balance themselves.
+// balance themselves. Inside a KeepPoolAwake scope the pool's threads poll
+// between calls instead of sleeping, and the last one sits out.
 #pragma once
 
 #include <cstddef>
@@ -25,5 +26,22 @@ std::size_t parallel_slots();
 /// first exception is rethrown once every started task has finished; the
 /// tasks not yet started are skipped.
 void parallel_for(std::size_t tasks, std::size_t slots, const ParallelTask& task);
+
+/// While one lives, the pool's threads poll for the next parallel call for
+/// up to a millisecond before they sleep, and a call uses one thread per CPU
+/// asked for (the caller and all pool threads but the last). For a model's
+/// pass: many short parallel calls with a little serial work between them,
+/// where a sleeping thread's wake-up and the scheduler's placement of it
+/// cost more than the work of a call's last tasks.
+class KeepPoolAwake {
+ public:
+  KeepPoolAwake();
+  ~KeepPoolAwake();
+  KeepPoolAwake(const KeepPoolAwake&) = delete;
+  KeepPoolAwake& operator=(const KeepPoolAwake&) = delete;
+
+ private:
+  bool counted_;
+};
 
 }  // namespace attnscope::detail

@@ -7,6 +7,7 @@
 #include "allocate.hpp"
 #include "attnscope/train.hpp"
 #include "backward_layers.hpp"
+#include "thread_pool.hpp"
 #include "train_gpt2_internal.hpp"
 #include "train_optimizer.hpp"
 
@@ -86,6 +87,7 @@ double Gpt2Trainer::compute_gradients(const std::vector<std::int64_t>& tokens, s
       grads.push_back(gradients_[i].data());
     }
     const detail::Gpt2Weights w = detail::gpt2_weights_of(weights, c.layers);
+    const detail::KeepPoolAwake awake;
     const std::size_t L = T - 1, N = batch * L;
     const detail::Gpt2Activations a = detail::gpt2_train_forward(c, w, tokens.data(), batch, L, T);
     std::vector<std::int64_t> targets(N);
