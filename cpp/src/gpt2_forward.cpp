@@ -161,8 +161,8 @@ Tensor Gpt2Model::pass_on_cache(Gpt2Cache& cache, const std::vector<std::int64_t
 }
 
 Tensor Gpt2Model::step(Gpt2Cache& cache, const std::vector<std::int64_t>& tokens) const {
-  // The logits of the last token only: the last block runs on its row alone.
   const detail::KeepPoolAwake awake;
+  // The logits of the last token only: the last block runs on its row alone.
   const Tensor hidden = pass_on_cache(cache, tokens, nullptr, false, "Gpt2Model::step");
   Tensor logits = logits_of(hidden, storage_.data(), config_.vocab_size, Gpt2Logits::kLast);
   logits.shape = {config_.vocab_size};
