@@ -128,6 +128,16 @@ export async function waitReady(page, after = 0) {
 }
 
 /**
+ * Unfolds the view's data table (if it is folded) and waits for its rows: the table is
+ * rendered on the details element's toggle event, which fires after the click returns.
+ */
+export async function openDataTable(page) {
+  if (!(await page.$('#view details.data-table[open]')))
+    await page.click('#view details.data-table summary');
+  await page.waitForSelector('#view details.data-table[open] table tbody tr');
+}
+
+/**
  * Unfolds the input bar's "More settings" (scaling, shapes, block, weights, editor). A page on
  * a GPT-2-architecture model (the KJV model a damaged link falls back to) has none to unfold.
  */

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { kToy, screenshots, showSettings, useSite } from './harness.mjs';
+import { kToy, openDataTable, screenshots, showSettings, useSite } from './harness.mjs';
 import { axeViolations, change, downloadOf, kLaptop, kPhone, openAt } from './learners-helpers.mjs';
 
 const site = useSite();
@@ -19,6 +19,8 @@ const rgbOf = (css) => css.match(/\d+/g).slice(0, 3).map(Number);
 test('positive and negative have the same colours in the heatmaps and the Vectors bars', async () => {
   const { page, problems } = await open();
   await page.click('button[data-stage="x"]');
+  // The stage's build-up over, its colours are final.
+  await page.waitForFunction(() => document.getElementById('stage-time').value === '100');
   // X's first row, read from the heatmap canvas at each cell's centre, with its value from the data table.
   const cells = await page.evaluate(() => {
     const canvas = document.querySelector('#view canvas.heatmap');
@@ -38,10 +40,11 @@ test('positive and negative have the same colours in the heatmaps and the Vector
       ),
     );
   });
-  await page.click('#view details.data-table summary');
+  await openDataTable(page);
   const values = await page.$$eval('#view details.data-table tbody tr:first-child td', (tds) =>
     tds.map((td) => Number(td.title.replace('−', '-'))),
   );
+  assert.equal(values.length, 16, 'X has 16 columns in the data table');
   let checked = 0;
   values.forEach((v, j) => {
     if (Math.abs(v) < 0.6) return; // too near white to tell

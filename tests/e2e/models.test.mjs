@@ -16,7 +16,7 @@ import { interpolateViridis } from 'd3-scale-chromatic';
 import { tinyGpt2 } from '../js/support-gpt2.mjs';
 
 const { decode, encode } = gpt2Tokenizer;
-import { kToy, repo, useSite, waitReady, watch } from './harness.mjs';
+import { kToy, openDataTable, repo, useSite, waitReady, watch } from './harness.mjs';
 import { axeViolations } from './learners-helpers.mjs';
 
 const site = useSite();
@@ -78,9 +78,7 @@ async function openWithModel(viewport) {
 async function weightsTable(page) {
   await page.click('#tab-heatmap');
   await page.click('button[data-stage="weights"]');
-  const open = await page.$('#view details.data-table[open]');
-  if (!open) await page.click('#view details.data-table summary');
-  await page.waitForSelector('#view details.data-table[open] table');
+  await openDataTable(page);
   return page.$$eval('#view details.data-table td', (tds) =>
     tds.map((td) => Number(td.title.replace('−', '-'))),
   );

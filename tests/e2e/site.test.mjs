@@ -9,6 +9,7 @@ import { createAttnScope } from 'attnscope';
 import {
   fullPageScreenshot,
   kToy,
+  openDataTable,
   screenshots,
   showSettings,
   useSite,
@@ -55,12 +56,6 @@ async function downloadOf(page, click) {
   const [dl] = await Promise.all([page.waitForEvent('download'), click()]);
   const path = await dl.path();
   return { name: dl.suggestedFilename(), bytes: await readFile(path) };
-}
-
-// The data table is built by the <details> toggle event, which fires a task after the click.
-async function openDataTable(page) {
-  await page.click('#view details.data-table summary');
-  await page.waitForSelector('#view details.data-table[open] table');
 }
 
 const float32Equal = (a, b) =>

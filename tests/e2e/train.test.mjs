@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { before, test } from 'node:test';
 
 import { createAttnScope } from 'attnscope';
-import { kToy, useSite, waitReady } from './harness.mjs';
+import { kToy, openDataTable, useSite, waitReady } from './harness.mjs';
 import { axeViolations, downloadOf, kLaptop, kPhone, openAt } from './learners-helpers.mjs';
 
 const site = useSite();
@@ -67,9 +67,7 @@ async function weightsTable(page, layer, head) {
   await page.selectOption('#sel-head', String(head));
   await page.click('#tab-heatmap');
   await page.click('button[data-stage="weights"]');
-  if (!(await page.$('#view details.data-table[open]')))
-    await page.click('#view details.data-table summary');
-  await page.waitForSelector('#view details.data-table[open] table');
+  await openDataTable(page);
   return page.$$eval('#view details.data-table td', (tds) =>
     tds.map((td) => Number(td.title.replace('−', '-'))),
   );
