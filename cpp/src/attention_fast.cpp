@@ -7,6 +7,7 @@
 // (Tq = 1) that is what makes GQA cheaper than MHA: the keys and values are
 // streamed from memory once per group, not once per query head.
 #include <algorithm>
+#include <atomic>
 #include <cfloat>
 #include <cmath>
 #include <memory>
@@ -110,12 +111,15 @@ bool decode_reads_every_key(const AttentionDims& dims, const Mask& mask) {
   return !mask.window || *mask.window >= static_cast<std::int64_t>(dims.k_len);
 }
 
-// The key/value heads are packed first (one task each), every head into its
-// own buffer, so the packed keys and values take as much memory as k and v.
-// Then each task runs one block of query rows of one head group; every row
-// goes through the same kernel code whichever task holds it (tasks start on
-// whole 16-row tiles and share the head's in-range decision), so the output
-// does not depend on the thread count.
+// Each key/value head is packed (its keys in tiles, its values in panels,
+// every head into its own buffer, so they take as much memory as k and v)
+// by the first of its tasks to run, which also scans its inputs and decides
+// whether its tiles take the in-range exp pass. The rows are split into blocks
+// of one head group; every row goes through the same kernel code whichever
+// task holds it (tasks start on whole 16-row tiles and share the head's
+// packing and in-range decision), so the output does not depend on the thread
+// count. Packing in the tasks keeps the call to one parallel call: one
+// wake-up of the pool, not two.
 std::size_t attention_fast(const float* q, const float* k, const float* v,
                            const AttentionDims& dims, float scale, const ScoreTerms& terms,
                            float* out, std::uint8_t* fully_masked, bool* scores_finite,
@@ -136,8 +140,6 @@ std::size_t attention_fast(const float* q, const float* k, const float* v,
       allocate_uninitialised({kv_heads * keys_size}, "attention: packed keys");
   const std::unique_ptr<float[]> packed_values =
       allocate_uninitialised({kv_heads * values_size}, "attention: packed values");
-  std::vector<int> shifts(kv_heads);
-  std::vector<std::uint8_t> in_range(kv_heads);
   const std::size_t slots = parallel_slots();
   const double work = double(kv_heads) * double(rows) * double(Tk) * double(d_k + d_v);
   if (work >= kWorkWorthMeasuring) measure_matmul_tile_rows_once();
@@ -149,21 +151,47 @@ std::size_t attention_fast(const float* q, const float* k, const float* v,
   };
   const auto queries_of = [&](std::size_t kv_head) { return q + kv_head * rows * d_k; };
 
-  parallel_for(kv_heads, slots, [&](std::size_t kv_head, std::size_t slot) {
-    if (scan) scan_head_inputs(q, k, v, dims, kv_head, *scan);
+  struct PackedHead {
+    const float* keys;
+    const float* values;
+    int shift;  // the values were scaled by 2^-shift
+    bool in_range;
+  };
+  const auto pack_head = [&](std::size_t kv_head, float* head_keys, float* head_values,
+                             std::size_t slot) {
     const float* values = v + kv_head * Tk * d_v;
-    float* head_values = packed_values.get() + kv_head * values_size;
-    float* head_keys = packed_keys.get() + kv_head * keys_size;
     kernels::pack_value_panels(values, Tk, d_v, head_values);
-    shifts[kv_head] = value_exponent_shift(values, Tk * d_v, Tk);
-    if (shifts[kv_head]) {
-      kernels::scale_row<Arch>(head_values, values_size, std::ldexp(1.0f, -shifts[kv_head]));
-    }
+    const int shift = value_exponent_shift(values, Tk * d_v, Tk);
+    if (shift) kernels::scale_row<Arch>(head_values, values_size, std::ldexp(1.0f, -shift));
     kernels::pack_key_tiles(k + kv_head * Tk * d_k, Tk, d_k, kernels::kKeyTile, head_keys);
-    in_range[kv_head] =
+    const bool in_range =
         kernels::flash_in_range_best(queries_of(kv_head), head_keys, rows, Tk, d_k, scale,
                                      mask_of(kv_head), workspaces[slot].scores.data());
-  });
+    return PackedHead{head_keys, head_values, shift, in_range};
+  };
+  enum : int { kUnpacked, kPacking, kPacked };
+  std::vector<std::atomic<int>> state(kv_heads);  // value-initialised: kUnpacked
+  std::vector<PackedHead> heads(kv_heads);
+  // A slot's own copy of one head, made only when a task finds its head being
+  // packed by another: waiting instead could wait for a thread the system has
+  // queued behind this one on its CPU.
+  std::vector<std::unique_ptr<float[]>> own(slots);
+  const auto head_for = [&](std::size_t kv_head, std::size_t slot) {
+    int seen = state[kv_head].load(std::memory_order_acquire);
+    if (seen == kUnpacked &&
+        state[kv_head].compare_exchange_strong(seen, kPacking, std::memory_order_acquire)) {
+      if (scan) scan_head_inputs(q, k, v, dims, kv_head, *scan);
+      heads[kv_head] = pack_head(kv_head, packed_keys.get() + kv_head * keys_size,
+                                 packed_values.get() + kv_head * values_size, slot);
+      state[kv_head].store(kPacked, std::memory_order_release);
+      return heads[kv_head];
+    }
+    if (seen == kPacked) return heads[kv_head];
+    if (!own[slot]) {
+      own[slot] = allocate_uninitialised({keys_size + values_size}, "attention: packed keys");
+    }
+    return pack_head(kv_head, own[slot].get(), own[slot].get() + keys_size, slot);
+  };
 
   // Tasks go last blocks first: under a causal mask those are the longest,
   // and starting them first keeps the threads' finishing times close.
@@ -171,18 +199,17 @@ std::size_t attention_fast(const float* q, const float* k, const float* v,
   const std::size_t chunks = (rows + chunk - 1) / chunk;
   parallel_for(kv_heads * chunks, slots, [&](std::size_t task, std::size_t slot) {
     const std::size_t kv_head = task % kv_heads;
+    const PackedHead head = head_for(kv_head, slot);
     const std::size_t begin = (chunks - 1 - task / kv_heads) * chunk;
-    const kernels::FlashRowRange range{begin, std::min(rows, begin + chunk),
-                                       in_range[kv_head] != 0};
+    const kernels::FlashRowRange range{begin, std::min(rows, begin + chunk), head.in_range};
     float* head_out = out + kv_head * rows * d_v;
     workspaces[slot].log_sum_exp = log_sum_exp ? log_sum_exp + kv_head * rows : nullptr;
-    kernels::flash_attention_rows_best(queries_of(kv_head), packed_keys.get() + kv_head * keys_size,
-                                       packed_values.get() + kv_head * values_size, Tk, d_k, d_v,
+    kernels::flash_attention_rows_best(queries_of(kv_head), head.keys, head.values, Tk, d_k, d_v,
                                        scale, mask_of(kv_head), head_out,
                                        fully_masked + kv_head * rows, range, workspaces[slot]);
-    if (shifts[kv_head]) {
+    if (head.shift) {
       kernels::scale_row<Arch>(head_out + range.begin * d_v, (range.end - range.begin) * d_v,
-                               std::ldexp(1.0f, shifts[kv_head]));
+                               std::ldexp(1.0f, head.shift));
     }
   });
   return std::count(fully_masked, fully_masked + kv_heads * rows, 1);
