@@ -188,7 +188,8 @@ std::size_t attention_fast(const float* q, const float* k, const float* v,
     }
     if (seen == kPacked) return heads[kv_head];
     if (!own[slot]) {
-      own[slot] = allocate_uninitialised({keys_size + values_size}, "attention: packed keys");
+      own[slot] = allocate_uninitialised({keys_size + values_size},
+                                         "attention: a task's own copy of a packed head");
     }
     return pack_head(kv_head, own[slot].get(), own[slot].get() + keys_size, slot);
   };
