@@ -127,6 +127,14 @@ export async function waitReady(page, after = 0) {
   return Number(await page.evaluate(() => document.body.dataset.ready));
 }
 
+/** A heatmap canvas's cells in CSS px: { left, top, cell } (the page writes them on the canvas). */
+export async function heatmapCells(page, selector = '#view canvas.heatmap') {
+  const [left, top, cell] = (await page.getAttribute(selector, 'data-cells'))
+    .split(' ')
+    .map(Number);
+  return { left, top, cell };
+}
+
 /**
  * Unfolds the view's data table (if it is folded) and waits for its rows: the table is
  * rendered on the details element's toggle event, which fires after the click returns.

@@ -12,7 +12,14 @@ import { before, test } from 'node:test';
 import { bpeTokenizer } from 'attnscope/bpe-tokenizer';
 
 import { kToy, repo, screenshots, useSite, waitReady } from './harness.mjs';
-import { axeViolations, change, kLaptop, kPhone, openAt } from './learners-helpers.mjs';
+import {
+  axeViolations,
+  change,
+  kLaptop,
+  kPhone,
+  labelInkAtRightEdge,
+  openAt,
+} from './learners-helpers.mjs';
 
 const site = useSite();
 const heads = JSON.parse(readFileSync(join(repo, 'models/kjv/heads.json'), 'utf8'));
@@ -160,6 +167,8 @@ for (const [name, viewport] of [
     assert.ok(overflow <= 0, `page is ${overflow}px wider than the screen`);
     const top = await page.$eval('#view canvas.heatmap', (c) => c.getBoundingClientRect().top);
     assert.ok(top + 120 < viewport.height, `the heatmap starts at ${top}px`);
+    // The last column's label, “␣darkness”, is written whole inside the picture.
+    assert.equal(await labelInkAtRightEdge(page), 0, 'a column label is cut at the right edge');
     // The description is one line until asked for.
     assert.equal(await page.isVisible('#kjv-about'), false);
     await page.screenshot({ path: join(screenshots, `kjv-${name}.png`) });

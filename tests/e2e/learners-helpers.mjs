@@ -32,6 +32,26 @@ export async function downloadOf(page, click) {
   return { name: dl.suggestedFilename(), bytes: await readFile(await dl.path()) };
 }
 
+/**
+ * Pixels of a label in the last 2 CSS px of a heatmap canvas's band above its cells
+ * (where the column labels are written): more than none means a label is cut at the
+ * picture's right edge. The band's background is taken from its bottom-left corner.
+ */
+export async function labelInkAtRightEdge(page, selector = '#view canvas.heatmap') {
+  return page.$eval(selector, (canvas) => {
+    const dpr = canvas.width / canvas.getBoundingClientRect().width;
+    const band = Math.floor(80 * dpr); // the cells start 84 CSS px down
+    const edge = Math.ceil(2 * dpr);
+    const ctx = canvas.getContext('2d');
+    const ground = ctx.getImageData(1, band - 1, 1, 1).data;
+    const px = ctx.getImageData(canvas.width - edge, 0, edge, band).data;
+    let ink = 0;
+    for (let o = 0; o < px.length; o += 4)
+      if (px.slice(o, o + 3).some((c, k) => Math.abs(c - ground[k]) > 24)) ink++;
+    return ink;
+  });
+}
+
 /** axe-core's violations on the whole page, one line each. */
 export async function axeViolations(page) {
   const source = await readFile(join(repo, 'node_modules/axe-core/axe.min.js'), 'utf8');

@@ -6,7 +6,14 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { kToy, openDataTable, screenshots, showSettings, useSite } from './harness.mjs';
+import {
+  heatmapCells,
+  kToy,
+  openDataTable,
+  screenshots,
+  showSettings,
+  useSite,
+} from './harness.mjs';
 import { axeViolations, change, downloadOf, kLaptop, kPhone, openAt } from './learners-helpers.mjs';
 
 const site = useSite();
@@ -27,13 +34,13 @@ test('positive and negative have the same colours in the heatmaps and the Vector
     const dpr = window.devicePixelRatio || 1;
     const ctx = canvas.getContext('2d');
     const cols = 16;
-    const cell = (parseFloat(canvas.style.width) - 104) / cols;
+    const [left, top, cell] = canvas.dataset.cells.split(' ').map(Number);
     // Near a cell's corner: its centre may hold its number.
     return Array.from({ length: cols }, (_, j) =>
       Array.from(
         ctx.getImageData(
-          Math.round((96 + (j + 0.15) * cell) * dpr),
-          Math.round((84 + 0.15 * cell) * dpr),
+          Math.round((left + (j + 0.15) * cell) * dpr),
+          Math.round((top + 0.15 * cell) * dpr),
           1,
           1,
         ).data,
@@ -85,9 +92,8 @@ test('the “Q/K table for it” preset and a shared link keep the inspected cel
   // Inspect another cell, then open the page's link: the same cell is inspected.
   await page.click('button[data-stage="weights"]');
   const canvas = page.locator('#view canvas.heatmap');
-  const box = await canvas.boundingBox();
-  const cell = (box.width - 104) / 8;
-  await canvas.click({ position: { x: 96 + cell * 3.5, y: 84 + cell * 4.5 } });
+  const { left, top, cell } = await heatmapCells(page);
+  await canvas.click({ position: { x: left + cell * 3.5, y: top + cell * 4.5 } });
   await page.waitForFunction(() =>
     /\[5, 4\]/.test(document.querySelector('#inspect-body h3')?.textContent ?? ''),
   );

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { createAttnScope } from 'attnscope';
 import {
   fullPageScreenshot,
+  heatmapCells,
   kToy,
   openDataTable,
   screenshots,
@@ -157,9 +158,8 @@ test('numbers in the page equal the package’s output for the same input', asyn
 
   // Inspecting a cell (click, then arrow key) shows the engine's value at full precision.
   const canvas = page.locator('#view canvas.heatmap');
-  const box = await canvas.boundingBox();
-  const cell = (box.width - 104) / T;
-  await canvas.click({ position: { x: 96 + cell * 2.5, y: 84 + cell * 1.5 } });
+  const { left, top, cell } = await heatmapCells(page);
+  await canvas.click({ position: { x: left + cell * 2.5, y: top + cell * 1.5 } });
   let shown = await page.getAttribute('#inspect-body strong[data-full]', 'data-full');
   assert.equal(Number(shown), head1[1 * T + 2]);
   await page.keyboard.press('ArrowRight');

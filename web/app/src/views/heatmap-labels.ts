@@ -1,7 +1,7 @@
 // A heatmap's row and column labels, axis names and colour legend on its canvas.
 import { fmt } from '../format';
 import { kMaskedColor, legendRange } from './colors';
-import { labelFor, type Layout } from './heatmap-layout';
+import { kLabelFont, labelFor, type Layout } from './heatmap-layout';
 import type { MatrixView } from './matrix';
 
 // Row and column labels and the axis names change only with the tokens and the
@@ -39,7 +39,7 @@ export function labelLayer(
   ctx.setTransform(1, 0, 0, 1, 0, 0);
   ctx.clearRect(0, 0, layer.width, layer.height);
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-  ctx.font = '11px system-ui, sans-serif';
+  ctx.font = kLabelFont;
   ctx.textBaseline = 'middle';
   drawLabelText(ctx, m, L, fg);
   labelLayers.set(canvas, { key, layer });

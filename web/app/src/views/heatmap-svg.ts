@@ -3,7 +3,7 @@ import { s } from '../dom';
 import { fmt } from '../format';
 import { colorScale, kMaskedColor, legendRange, textOn } from './colors';
 import { drawHeatmap } from './heatmap';
-import { kMaxCell, kTextCell, labelFor } from './heatmap-layout';
+import { kMaxCell, kTextCell, labelFor, labelOverhang } from './heatmap-layout';
 import { maxAbs, type MatrixView } from './matrix';
 
 /**
@@ -39,7 +39,7 @@ export function heatmapSvg(m: MatrixView, range = maxAbs(m)): SVGSVGElement {
   const cell = Math.max(12, Math.min(kMaxCell, Math.floor(640 / m.cols)));
   const left = 96;
   const top = 84 + kTitle;
-  const width = Math.max(left + cell * m.cols + 8, 8 + 7 * m.title.length);
+  const width = Math.max(left + cell * m.cols + labelOverhang(m, cell), 8 + 7 * m.title.length);
   const height = top + cell * m.rows + 8;
   const color = colorScale(m.kind, range);
   const root = s('svg', {

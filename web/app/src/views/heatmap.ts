@@ -56,6 +56,9 @@ export function drawHeatmap(
   if (canvas.height !== ph) canvas.height = ph;
   if (canvas.style.width !== `${L.width}px`) canvas.style.width = `${L.width}px`;
   if (canvas.style.height !== `${L.height}px`) canvas.style.height = `${L.height}px`;
+  // Where the cells are, in CSS px, for code that points at a cell (the e2e tests).
+  const geometry = `${L.left} ${L.top} ${L.cell}`;
+  if (canvas.dataset.cells !== geometry) canvas.dataset.cells = geometry;
   const ctx = canvas.getContext('2d')!;
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   const { fg, panel } = themeColors();
