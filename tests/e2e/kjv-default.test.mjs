@@ -181,9 +181,20 @@ for (const [name, viewport] of [
   });
 }
 
+/** What the All heads tab says about its heads' differences. */
+async function allHeadsNote(page) {
+  await page.click('#tab-heads');
+  return page.textContent('#view p.explain');
+}
+
 test('the toy is one click away, and #model=toy opens it', async () => {
   const { page, problems } = await openAt(site, '', kLaptop);
+  // The trained model's heads differ by its training, the toy's by chance.
+  assert.match(await allHeadsNote(page), /the loaded model’s own/);
+  assert.doesNotMatch(await allHeadsNote(page), /random/);
   await change(page, () => page.selectOption('#model-source', 'toy'));
+  assert.match(await allHeadsNote(page), /random weights the differences are chance/);
+  await page.click('#tab-heatmap');
   assert.equal(await page.evaluate(() => document.body.dataset.model), 'toy');
   assert.equal(await page.inputValue('#text'), kVerse, 'the text is kept');
   assert.equal((await linkedState(page)).model, 'toy');
