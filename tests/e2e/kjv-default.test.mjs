@@ -181,6 +181,19 @@ for (const [name, viewport] of [
   });
 }
 
+test('the KV cache tab counts the model’s own width, d_model = 128, not the bias column', async () => {
+  const { page, problems } = await openAt(site, '', kLaptop);
+  await page.click('#tab-kv-cache');
+  await page.waitForSelector('#decode-cost');
+  assert.match(await page.textContent('#decode-cost caption'), /\(d_model = 128, 4 heads\)/);
+  // Step 4 of the 20 (the tab opens there): one token's q, k and v, and one query row.
+  const [H, d] = [4, 32];
+  const cached = 128 * H * 3 * d + H * 4 * 2 * d;
+  assert.equal(Number(await page.getAttribute('#decode-cost td[data-cost]', 'data-cost')), cached);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
 /** What the All heads tab says about its heads' differences. */
 async function allHeadsNote(page) {
   await page.click('#tab-heads');

@@ -18,7 +18,8 @@ const dims = (n: number, name: string) => Array.from({ length: n }, (_, x) => `$
 export function DecodeView({ r, b, head, width }: ViewProps) {
   const t = headTensors(r, b);
   const { H, T, dK, dV } = t;
-  const C = r.model.C;
+  // A loaded model's X ends in a constant 1 carrying c_attn's biases (gpt2/run.ts): not a width.
+  const C = r.gpt2 ? r.model.C - 1 : r.model.C;
   const [at, setAt] = useState(3); // opens a few tokens in, with something in the cache
   const answer = useEngine(JSON.stringify([runKey(r), b]), (engine) => decodeSteps(engine, t));
   const steps = answer.value?.length === T ? answer.value : null; // a stale answer for another sentence is not drawn
