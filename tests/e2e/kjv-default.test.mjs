@@ -2,7 +2,8 @@
 // loads and never shows the toy's figure first; it opens on "it" looking at "light"; the
 // heads whose pattern has a name are listed from heads.json, honestly, and a click or
 // the keyboard shows that head; the figure starts on the first screen of a laptop and a
-// phone; the toy is one click away and #model=toy opens it.
+// phone, with no column label cut; the tabs speak of the model's own weights and width;
+// the toy is one click away and #model=toy opens it.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
