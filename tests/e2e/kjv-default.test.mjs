@@ -206,6 +206,9 @@ test('the toy is one click away, and #model=toy opens it', async () => {
   // The trained model's heads differ by its training, the toy's by chance.
   assert.match(await allHeadsNote(page), /the loaded model’s own/);
   assert.doesNotMatch(await allHeadsNote(page), /random/);
+  // Nor does the Batch tab offer a batch the model does not make.
+  await page.click('#tab-batch');
+  assert.match(await page.textContent('#view p.explain'), /reads the whole text as one sequence/);
   await change(page, () => page.selectOption('#model-source', 'toy'));
   assert.match(await allHeadsNote(page), /random weights the differences are chance/);
   await page.click('#tab-heatmap');

@@ -44,7 +44,7 @@ export function BatchView({ r, stages, view, head, query, width }: ViewProps) {
     );
   return (
     <div>
-      <p class="explain">{`Batch of ${B} sequence${B > 1 ? 's' : ''} padded to T = ${T}, head ${head + 1}: ${kSquareTitle[name]} (rows: queries, columns: keys). Grey hatched cells are masked (${maskName(r.model.maskSpec)}); padding tokens are shown as ${kPad}.${B === 1 ? ' Put one sentence per line in the text box to make a batch.' : ''}`}</p>
+      <p class="explain">{`Batch of ${B} sequence${B > 1 ? 's' : ''} padded to T = ${T}, head ${head + 1}: ${kSquareTitle[name]} (rows: queries, columns: keys). Grey hatched cells are masked (${maskName(r.model.maskSpec)}); padding tokens are shown as ${kPad}.${B > 1 ? '' : r.gpt2 ? ' A loaded model reads the whole text as one sequence (a new line is one of its tokens); the toy makes a batch of one sentence per line.' : ' Put one sentence per line in the text box to make a batch.'}`}</p>
       <Legend kind={prob ? 'prob' : 'signed'} range={range} note="one scale for the batch" />
       <div class="grid">
         {mats.map((m, k) => (
