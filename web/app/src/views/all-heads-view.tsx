@@ -34,7 +34,7 @@ export function AllHeadsView({ r, stages, view, b, head, query, width }: ViewPro
   return (
     <div>
       <p class="explain">
-        {`Every head’s ${kSquareTitle[name]} for sequence ${b + 1} (rows: queries 1–${T}, columns: keys 1–${T}), on one shared colour scale. Each head has its own columns of W_Q, W_K and W_V, so each can weigh the tokens differently; ${r.gpt2 ? 'here they are the loaded model’s own, so the differences come from its training' : 'with the page’s random weights the differences are chance, not something learned'}. Click a head to select it.`}
+        {`Every head’s ${kSquareTitle[name]} for sequence ${b + 1} (rows: queries 1–${T}, columns: keys 1–${T}), on one shared colour scale. Each head has its own columns of W_Q, W_K and W_V, so each can weigh the tokens differently; ${r.gpt2 ? 'here they are the loaded model’s own, so a trained model’s differences are learned' : 'with the page’s random weights the differences are chance, not something learned'}. Click a head to select it.`}
         {!own && ' (This stage has no score matrix: the softmax weights are shown.)'}
       </p>
       <Legend kind={prob ? 'prob' : 'signed'} range={range} note="one scale for all heads" />
