@@ -100,6 +100,15 @@ test('a tiny GPT-2 from the file chooser: its tokens, weights and next-token pro
     pieces.every((p) => !/[\uFFFD\u0100-\u017F]/.test(p)),
     'no replacement or byte symbols',
   );
+  // The strip says what "…" stands for, and so does that token's title.
+  assert.match(
+    await page.textContent('#gpt2-token-count'),
+    /␣: a space; …: the first bytes of a character the next token completes/,
+  );
+  assert.match(
+    await page.getAttribute('.token-strip li:nth-child(4)', 'title'),
+    /^token 4: id \d+, part of a character$/,
+  );
 
   // Layer 1, head 1 (the default), then layer 2, head 2: the weights of the forward pass.
   for (const [layer, head] of [
