@@ -40,7 +40,8 @@ export async function downloadOf(page, click) {
 export async function labelInkAtRightEdge(page, selector = '#view canvas.heatmap') {
   return page.$eval(selector, (canvas) => {
     const dpr = canvas.width / canvas.getBoundingClientRect().width;
-    const band = Math.floor(80 * dpr); // the cells start 84 CSS px down
+    const top = Number(canvas.dataset.cells.split(' ')[1]); // where the cells start
+    const band = Math.floor((top - 4) * dpr);
     const edge = Math.ceil(2 * dpr);
     const ctx = canvas.getContext('2d');
     const ground = ctx.getImageData(1, band - 1, 1, 1).data;

@@ -29,24 +29,26 @@ test('positive and negative have the same colours in the heatmaps and the Vector
   // The stage's build-up over, its colours are final.
   await page.waitForFunction(() => document.getElementById('stage-time').value === '100');
   // X's first row, read from the heatmap canvas at each cell's centre, with its value from the data table.
-  const cells = await page.evaluate(() => {
-    const canvas = document.querySelector('#view canvas.heatmap');
-    const dpr = window.devicePixelRatio || 1;
-    const ctx = canvas.getContext('2d');
-    const cols = 16;
-    const [left, top, cell] = canvas.dataset.cells.split(' ').map(Number);
-    // Near a cell's corner: its centre may hold its number.
-    return Array.from({ length: cols }, (_, j) =>
-      Array.from(
-        ctx.getImageData(
-          Math.round((left + (j + 0.15) * cell) * dpr),
-          Math.round((top + 0.15 * cell) * dpr),
-          1,
-          1,
-        ).data,
-      ),
-    );
-  });
+  const cells = await page.evaluate(
+    ({ left, top, cell }) => {
+      const canvas = document.querySelector('#view canvas.heatmap');
+      const dpr = window.devicePixelRatio || 1;
+      const ctx = canvas.getContext('2d');
+      const cols = 16;
+      // Near a cell's corner: its centre may hold its number.
+      return Array.from({ length: cols }, (_, j) =>
+        Array.from(
+          ctx.getImageData(
+            Math.round((left + (j + 0.15) * cell) * dpr),
+            Math.round((top + 0.15 * cell) * dpr),
+            1,
+            1,
+          ).data,
+        ),
+      );
+    },
+    await heatmapCells(page),
+  );
   await openDataTable(page);
   const values = await page.$$eval('#view details.data-table tbody tr:first-child td', (tds) =>
     tds.map((td) => Number(td.title.replace('−', '-'))),

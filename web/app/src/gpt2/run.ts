@@ -109,11 +109,16 @@ export async function runGpt2(
   };
 }
 
+/** The model's own width d_model: a loaded model's X has one more column, the constant 1 for c_attn's biases. */
+export function modelWidth(r: RunResult): number {
+  return r.gpt2 ? r.model.C - 1 : r.model.C;
+}
+
 /** The status line of a GPT-2 run. */
 export function gpt2Status(r: RunResult, startup: string): string {
   const g = r.gpt2!;
   const m = r.model;
   const cut =
     g.cut > 0 ? ` The last ${g.cut} tokens are beyond the model’s context and left out.` : '';
-  return `Computed by the engine in ${r.millis.toFixed(1)} ms${startup}: ${g.fileName}, ${g.tokens.length} tokens through ${g.layers} layers of ${m.H} heads (d_model=${m.C - 1}, d_k=${m.dK}); the views show layer ${g.layer + 1}.${cut}`;
+  return `Computed by the engine in ${r.millis.toFixed(1)} ms${startup}: ${g.fileName}, ${g.tokens.length} tokens through ${g.layers} layers of ${m.H} heads (d_model=${modelWidth(r)}, d_k=${m.dK}); the views show layer ${g.layer + 1}.${cut}`;
 }

@@ -4,6 +4,7 @@
 // the same row of the full causal run.
 import { useState } from 'preact/hooks';
 import { fmt, full } from '../../format';
+import { modelWidth } from '../../gpt2/run';
 import { Player } from '../../player';
 import { colorScale } from '../colors';
 import { indexLabels } from '../matrix';
@@ -18,8 +19,7 @@ const dims = (n: number, name: string) => Array.from({ length: n }, (_, x) => `$
 export function DecodeView({ r, b, head, width }: ViewProps) {
   const t = headTensors(r, b);
   const { H, T, dK, dV } = t;
-  // A loaded model's X ends in a constant 1 carrying c_attn's biases (gpt2/run.ts): not a width.
-  const C = r.gpt2 ? r.model.C - 1 : r.model.C;
+  const C = modelWidth(r);
   const [at, setAt] = useState(3); // opens a few tokens in, with something in the cache
   const answer = useEngine(JSON.stringify([runKey(r), b]), (engine) => decodeSteps(engine, t));
   const steps = answer.value?.length === T ? answer.value : null; // a stale answer for another sentence is not drawn
@@ -47,22 +47,39 @@ export function DecodeView({ r, b, head, width }: ViewProps) {
   const cache = (m: Float32Array, d: number, name: string) => (
     <figure class="matrix" data-cache={name}>
       <figcaption>{`${name === 'K' ? 'Keys' : 'Values'} in the cache, head ${head + 1}: ${n} row${n > 1 ? 's' : ''} (${n * d * 4} bytes)`}</figcaption>
-      <CellGrid id={`decode-${name}`} label={`Cached ${name === 'K' ? 'keys' : 'values'} of head ${head + 1}: ${s} rows reused, row ${n} new`} rows={n} cols={d}
-        rowLabels={labels.slice(0, n)} colLabels={dims(d, name.toLowerCase())} width={gridW}
+      <CellGrid
+        id={`decode-${name}`}
+        label={`Cached ${name === 'K' ? 'keys' : 'values'} of head ${head + 1}: ${s} rows reused, row ${n} new`}
+        rows={n}
+        cols={d}
+        rowLabels={labels.slice(0, n)}
+        colLabels={dims(d, name.toLowerCase())}
+        width={gridW}
         boxes={[{ i0: s, j0: 0, rows: 1, cols: d, cls: 'now' }]}
-        cell={(i, j) => ({ fill: signed(m[i * d + j]), text: `${labels[i]}, ${name.toLowerCase()}${j + 1}: ${full(m[i * d + j])}` })} />
+        cell={(i, j) => ({
+          fill: signed(m[i * d + j]),
+          text: `${labels[i]}, ${name.toLowerCase()}${j + 1}: ${full(m[i * d + j])}`,
+        })}
+      />
     </figure>
   );
   return (
     <div class="modern" data-modern="decode" data-engine={readiness(answer)}>
       <ClipNote t={t} />
       <p class="explain">
-        A model writes one token at a time. Each new token needs its own query, key and value, but the keys and values
-        of the earlier tokens do not change (a token never looks ahead), so they are kept: the KV cache. A step is one
-        query row against every cached row. Here every step is computed by the engine with Tq = 1 and kvShape = [H, n, d],
-        and compared with the same row of one causal run over the whole sentence.
+        A model writes one token at a time. Each new token needs its own query, key and value, but
+        the keys and values of the earlier tokens do not change (a token never looks ahead), so they
+        are kept: the KV cache. A step is one query row against every cached row. Here every step is
+        computed by the engine with Tq = 1 and kvShape = [H, n, d], and compared with the same row
+        of one causal run over the whole sentence.
       </p>
-      <Player name="decoding" frames={T} index={s} go={setAt} describe={(i) => `Step ${i + 1} of ${T}: “${t.tokens[i]}”`} />
+      <Player
+        name="decoding"
+        frames={T}
+        index={s}
+        go={setAt}
+        describe={(i) => `Step ${i + 1} of ${T}: “${t.tokens[i]}”`}
+      />
       {answer.error && <p class="error-text">{`The engine rejected this: ${answer.error}`}</p>}
       <p class="explain" id="decode-step">
         <strong>{`Step ${n}: “${t.tokens[s]}” arrives.`}</strong>
@@ -75,35 +92,90 @@ export function DecodeView({ r, b, head, width }: ViewProps) {
       <div class="figures">
         <figure class="matrix">
           <figcaption>{`The new query, head ${head + 1}`}</figcaption>
-          <CellGrid id="decode-q" label={`Query of token ${n}, head ${head + 1}`} rows={1} cols={dK} rowLabels={[labels[s]]} colLabels={dims(dK, 'q')} width={gridW}
+          <CellGrid
+            id="decode-q"
+            label={`Query of token ${n}, head ${head + 1}`}
+            rows={1}
+            cols={dK}
+            rowLabels={[labels[s]]}
+            colLabels={dims(dK, 'q')}
+            width={gridW}
             boxes={[{ i0: 0, j0: 0, rows: 1, cols: dK, cls: 'now' }]}
-            cell={(_, j) => ({ fill: signed(Q[s * dK + j]), text: `q${j + 1}: ${full(Q[s * dK + j])}` })} />
+            cell={(_, j) => ({
+              fill: signed(Q[s * dK + j]),
+              text: `q${j + 1}: ${full(Q[s * dK + j])}`,
+            })}
+          />
         </figure>
         {cache(K, dK, 'K')}
         {step && (
           <figure class="matrix">
             <figcaption>{`Its weights over the ${n} cached keys (engine, Tq = 1)`}</figcaption>
-            <CellGrid id="decode-w" label={`Weights of the new query over ${n} keys`} rows={1} cols={n} rowLabels={[labels[s]]} colLabels={labels.slice(0, n)} width={gridW}
-              cell={(_, j) => ({ fill: prob(step.weights[head * n + j]), text: `${labels[j]}: ${full(step.weights[head * n + j])}` })} />
+            <CellGrid
+              id="decode-w"
+              label={`Weights of the new query over ${n} keys`}
+              rows={1}
+              cols={n}
+              rowLabels={[labels[s]]}
+              colLabels={labels.slice(0, n)}
+              width={gridW}
+              cell={(_, j) => ({
+                fill: prob(step.weights[head * n + j]),
+                text: `${labels[j]}: ${full(step.weights[head * n + j])}`,
+              })}
+            />
           </figure>
         )}
         {cache(V, dV, 'V')}
       </div>
       {step && (
-        <p id="decode-check" data-step={s} data-max-diff={step.maxDiff} data-worst={worst} data-output={Array.from(step.output).join(',')}>
-          <span class={step.maxDiff <= 1e-5 ? 'check-ok' : 'check-bad'}>{step.maxDiff <= 1e-5 ? '✓ ' : '✗ '}</span>
+        <p
+          id="decode-check"
+          data-step={s}
+          data-max-diff={step.maxDiff}
+          data-worst={worst}
+          data-output={Array.from(step.output).join(',')}
+        >
+          <span class={step.maxDiff <= 1e-5 ? 'check-ok' : 'check-bad'}>
+            {step.maxDiff <= 1e-5 ? '✓ ' : '✗ '}
+          </span>
           {`Output row ${n} (all ${H} heads) from the cache step equals row ${n} of the full causal run: largest difference ${fmt(step.maxDiff, 3)}. Over all ${T} steps: ${fmt(worst, 3)}.`}
         </p>
       )}
-      <div class="modern-table" tabIndex={0} role="region" aria-label="Multiply-adds with and without the cache"><table class="num-table" id="decode-cost">
-        <caption>{`Multiply-adds of this layer (d_model = ${C}, ${H} heads)`}</caption>
-        <thead><tr><td /><th scope="col">{`step ${n}`}</th><th scope="col">{`steps 1–${n}`}</th></tr></thead>
-        <tbody>
-          <tr><th scope="row">with the cache (new token’s q, k, v + one query row)</th><td data-cost={cost.cached}>{cost.cached.toLocaleString('en')}</td><td>{totalCached.toLocaleString('en')}</td></tr>
-          <tr><th scope="row">recomputing the prefix (q, k, v of all, causal attention)</th><td data-cost={cost.recomputed}>{cost.recomputed.toLocaleString('en')}</td><td>{totalRecomputed.toLocaleString('en')}</td></tr>
-          <tr><th scope="row">saved</th><td>{`${fmt(cost.recomputed / cost.cached, 3)}×`}</td><td>{`${fmt(totalRecomputed / totalCached, 3)}×`}</td></tr>
-        </tbody>
-      </table></div>
+      <div
+        class="modern-table"
+        tabIndex={0}
+        role="region"
+        aria-label="Multiply-adds with and without the cache"
+      >
+        <table class="num-table" id="decode-cost">
+          <caption>{`Multiply-adds of this layer (d_model = ${C}, ${H} heads)`}</caption>
+          <thead>
+            <tr>
+              <td />
+              <th scope="col">{`step ${n}`}</th>
+              <th scope="col">{`steps 1–${n}`}</th>
+            </tr>
+          </thead>
+          <tbody>
+            <tr>
+              <th scope="row">with the cache (new token’s q, k, v + one query row)</th>
+              <td data-cost={cost.cached}>{cost.cached.toLocaleString('en')}</td>
+              <td>{totalCached.toLocaleString('en')}</td>
+            </tr>
+            <tr>
+              <th scope="row">recomputing the prefix (q, k, v of all, causal attention)</th>
+              <td data-cost={cost.recomputed}>{cost.recomputed.toLocaleString('en')}</td>
+              <td>{totalRecomputed.toLocaleString('en')}</td>
+            </tr>
+            <tr>
+              <th scope="row">saved</th>
+              <td>{`${fmt(cost.recomputed / cost.cached, 3)}×`}</td>
+              <td>{`${fmt(totalRecomputed / totalCached, 3)}×`}</td>
+            </tr>
+          </tbody>
+        </table>
+      </div>
     </div>
   );
 }
