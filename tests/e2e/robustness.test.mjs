@@ -364,7 +364,7 @@ test('d_model 0 and heads 17 are clamped with a note naming the limit; other set
 
 test('long work: the step under way and the reference check are named, with the time elapsed', async () => {
   // 512 tokens, 8 heads of width 64 and positional encoding: the double-precision
-  // reference check alone takes well over 100 ms even on a fast machine. The page
+  // reference check alone takes well over 300 ms even on a fast machine. The page
   // opens on it, and the run recorded below is the one that adds the block.
   const text = Array.from({ length: 512 }, (_, i) => `w${i % 97}`).join(' ');
   const hash = await linkFor({ text, dModel: 512, dK: 64, dV: 64, heads: 8, positional: true });
@@ -400,7 +400,7 @@ test('long work: the step under way and the reference check are named, with the 
     allDone.source,
     { timeout: 60_000 },
   );
-  // The progress shows once a run has taken 100 ms, with the step under way then;
+  // The progress shows once a run has taken 300 ms, with the step under way then;
   // steps that end sooner (the positional encoding) may never be named.
   const all = await page.evaluate(() => window.__steps.filter((t) => t && !t.startsWith('All ')));
   for (const t of all) assert.match(t, /^Step [1-4] of [2-4]: .+…$/);
@@ -502,8 +502,8 @@ test('a quick edit goes straight to its result: no progress flashes by', async (
   console.log(
     `# quick edit: result on screen ${seen.ms.toFixed(1)} ms after the run started; texts: ${seen.texts.join(' | ')}`,
   );
-  // Only a run that outlasts 100 ms shows its progress; a busy machine may make this one do so.
-  if (seen.ms < 100) {
+  // Only a run that outlasts 300 ms shows its progress; a busy machine may make this one do so.
+  if (seen.ms < 300) {
     assert.equal(seen.busy, false);
     assert.ok(
       seen.texts.every((t) => !/^Computing|^Step /.test(t)),

@@ -3,11 +3,13 @@
 import { byId, setAttr } from './dom';
 
 // A run is shown as in progress (status line, progress bar, step line, time
-// elapsed) only once it has taken this long. Quicker runs, such as a token edit
-// at T ≤ 64, go straight to their result: no "Computing…" flashes by, and the
-// page draws no frame of its own for it while the worker computes, so the
-// result is drawn sooner.
-const kShowProgressAfter = 100; // ms
+// elapsed) only once it has taken this long. Quicker runs go straight to their
+// result: no "Computing…" flashes by, and the page lays out and paints nothing
+// of its own while the workers compute, which on a machine with few cores takes
+// CPU from them. That covers a token edit at T ≤ 64 with the toy and with GPT-2
+// small (whose whole forward pass runs again); a delay this short still reads as
+// a response to the keystroke, and anything longer shows its steps.
+const kShowProgressAfter = 300; // ms
 let stepTicker = 0;
 let progressTimer = 0;
 
