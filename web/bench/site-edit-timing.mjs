@@ -17,11 +17,22 @@ export function applyTextTimed(page, text, timeoutMs) {
       const editAt = performance.now();
       area.value = text;
       area.dispatchEvent(new Event('input', { bubbles: true }));
-      const deadline = editAt + timeoutMs;
-      while (byName('attnscope:update').length <= before) {
-        if (performance.now() > deadline) return { timeout: true };
-        await new Promise((r) => setTimeout(r, 5));
-      }
+      // Woken by the measure itself: a poll would take the page's main thread every few
+      // milliseconds while the engine's workers compute, on the same CPUs.
+      const updated = await new Promise((resolve) => {
+        const done = (value) => {
+          observer.disconnect();
+          clearTimeout(timer);
+          resolve(value);
+        };
+        const observer = new PerformanceObserver(() => {
+          if (byName('attnscope:update').length > before) done(true);
+        });
+        observer.observe({ type: 'measure' });
+        const timer = setTimeout(() => done(false), timeoutMs);
+        if (byName('attnscope:update').length > before) done(true);
+      });
+      if (!updated) return { timeout: true };
       const update = byName('attnscope:update').at(-1);
       const last = (n) => byName(n).at(-1);
       // Two frames later the redraw has been painted.
