@@ -133,6 +133,7 @@ test('a tiny GPT-2 from the file chooser: its tokens, weights and next-token pro
   }
   // The worker sends a layer's Q, K and V projections once and the page keeps them: an edit
   // on layer 2 reuses the ones it holds, and going back to layer 1 brings that layer's again.
+  // The reference check's worker holds them the same way (panels/verified.ts).
   const edited = `${kText} Then it slept.`;
   const g = model.forward({ tokens: encode(edited), trace: true });
   const T2 = encode(edited).length;

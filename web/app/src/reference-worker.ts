@@ -2,8 +2,12 @@
 // 16-head result never stalls the page.
 import { compare, referenceSelfAttention, type ReferenceInput } from './reference';
 
+export type WeightsSent = Pick<ReferenceInput, 'wq' | 'wk' | 'wv'>;
+
 export interface VerifyRequest {
-  input: ReferenceInput;
+  input: Omit<ReferenceInput, keyof WeightsSent>;
+  /** The projections, or null: the same as the last request's (panels/verified.ts). */
+  weights: WeightsSent | null;
   engine: {
     q: Float32Array;
     k: Float32Array;
@@ -13,9 +17,13 @@ export interface VerifyRequest {
   };
 }
 
+let held: WeightsSent | null = null;
+
 self.onmessage = (e: MessageEvent<VerifyRequest>) => {
   const start = performance.now();
-  const ref = referenceSelfAttention(e.data.input);
+  held = e.data.weights ?? held;
+  if (!held) throw new Error('the reference check was sent no weights');
+  const ref = referenceSelfAttention({ ...e.data.input, ...held });
   const t = e.data.engine;
   const rows: [string, ReturnType<typeof compare>][] = [
     ['queries Q', compare(t.q, ref.q)],
