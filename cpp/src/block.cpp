@@ -83,16 +83,11 @@ Tensor linear_unchecked(const Tensor& x, const Linear& layer, const char* fn) {
   Shape shape = x.shape;
   shape.back() = out;
   Tensor y = allocate_zeros(shape, (std::string(fn) + ": output").c_str());
-  // Start every row from the bias, then accumulate x·W onto it.
-  if (!layer.bias.empty()) {
-    for (std::size_t r = 0; r < rows; ++r) {
-      std::copy(layer.bias.data.begin(), layer.bias.data.end(), y.data.begin() + r * out);
-    }
-  }
-  // On the pool, split as parallel_kernels.hpp says: the same bits as one call.
+  // On the pool, split as parallel_kernels.hpp says: the same bits as one call. Every
+  // row starts from the bias, and x·W accumulates onto it.
   detail::parallel_matmul(x.data.data(), in, layer.weight.data.data(), out, y.data.data(), out,
-                          rows, in, out,
-                          /*accumulate=*/!layer.bias.empty());
+                          rows, in, out, /*accumulate=*/false,
+                          layer.bias.empty() ? nullptr : layer.bias.data.data());
   return y;
 }
 

@@ -38,9 +38,9 @@ constexpr std::size_t kGeluGrain = 4096;
 /// columns (0: in row order).
 void linear_rows(const float* x, std::size_t rows, std::size_t in, const float* w,
                  std::size_t panels, const float* b, std::size_t out, float* y) {
-  for (std::size_t r = 0; r < rows; ++r) std::copy(b, b + out, y + r * out);
   const kernels::PanelMatrix wp{w, in, out, panels};
   if (rows <= kVectorRows) {
+    for (std::size_t r = 0; r < rows; ++r) std::copy(b, b + out, y + r * out);
     for (std::size_t r = 0; r < rows; ++r) {
       if (panels) {
         parallel_vector_matrix_panels(x + r * in, wp, y + r * out);
@@ -51,9 +51,9 @@ void linear_rows(const float* x, std::size_t rows, std::size_t in, const float* 
     return;
   }
   if (panels) {
-    parallel_matmul_panels(x, in, wp, y, out, rows, /*accumulate=*/true);
+    parallel_matmul_panels(x, in, wp, y, out, rows, /*accumulate=*/false, b);
   } else {
-    parallel_matmul(x, in, w, out, y, out, rows, in, out, /*accumulate=*/true);
+    parallel_matmul(x, in, w, out, y, out, rows, in, out, /*accumulate=*/false, b);
   }
 }
 
@@ -75,9 +75,19 @@ struct Buffers {
   std::vector<float> x, normed, qkv, queries, heads, mlp;
 };
 
-/// The causal attention of one block: queries of the new rows against the
-/// keys and values of every position so far, head by head, written
-/// side by side into `out` (count, C).
+/// Head h's columns of c_attn's output (count, 3C): its queries to (h, count, d)
+/// and its keys and values appended at rows first .. of the store.
+void split_head(const Gpt2Config& c, const float* qkv, std::size_t count, std::size_t first,
+                std::size_t h, float* queries, const Gpt2KeyValues& kv) {
+  const std::size_t C = c.d_model, d = C / c.heads;
+  for (std::size_t t = 0; t < count; ++t) {
+    const float* row = qkv + t * 3 * C;
+    std::copy_n(row + h * d, d, queries + (h * count + t) * d);
+    std::copy_n(row + C + h * d, d, kv.keys + h * kv.head_stride + (first + t) * d);
+    std::copy_n(row + 2 * C + h * d, d, kv.values + h * kv.head_stride + (first + t) * d);
+  }
+}
+
 /// A head's output (count, d) replaced as `edit` says.
 void edit_head_output(const Gpt2HeadEdit& edit, std::size_t count, std::size_t d, float* output) {
   if (edit.kind == Gpt2HeadEdit::Kind::kZero) std::fill_n(output, count * d, 0.0f);
@@ -90,9 +100,13 @@ void edit_head_output(const Gpt2HeadEdit& edit, std::size_t count, std::size_t d
   }
 }
 
-void attend(const Gpt2Config& c, const float* queries, std::size_t count, std::size_t first,
-            const Gpt2KeyValues& kv, float* out, Tensor* weights, const BoolTensor* allowed,
-            const Gpt2HeadEdit* edits) {
+/// The causal attention of one block: the new rows' queries against the keys
+/// and values of every position so far, head by head, written side by side
+/// into `out` (count, C). Each head's task first takes its columns of c_attn's
+/// output `qkv` (split_head), so that copy is shared among the threads too.
+void attend(const Gpt2Config& c, const float* qkv, float* queries, std::size_t count,
+            std::size_t first, const Gpt2KeyValues& kv, float* out, Tensor* weights,
+            const BoolTensor* allowed, const Gpt2HeadEdit* edits) {
   const std::size_t H = c.heads, d = c.d_model / H, keys = first + count;
   AttentionOptions options;
   options.mask.causal = true;  // bottom-right aligned: query i sits at position first + i
@@ -101,6 +115,7 @@ void attend(const Gpt2Config& c, const float* queries, std::size_t count, std::s
   // One task per head: a decode step has one query row per head, too few for
   // attention() to split; called inside a task, attention() stays on its thread.
   parallel_for(H, parallel_slots(), [&](std::size_t h, std::size_t) {
+    split_head(c, qkv, count, first, h, queries, kv);
     const TensorView q({count, d}, queries + h * count * d, count * d);
     const TensorView k({keys, d}, kv.keys + h * kv.head_stride, keys * d);
     const TensorView v({keys, d}, kv.values + h * kv.head_stride, keys * d);
@@ -128,21 +143,6 @@ void attend(const Gpt2Config& c, const float* queries, std::size_t count, std::s
       std::copy_n(output.data.data() + t * d, d, out + t * c.d_model + h * d);
     }
   });
-}
-
-/// Splits c_attn's output (count, 3C) into per-head queries (H, count, d)
-/// and appends the keys and values at rows first .. of the store.
-void split_heads(const Gpt2Config& c, const float* qkv, std::size_t count, std::size_t first,
-                 float* queries, const Gpt2KeyValues& kv) {
-  const std::size_t C = c.d_model, H = c.heads, d = C / H;
-  for (std::size_t t = 0; t < count; ++t) {
-    const float* row = qkv + t * 3 * C;
-    for (std::size_t h = 0; h < H; ++h) {
-      std::copy_n(row + h * d, d, queries + (h * count + t) * d);
-      std::copy_n(row + C + h * d, d, kv.keys + h * kv.head_stride + (first + t) * d);
-      std::copy_n(row + 2 * C + h * d, d, kv.values + h * kv.head_stride + (first + t) * d);
-    }
-  }
 }
 
 Tensor tensor_of(Shape shape, const std::vector<float>& from, std::size_t n) {
@@ -178,10 +178,10 @@ Tensor gpt2_pass(const Gpt2Config& c, const Gpt2Weights& w, const std::int64_t* 
     }
     gpt2_layer_norm_rows(b.x.data(), T, C, lw.ln1_gamma, lw.ln1_beta, b.normed.data());
     linear_rows(b.normed.data(), T, C, lw.attn_w, lw.attn_panels, lw.attn_b, 3 * C, b.qkv.data());
-    split_heads(c, b.qkv.data(), T, first, b.queries.data(), kv[l]);
     const Gpt2HeadEdit* head_edits =
         edits && !edits->heads.empty() ? edits->heads.data() + l * c.heads : nullptr;
-    attend(c, b.queries.data(), T, first, kv[l], b.heads.data(), weights, allowed, head_edits);
+    attend(c, b.qkv.data(), b.queries.data(), T, first, kv[l], b.heads.data(), weights, allowed,
+           head_edits);
     if (value_norms && weights) {
       value_norms->push_back(gpt2_value_norms(c, *weights, kv[l], lw.proj_w, lw.proj_panels));
     }

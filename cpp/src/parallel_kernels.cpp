@@ -52,6 +52,15 @@ void split_product(
   parallel_ranges(m, 1, work, [&](std::size_t i0, std::size_t i1) { block(i0, i1, 0, n); });
 }
 
+/// Rows [i0, i1) of c, columns [j0, j1), set to bias[j0, j1) (nothing without a bias), by
+/// the task that computes the block: the filling is shared among the threads, and the
+/// block's cache lines are first written on the core that sums onto them.
+void fill_rows(const float* bias, float* c, std::size_t ldc, std::size_t i0, std::size_t i1,
+               std::size_t j0, std::size_t j1) {
+  if (!bias) return;
+  for (std::size_t i = i0; i < i1; ++i) std::copy(bias + j0, bias + j1, c + i * ldc + j0);
+}
+
 }  // namespace
 
 void parallel_ranges(std::size_t count, std::size_t grain, std::size_t work,
@@ -96,21 +105,24 @@ void parallel_row_blocks(std::size_t items, std::size_t rows, std::size_t work,
 }
 
 void parallel_matmul(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
-                     std::size_t ldc, std::size_t m, std::size_t k, std::size_t n,
-                     bool accumulate) {
+                     std::size_t ldc, std::size_t m, std::size_t k, std::size_t n, bool accumulate,
+                     const float* bias) {
   split_product(m, n, m * k * n,
                 [&](std::size_t i0, std::size_t i1, std::size_t j0, std::size_t j1) {
+                  fill_rows(bias, c, ldc, i0, i1, j0, j1);
                   kernels::matmul_best(a + i0 * lda, lda, b + j0, ldb, c + i0 * ldc + j0, ldc,
-                                       i1 - i0, k, j1 - j0, accumulate);
+                                       i1 - i0, k, j1 - j0, accumulate || bias != nullptr);
                 });
 }
 
 void parallel_matmul_panels(const float* a, std::size_t lda, const kernels::PanelMatrix& b,
-                            float* c, std::size_t ldc, std::size_t m, bool accumulate) {
+                            float* c, std::size_t ldc, std::size_t m, bool accumulate,
+                            const float* bias) {
   split_product(m, b.cols, m * b.rows * b.cols,
                 [&](std::size_t i0, std::size_t i1, std::size_t j0, std::size_t j1) {
+                  fill_rows(bias, c, ldc, i0, i1, j0, j1);
                   kernels::matmul_panels_best(a + i0 * lda, lda, b, j0, j1, c + i0 * ldc, ldc,
-                                              i1 - i0, accumulate);
+                                              i1 - i0, accumulate || bias != nullptr);
                 });
 }
 

@@ -14,18 +14,22 @@ namespace attnscope::detail {
 /// kernels::matmul_best (c = a·b, or c += a·b), split into blocks of columns
 /// (multiples of 64, so every column keeps the register tile or scalar tail
 /// it has in the whole product) or, for a narrow c, blocks of rows.
+/// With `bias` (n floats), c = bias + a·b: each block's task sets its rows to
+/// the bias and adds the product onto them (`accumulate` is then ignored).
 void parallel_matmul(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
                      std::size_t ldc, std::size_t m, std::size_t k, std::size_t n,
-                     bool accumulate = false);
+                     bool accumulate = false, const float* bias = nullptr);
 
 /// kernels::vector_matrix (y (n) += x (k) · w (k × n)), split into blocks of
 /// columns.
 void parallel_vector_matrix(const float* x, const float* w, std::size_t k, std::size_t n, float* y);
 
 /// parallel_matmul for b stored in panels (kernels/panel_matrix.hpp, its
-/// width matmul_panel_width_best()): the same blocks, the same bits.
+/// width matmul_panel_width_best()): the same blocks, the same bits, the
+/// same `bias`.
 void parallel_matmul_panels(const float* a, std::size_t lda, const kernels::PanelMatrix& b,
-                            float* c, std::size_t ldc, std::size_t m, bool accumulate);
+                            float* c, std::size_t ldc, std::size_t m, bool accumulate,
+                            const float* bias = nullptr);
 
 /// parallel_vector_matrix for w stored in panels.
 void parallel_vector_matrix_panels(const float* x, const kernels::PanelMatrix& w, float* y);

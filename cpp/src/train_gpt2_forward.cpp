@@ -27,8 +27,7 @@ std::vector<float> zeros(std::size_t n, const char* what) { return allocate_zero
 std::vector<float> linear(const std::vector<float>& x, std::size_t rows, std::size_t in,
                           const float* w, const float* b, std::size_t out) {
   std::vector<float> y = zeros(rows * out, "gpt2 training: linear output");
-  for (std::size_t r = 0; r < rows; ++r) std::copy(b, b + out, y.begin() + r * out);
-  parallel_matmul(x.data(), in, w, out, y.data(), out, rows, in, out, /*accumulate=*/true);
+  parallel_matmul(x.data(), in, w, out, y.data(), out, rows, in, out, /*accumulate=*/false, b);
   return y;
 }
 
