@@ -21,6 +21,7 @@ import { createServer } from 'node:http';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { extname, join, normalize, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
+import { timingSummary } from './quartiles.mjs';
 import { applyTextTimed } from './site-edit-timing.mjs';
 
 const args = Object.fromEntries(
@@ -103,13 +104,6 @@ const cases = [
   { label: 'T = 64, positional encoding + block', tokens: words(64), full: true },
 ];
 
-const stats = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const q = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
-  return s.length
-    ? { median: q(0.5), p90: q(0.9), min: s[0], max: s[s.length - 1], n: s.length }
-    : null;
-};
 const fmt = (x) => (x === undefined || x === null ? '—' : x.toFixed(1));
 
 let exitCode = 0;
@@ -182,7 +176,7 @@ try {
         'editToPaint',
       ]) {
         const xs = samples.map((s) => s[key]).filter((x) => typeof x === 'number');
-        if (xs.length) row[key] = stats(xs);
+        if (xs.length) row[key] = timingSummary(xs);
       }
       results.push(row);
     }

@@ -40,6 +40,7 @@ import { join, resolve } from 'node:path';
 import { gpt2Tokenizer } from 'attnscope/tokenizer';
 import { launch, repo, startServer } from '../../tests/e2e/harness.mjs';
 import { kGpt2Small, writeRandomGpt2 } from './gpt2-random-file.mjs';
+import { timingSummary } from './quartiles.mjs';
 import { applyTextTimed } from './site-edit-timing.mjs';
 
 const args = Object.fromEntries(
@@ -112,11 +113,6 @@ function chromiumCpu() {
 }
 const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
-const stats = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const q = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
-  return s.length ? { median: q(0.5), p90: q(0.9), min: s[0], max: s.at(-1), n: s.length } : null;
-};
 const fmt = (s) => (s ? `${s.median.toFixed(0)} / ${s.p90.toFixed(0)}` : '—');
 
 const dir = mkdtempSync(join(tmpdir(), 'attnscope-site-gpt2-'));
@@ -201,7 +197,7 @@ try {
     const row = { case: c.label, loadBefore, loadAfter: loadAverage() };
     for (const key of Object.keys(samples[0])) {
       const xs = samples.map((s) => s[key]).filter((x) => typeof x === 'number');
-      if (xs.length) row[key] = stats(xs);
+      if (xs.length) row[key] = timingSummary(xs);
     }
     results.push(row);
     console.log(`${c.label}: done (load average ${row.loadBefore} → ${row.loadAfter})`);
@@ -214,10 +210,11 @@ try {
   const gpt2Engine = results.length ? samplesEngine : '';
   if (gpt2Engine) console.log(`The GPT-2 worker's engine: ${gpt2Engine}.`);
   console.log(
-    `${args.file ? `the model in ${args.file}` : 'GPT-2-small-shaped model'}, T = 64, ${edits} edits per case; milliseconds, median / p90`,
+    `${args.file ? `the model in ${args.file}` : 'GPT-2-small-shaped model'}, T = 64, ${edits} edits per case; milliseconds, median / p90 (interpolated); the update's largest in its own column`,
   );
   const columns = [
     ['update', 'update'],
+    ['update', 'update max', (x) => x.max.toFixed(0)],
     ['compute', 'compute'],
     ['render', 'render'],
     ['toScreen', 'to screen'],
@@ -232,7 +229,9 @@ try {
   const width = Math.max(...results.map((r) => r.case.length)) + 1;
   console.log(`${'case'.padEnd(width)}${columns.map(([, h]) => h.padEnd(16)).join('')}`);
   for (const r of results) {
-    console.log(`${r.case.padEnd(width)}${columns.map(([k]) => fmt(r[k]).padEnd(16)).join('')}`);
+    console.log(
+      `${r.case.padEnd(width)}${columns.map(([k, , show = fmt]) => (r[k] ? show(r[k]) : '—').padEnd(16)).join('')}`,
+    );
   }
   console.log(
     "update: the run's start → every view drawn (the 250 ms target); compute: → result back from the GPT-2 worker;",
