@@ -19,8 +19,7 @@ export function quartiles(xs) {
 
 /**
  * { median, p90, min, max, n } of a run's timings, or null for none. The 90th percentile
- * is interpolated: of 10 edits it lies between the 9th and the 10th, where the largest
- * alone would be the max, which is reported beside it.
+ * is interpolated (of 10 edits, between the 9th and the 10th); the largest is `max`.
  */
 export function timingSummary(xs) {
   if (xs.length === 0) return null;
