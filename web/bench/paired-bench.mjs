@@ -12,6 +12,7 @@
 import { createAttnScopeAttention } from './attnscope-runner.mjs';
 import { cpuMs, cpuName, gaussian } from './inputs.mjs';
 import { attentionPeers } from './peers.mjs';
+import { quantile } from './quartiles.mjs';
 
 const args = Object.fromEntries(
   process.argv.slice(2).map((a) => {
@@ -74,8 +75,6 @@ for (let i = 0; i < pairs; i++) {
   ratios.push(pair[peer] / pair.attnscope);
 }
 
-const quantile = (xs, f) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(f * xs.length))];
 const f = (x, digits = 0) => x.toFixed(digits);
 console.log(
   `T = ${T}, ${causal ? 'causal' : 'no mask'}, H = ${H}, d = ${d}, ${pairs} pairs (process CPU time), ${cpuName()}`,
