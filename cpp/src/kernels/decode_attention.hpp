@@ -33,6 +33,7 @@
 #include "kernels/outlined.hpp"
 #include "kernels/scan.hpp"
 #include "kernels/softmax_rows.hpp"
+#include "kernels/transpose.hpp"
 #include "kernels/vec_exp.hpp"
 
 namespace attnscope::kernels {
@@ -257,6 +258,123 @@ void decode_accumulate_values(const float* scores_t, const xsimd::batch<float, A
   }
 }
 
+/// The scaled scores of one query row q (d_k) against keys [0, n), into
+/// scores[j], four keys at a time with the keys in the lanes: each block of
+/// four components of four keys is transposed in registers, so that a
+/// multiply-add takes one component of four keys against that component of
+/// q broadcast. Each score still adds its products in the order of p from
+/// zero, a chain of its own, and is scaled as decode_scores scales it: the
+/// same bits, with every lane at work (with the rows in the lanes, a single
+/// row leaves three of four idle). not_finite and key_norm2_max: see
+/// decode_scores. For batches of four floats (wasm, and SSE natively).
+template <class Arch, std::size_t Width>
+void decode_scores_row(const float* q, const float* keys, std::size_t n, std::size_t d_k_runtime,
+                       const xsimd::batch<float, Arch>& factor, float* scores,
+                       xsimd::batch<float, Arch>& not_finite, float* key_norm2_max) noexcept {
+  using batch = xsimd::batch<float, Arch>;
+  static_assert(batch::size == 4, "four keys in the lanes");
+  const std::size_t d_k = head_width<Width>(d_k_runtime);
+  const std::size_t blocks_end = d_k - d_k % 4;
+  const batch zero(0.0f);
+  std::size_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const float* key = keys + j * d_k;
+    batch acc(0.0f);
+    std::size_t p = 0;
+    for (; p < blocks_end; p += 4) {
+      batch c0 = batch::load_unaligned(key + p), c1 = batch::load_unaligned(key + d_k + p);
+      batch c2 = batch::load_unaligned(key + 2 * d_k + p);
+      batch c3 = batch::load_unaligned(key + 3 * d_k + p);
+      transpose_4x4_in_registers(c0, c1, c2, c3);
+      acc = multiply_add(batch(q[p]), c0, acc);
+      acc = multiply_add(batch(q[p + 1]), c1, acc);
+      acc = multiply_add(batch(q[p + 2]), c2, acc);
+      acc = multiply_add(batch(q[p + 3]), c3, acc);
+    }
+    for (; p < d_k; ++p) {
+      alignas(16)
+          const float column[4] = {key[p], key[d_k + p], key[2 * d_k + p], key[3 * d_k + p]};
+      acc = multiply_add(batch(q[p]), batch::load_aligned(column), acc);
+    }
+    const batch scaled = acc * factor;
+    scaled.store_unaligned(scores + j);
+    not_finite += scaled * zero;
+    raise_key_norm2_max<4>(key, d_k_runtime, key_norm2_max);
+  }
+  for (; j < n; ++j) {  // the last keys one at a time, in lane 0
+    const float* key = keys + j * d_k;
+    batch acc(0.0f);
+    for (std::size_t p = 0; p < d_k; ++p) acc = multiply_add(batch(q[p]), batch(key[p]), acc);
+    const batch scaled = acc * factor;
+    scores[j] = scaled.get(0);
+    not_finite += scaled * zero;
+    raise_key_norm2_max<1>(key, d_k_runtime, key_norm2_max);
+  }
+}
+
+/// decode_accumulate_values for a single query row (lane 0 of scores_t's R
+/// lanes per key, its max `max`): out (d_v) += exp(score − max) times each
+/// value, `sum` gaining each exponential key by key. The values' components
+/// sit in the lanes instead of the rows, so every lane of a multiply-add does
+/// work (with the rows in the lanes, one row leaves all but one idle); each
+/// out[c] and the sum still add their terms one after the other in the keys'
+/// order, with the same operations on the same numbers, so the bits are
+/// those decode_accumulate_values gives. Width: see head_width.
+template <class Arch, std::size_t Width>
+void decode_accumulate_values_row(const float* scores_t, std::size_t R, float max, float& sum,
+                                  const float* values, std::size_t n, std::size_t d_v_runtime,
+                                  float* out) noexcept {
+  using batch = xsimd::batch<float, Arch>;
+  constexpr std::size_t W = batch::size, kValues = 8, kChunkBatches = 8;
+  constexpr std::size_t kValueBatches = (kValues + W - 1) / W;
+  const std::size_t d_v = head_width<Width>(d_v_runtime);
+  const std::size_t vec_end = d_v - d_v % W;
+  const std::size_t chunks_end = d_v - d_v % (kChunkBatches * W);
+  alignas(64) float weights[kValueBatches * W];
+  // weights[0 .. count) = exp(score − max) of keys j .. j + count, added to sum in order.
+  const auto take_weights = [&](std::size_t j, std::size_t count) noexcept {
+    for (std::size_t u = 0; u < count; ++u) weights[u] = scores_t[(j + u) * R];
+    for (std::size_t u = 0; u < count; u += W) {
+      vec_exp<Arch>(batch::load_aligned(weights + u) - batch(max)).store_aligned(weights + u);
+    }
+    for (std::size_t u = 0; u < count; ++u) sum += weights[u];
+  };
+  // out[c0 ..) += the weights times components c0 .. of `count` values, Batches batches wide.
+  const auto accumulate = [&](const float* value, std::size_t count, std::size_t c0,
+                              auto batches) noexcept {
+    constexpr std::size_t B = decltype(batches)::value;
+    batch acc[B];
+    for (std::size_t b = 0; b < B; ++b) acc[b] = batch::load_unaligned(out + c0 + b * W);
+    for (std::size_t u = 0; u < count; ++u) {
+      const batch w(weights[u]);
+      for (std::size_t b = 0; b < B; ++b) {
+        acc[b] = multiply_add(w, batch::load_unaligned(value + u * d_v + c0 + b * W), acc[b]);
+      }
+    }
+    for (std::size_t b = 0; b < B; ++b) acc[b].store_unaligned(out + c0 + b * W);
+  };
+  for (std::size_t j = 0; j < n; j += kValues) {
+    const std::size_t count = std::min(kValues, n - j);
+    take_weights(j, count);
+    const float* value = values + j * d_v;
+    std::size_t c = 0;
+    for (; c < chunks_end; c += kChunkBatches * W) {
+      accumulate(value, count, c, std::integral_constant<std::size_t, kChunkBatches>{});
+    }
+    for (; c < vec_end; c += W)
+      accumulate(value, count, c, std::integral_constant<std::size_t, 1>{});
+    // The last d_v % W components, each in a batch of its own: the same
+    // multiply-add as the lanes', which a scalar one may round differently.
+    for (; c < d_v; ++c) {
+      batch acc(out[c]);
+      for (std::size_t u = 0; u < count; ++u) {
+        acc = multiply_add(batch(weights[u]), batch(value[u * d_v + c]), acc);
+      }
+      out[c] = acc.get(0);
+    }
+  }
+}
+
 /// Masks keys [k0, k0 + n) of scores_t for rows [0, rows): each row's
 /// scores are gathered, masked by mask_row as the traced path masks them,
 /// and put back.
@@ -351,6 +469,58 @@ bool decode_attention_lanes(const float* q, const float* keys, const float* valu
   return scores_finite;
 }
 
+/// decode_attention for a single query row with batches of four floats:
+/// both passes with the keys' and values' own elements in the lanes
+/// (decode_scores_row, decode_accumulate_values_row), the scores one float
+/// a key (scores: Tk floats), out_scratch d_v floats. The same operations in
+/// the same order as decode_attention_lanes on that row, so the same bits.
+template <class Arch>
+bool decode_attention_row(const float* q, const float* keys, const float* values, std::size_t Tk,
+                          std::size_t d_k, std::size_t d_v, float scale, const HeadMask& mask,
+                          float* out, std::uint8_t* fully_masked, float* scores, float* out_scratch,
+                          float* key_norm2_max) noexcept {
+  using batch = xsimd::batch<float, Arch>;
+  DecodeKeyRange range = decode_key_range(mask, 1);
+  range.end = std::min(range.end, Tk);
+  range.begin = std::min(range.begin, range.end);
+  const std::size_t runs[2][2] = {{0, range.sink_end}, {range.begin, range.end}};
+  const TileKeyRange shared = TileKeyRange::of(mask, 0, 1);
+  const bool dense_mask = mask.has_dense_terms();
+  const batch factor(scale);
+  batch not_finite(0.0f);
+  float max = kNegInf;
+  for (const auto& run : runs) {
+    for (std::size_t k0 = run[0]; k0 < run[1]; k0 += kKeyTile) {
+      const std::size_t n = std::min(kKeyTile, run[1] - k0);
+      float* tile = scores + k0;
+      with_head_width(d_k, [&](auto width) noexcept {
+        call_outlined<&decode_scores_row<Arch, decltype(width)::value>>(
+            q, keys + k0 * d_k, n, d_k, factor, tile, not_finite, key_norm2_max);
+      });
+      if (dense_mask || !shared.shows(k0, n, mask.sinks)) {
+        decode_mask_scores<Arch>(tile, 1, 1, k0, n, mask);
+      }
+      // max_no_nan's lane, key by key: a NaN score never replaces the max.
+      for (std::size_t j = 0; j < n; ++j) max = max < tile[j] ? tile[j] : max;
+    }
+  }
+  const bool scores_finite = !std::isnan(xsimd::hadd(not_finite));
+  if (max == kNegInf) max = 0.0f;  // no key seen: its -inf scores give weights of 0
+  float sum = 0.0f;
+  std::fill(out_scratch, out_scratch + d_v, 0.0f);
+  for (const auto& run : runs) {
+    with_head_width(d_v, [&](auto width) noexcept {
+      call_outlined<&decode_accumulate_values_row<Arch, decltype(width)::value>>(
+          scores + run[0], std::size_t{1}, max, sum, values + run[0] * d_v, run[1] - run[0], d_v,
+          out_scratch);
+    });
+  }
+  fully_masked[0] = sum == 0.0f ? 1 : 0;
+  const float inverse = sum == 0.0f ? 0.0f : 1.0f / sum;
+  for (std::size_t c = 0; c < d_v; ++c) out[c] = out_scratch[c] * inverse;
+  return scores_finite;
+}
+
 }  // namespace detail
 
 /// q: `rows` query rows (d_k each, rows <= kDecodeMaxRows); keys (Tk × d_k)
@@ -375,6 +545,13 @@ bool decode_attention(const float* q, const float* keys, const float* values, st
         lanes_scratch, key_norm2_max);
   };
   if (key_norm2_max) *key_norm2_max = 0.0f;
+  if constexpr (W == 4) {
+    if (rows == 1) {
+      return detail::decode_attention_row<Arch>(q, keys, values, Tk, d_k, d_v, scale, mask, out,
+                                                fully_masked, scores_t, lanes_scratch,
+                                                key_norm2_max);
+    }
+  }
   switch ((rows + W - 1) / W) {
     case 0:
     case 1:
