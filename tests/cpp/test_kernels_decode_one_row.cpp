@@ -84,16 +84,13 @@ TEST_CASE("decode kernel: one row gives the bits it gets as row 0 of a group",
           std::uint8_t group_masked[2] = {9, 9}, row_masked = 9;
           float group_norm = -1.0f, row_norm = -1.0f;
           const float scale = 0.125f;
-          const bool group_finite =
-              decode_attention(q.data(), k.data(), v.data(), 2, keys, d, d, scale, c.mask,
-                               group_out.data(), group_masked, scores.data(), lanes.data(),
-                               &group_norm);
+          const bool group_finite = decode_attention(q.data(), k.data(), v.data(), 2, keys, d, d,
+                                                     scale, c.mask, group_out.data(), group_masked,
+                                                     scores.data(), lanes.data(), &group_norm);
           const bool row_finite =
               decode_attention(q.data(), k.data(), v.data(), 1, keys, d, d, scale, c.mask,
-                               row_out.data(), &row_masked, scores.data(), lanes.data(),
-                               &row_norm);
-          INFO("d = " << d << ", keys = " << keys << ", logits ~" << logit_size << ", "
-                      << c.name);
+                               row_out.data(), &row_masked, scores.data(), lanes.data(), &row_norm);
+          INFO("d = " << d << ", keys = " << keys << ", logits ~" << logit_size << ", " << c.name);
           CHECK(same_bits(row_out, std::vector<float>(group_out.begin(), group_out.begin() + d)));
           CHECK(row_masked == group_masked[0]);
           CHECK(row_finite == group_finite);
