@@ -29,16 +29,22 @@ struct MaskCase {
   HeadMask mask;
 };
 
-// Masks for one query at the last position of `keys` keys, each row a head of
-// its own (queries_per_head = 1), so that rows 0 and 1 see the same keys.
-std::vector<MaskCase> mask_cases(std::size_t keys, const std::vector<float>& alibi_slopes,
-                                 const std::vector<float>& additive) {
+// Causal for one query at the last position of `keys` keys, each row a head
+// of its own (queries_per_head = 1), so that rows 0 and 1 see the same keys.
+HeadMask causal_last_query(std::size_t keys) {
   HeadMask causal;
   causal.seq_len = keys;
   causal.key_length = keys;
   causal.causal = true;
   causal.query_offset = keys - 1;
   causal.queries_per_head = 1;
+  return causal;
+}
+
+// causal_last_query and its variants with every other kind of mask.
+std::vector<MaskCase> mask_cases(std::size_t keys, const std::vector<float>& alibi_slopes,
+                                 const std::vector<float>& additive) {
+  const HeadMask causal = causal_last_query(keys);
   std::vector<MaskCase> cases{{"causal", causal}};
   HeadMask window = causal;
   window.window = 5;
@@ -113,12 +119,7 @@ TEST_CASE("decode kernel: one row's output against a double-precision softmax",
       const std::vector<float> q = random_floats(rng, d, -4.0f, 4.0f);
       const std::vector<float> k = random_floats(rng, keys * d);
       const std::vector<float> v = random_floats(rng, keys * d);
-      HeadMask mask;
-      mask.seq_len = keys;
-      mask.key_length = keys;
-      mask.causal = true;
-      mask.query_offset = keys - 1;
-      mask.queries_per_head = 1;
+      const HeadMask mask = causal_last_query(keys);
       std::vector<float> out(d), scores(decode_scores_size(keys)), lanes(decode_lanes_size(d, d));
       std::uint8_t masked = 9;
       const float scale = 0.5f;
