@@ -330,7 +330,7 @@ void decode_accumulate_values_row(const float* scores_t, std::size_t R, float ma
   const std::size_t d_v = head_width<Width>(d_v_runtime);
   const std::size_t vec_end = d_v - d_v % W;
   const std::size_t chunks_end = d_v - d_v % (kChunkBatches * W);
-  alignas(64) float weights[kValueBatches * W];
+  alignas(64) float weights[kValueBatches * W] = {};  // lanes past the last key stay finite
   // weights[0 .. count) = exp(score − max) of keys j .. j + count, added to sum in order.
   const auto take_weights = [&](std::size_t j, std::size_t count) noexcept {
     for (std::size_t u = 0; u < count; ++u) weights[u] = scores_t[(j + u) * R];
