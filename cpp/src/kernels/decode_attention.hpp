@@ -312,18 +312,16 @@ void decode_scores_row(const float* q, const float* keys, std::size_t n, std::si
   }
 }
 
-/// decode_accumulate_values for a single query row (lane 0 of scores_t's R
-/// lanes per key, its max `max`): out (d_v) += exp(score − max) times each
-/// value, `sum` gaining each exponential key by key. The values' components
-/// sit in the lanes instead of the rows, so every lane of a multiply-add does
-/// work (with the rows in the lanes, one row leaves all but one idle); each
-/// out[c] and the sum still add their terms one after the other in the keys'
-/// order, with the same operations on the same numbers, so the bits are
-/// those decode_accumulate_values gives. Width: see head_width.
+/// decode_accumulate_values for a single query row (its scores one float a key, its max
+/// `max`): out (d_v) += exp(score − max) times each value, `sum` gaining each exponential key
+/// by key. The values' components sit in the lanes instead of the rows, so every lane of a
+/// multiply-add does work (with the rows in the lanes, one row leaves all but one idle); each
+/// out[c] and the sum still add their terms one after the other in the keys' order, with the
+/// same operations on the same numbers, so the bits are those decode_accumulate_values gives.
+/// Width: see head_width.
 template <class Arch, std::size_t Width>
-void decode_accumulate_values_row(const float* scores_t, std::size_t R, float max, float& sum,
-                                  const float* values, std::size_t n, std::size_t d_v_runtime,
-                                  float* out) noexcept {
+void decode_accumulate_values_row(const float* scores, float max, float& sum, const float* values,
+                                  std::size_t n, std::size_t d_v_runtime, float* out) noexcept {
   using batch = xsimd::batch<float, Arch>;
   constexpr std::size_t W = batch::size, kValues = 8, kChunkBatches = 8;
   constexpr std::size_t kValueBatches = (kValues + W - 1) / W;
@@ -333,7 +331,7 @@ void decode_accumulate_values_row(const float* scores_t, std::size_t R, float ma
   alignas(64) float weights[kValueBatches * W] = {};  // lanes past the last key stay finite
   // weights[0 .. count) = exp(score − max) of keys j .. j + count, added to sum in order.
   const auto take_weights = [&](std::size_t j, std::size_t count) noexcept {
-    for (std::size_t u = 0; u < count; ++u) weights[u] = scores_t[(j + u) * R];
+    std::copy_n(scores + j, count, weights);
     for (std::size_t u = 0; u < count; u += W) {
       vec_exp<Arch>(batch::load_aligned(weights + u) - batch(max)).store_aligned(weights + u);
     }
@@ -511,8 +509,7 @@ bool decode_attention_row(const float* q, const float* keys, const float* values
   for (const auto& run : runs) {
     with_head_width(d_v, [&](auto width) noexcept {
       call_outlined<&decode_accumulate_values_row<Arch, decltype(width)::value>>(
-          scores + run[0], std::size_t{1}, max, sum, values + run[0] * d_v, run[1] - run[0], d_v,
-          out_scratch);
+          scores + run[0], max, sum, values + run[0] * d_v, run[1] - run[0], d_v, out_scratch);
     });
   }
   fully_masked[0] = sum == 0.0f ? 1 : 0;
