@@ -19,6 +19,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -71,6 +72,18 @@ inline DecodeKeyRange decode_key_range(const HeadMask& mask, std::size_t rows) n
 }
 
 namespace detail {
+
+/// The two runs of keys `rows` rows may see, [0, sink_end) and [begin, end)
+/// of decode_key_range, within the Tk keys of the cache.
+using DecodeKeyRuns = std::array<std::array<std::size_t, 2>, 2>;
+
+inline DecodeKeyRuns decode_key_runs(const HeadMask& mask, std::size_t rows,
+                                     std::size_t Tk) noexcept {
+  DecodeKeyRange range = decode_key_range(mask, rows);
+  range.end = std::min(range.end, Tk);  // the mask never reaches past the cache
+  range.begin = std::min(range.begin, range.end);
+  return {{{0, range.sink_end}, {range.begin, range.end}}};
+}
 
 /// The head width as a constant where it is one of the common ones: Width
 /// if nonzero, else the run-time `width`. With the width known, the rows
@@ -402,10 +415,7 @@ bool decode_attention_lanes(const float* q, const float* keys, const float* valu
   for (std::size_t r = 0; r < rows; ++r) {
     for (std::size_t p = 0; p < d_k; ++p) queries_t[p * R + r] = q[r * d_k + p];
   }
-  DecodeKeyRange range = decode_key_range(mask, rows);
-  range.end = std::min(range.end, Tk);  // the mask never reaches past the cache
-  range.begin = std::min(range.begin, range.end);
-  const std::size_t runs[2][2] = {{0, range.sink_end}, {range.begin, range.end}};
+  const DecodeKeyRuns runs = decode_key_runs(mask, rows, Tk);
   const TileKeyRange shared = TileKeyRange::of(mask, 0, rows);
   const bool dense_mask = mask.has_dense_terms();
 
@@ -478,10 +488,7 @@ bool decode_attention_row(const float* q, const float* keys, const float* values
                           float* out, std::uint8_t* fully_masked, float* scores, float* out_scratch,
                           float* key_norm2_max) noexcept {
   using batch = xsimd::batch<float, Arch>;
-  DecodeKeyRange range = decode_key_range(mask, 1);
-  range.end = std::min(range.end, Tk);
-  range.begin = std::min(range.begin, range.end);
-  const std::size_t runs[2][2] = {{0, range.sink_end}, {range.begin, range.end}};
+  const DecodeKeyRuns runs = decode_key_runs(mask, 1, Tk);
   const TileKeyRange shared = TileKeyRange::of(mask, 0, 1);
   const bool dense_mask = mask.has_dense_terms();
   const batch factor(scale);

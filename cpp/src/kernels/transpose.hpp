@@ -1,8 +1,9 @@
 // 4 × 4 blocks of floats transposed in registers, for the routines that lay
 // operands out for the micro-kernel (keys into panels, queries into row
-// panels) and for the decode kernel's single row (keys into the lanes). Copied one float at a time,
-// that packing was a measurable share of attention in wasm (docs/performance/journal.md); a block
-// moves 16 floats with 4 loads, 8 shuffles and 4 stores.
+// panels) and for the decode kernel's single row (keys into the lanes).
+// Copied one float at a time, that packing was a measurable share of
+// attention in wasm (docs/performance/journal.md); a block moves 16 floats
+// with 4 loads, 8 shuffles and 4 stores.
 #pragma once
 
 #include <cstddef>
