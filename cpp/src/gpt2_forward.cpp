@@ -181,11 +181,9 @@ Gpt2GreedyStep Gpt2Model::step_greedy(Gpt2Cache& cache, const std::vector<std::i
   const Tensor hidden = pass_on_cache(cache, tokens, nullptr, false, fn);
   const float* last = hidden.data.data() + (hidden.shape[0] - 1) * config_.d_model;
   Gpt2GreedyStep out;
-  if (head.usable()) {
-    if (const std::optional<std::int64_t> token = head.argmax(last, storage_.data())) {
-      out.token = *token;
-      return out;
-    }
+  if (const std::optional<std::int64_t> token = head.argmax(last, storage_.data())) {
+    out.token = *token;
+    return out;
   }
   out.logits = logits_of(hidden, storage_.data(), config_.vocab_size, Gpt2Logits::kLast);
   out.logits.shape = {config_.vocab_size};

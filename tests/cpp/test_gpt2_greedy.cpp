@@ -1,9 +1,9 @@
 // Greedy decoding through Gpt2GreedyHead: every step's token is the argmax of
 // step()'s logits (the lowest id among equal ones), at widths that leave the
-// bfloat16 kernel a scalar tail or an odd last element, on several threads,
-// with ties and near ties below bfloat16's resolution, with large logits; an
-// embedding beyond bfloat16's range gives step()'s logits instead; a head of
-// other weights is refused before the cache changes.
+// 8-bit copy's rows padded with zeros, on several threads, with ties and near
+// ties below the copy's resolution, with a token that leads only in the copy,
+// with large logits; logits beyond the bound's range give step()'s logits
+// instead; a head of other weights is refused before the cache changes.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -14,7 +14,6 @@
 
 #include "attnscope/gpt2.hpp"
 #include "attnscope/threads.hpp"
-#include "kernels/dot_bf16.hpp"
 #include "test_gpt2_reference.hpp"
 #include "test_kernels_support.hpp"
 #include "test_one_thread_after.hpp"
@@ -42,7 +41,6 @@ const std::vector<std::int64_t> kPrompt = {3, 1, 4, 1, 5, 9, 2, 6};
 /// argmax on a second cache fed the same tokens.
 void require_greedy_equals_step(const Gpt2Model& model, std::size_t steps) {
   const Gpt2GreedyHead head(model);
-  REQUIRE(head.usable());
   Gpt2Cache greedy_cache(model.config(), kPrompt.size() + steps);
   Gpt2Cache step_cache(model.config(), kPrompt.size() + steps);
   std::vector<std::int64_t> next = kPrompt;
@@ -55,7 +53,7 @@ void require_greedy_equals_step(const Gpt2Model& model, std::size_t steps) {
 }
 
 /// Gives `rows` of the embedding the values of row `base`, row k moved by
-/// `nudge`·k in element k % C (far below bfloat16's resolution), then
+/// `nudge`·k in element k % C (far below the 8-bit copy's resolution), then
 /// finishes the model again.
 void copy_rows(Gpt2Model& model, const std::vector<std::size_t>& rows, std::size_t base,
                float nudge) {
@@ -70,9 +68,9 @@ void copy_rows(Gpt2Model& model, const std::vector<std::size_t>& rows, std::size
 
 }  // namespace
 
-TEST_CASE("greedy steps through the bfloat16 head give step()'s argmax", "[gpt2][greedy]") {
-  // d_model 32: whole batches; 30: a scalar tail of words; 31: an odd last element.
-  for (const std::size_t C : {32u, 30u, 31u}) {
+TEST_CASE("greedy steps through the 8-bit head give step()'s argmax", "[gpt2][greedy]") {
+  // d_model 32: whole blocks of 16; 30, 31 and 40: rows padded with zeros.
+  for (const std::size_t C : {32u, 30u, 31u, 40u}) {
     const std::size_t heads = C == 31 ? 1 : 2;
     const Gpt2Config config{/*layers=*/2, heads, C, /*vocab_size=*/2101, /*context_length=*/64};
     INFO("d_model " << C);
@@ -100,7 +98,7 @@ TEST_CASE("greedy steps pick the exact argmax among near ties and the lowest id 
   Gpt2Cache cache(config, kPrompt.size());
   const std::size_t best = static_cast<std::size_t>(argmax_of(model.step(cache, kPrompt)));
   // Rows on both sides of the argmax become copies of it, nudged by parts in
-  // 10⁷ (bfloat16 keeps parts in 256): the head cannot tell them apart, only
+  // 10⁷ (the 8-bit copy keeps parts in 254): the head cannot tell them apart, only
   // float32 can. Rows of the prompt's tokens keep their embedding.
   std::vector<std::size_t> rows;
   for (std::size_t v = 20; v < config.vocab_size && rows.size() < 12; v += 97) {
@@ -120,47 +118,46 @@ TEST_CASE("greedy steps pick the exact argmax among near ties and the lowest id 
   REQUIRE(greedy.token == argmax_of(logits));
 }
 
-TEST_CASE("greedy steps rule out a token that leads only in bfloat16", "[gpt2][greedy]") {
-  // Token 2000's row is 2·h in bfloat16 values (h: the prompt's last row
-  // after the final LayerNorm), the largest logit by far. Token 1000's row
-  // holds the same bfloat16 values, one of them a step further along h, and
-  // every value then moved by 0.45 of a step against h: bfloat16 rounds it
-  // back, so in bfloat16 token 1000 leads, while in float32 it trails.
+TEST_CASE("greedy steps rule out a token that leads only in the 8-bit copy", "[gpt2][greedy]") {
+  // h: the prompt's last row after the final LayerNorm. Token 2000's row is
+  // 2·h on the copy's grid (steps of s = max|2·h| / 127), the largest logit
+  // by far. Token 1000's row holds the same grid values, one of them a step
+  // further along h, and every value but the largest then moved by 0.45 of a
+  // step against h: the copy rounds it back, with the same scale, so in the
+  // copy token 1000 leads, while in float32 it trails.
   const Gpt2Config config{2, 4, 32, 2101, 64};
   const std::size_t C = config.d_model;
   Gpt2Model model = random_gpt2(config, 5);
   const Gpt2Output traced = model.forward(kPrompt, /*trace=*/true);
   const float* h = traced.trace->hidden.back().data.data() + (kPrompt.size() - 1) * C;
-  const auto bfloat16_value = [](float x) {
-    return kernels::from_bfloat16(kernels::to_bfloat16(x));
-  };
-  const auto step_of = [](float x) {  // bfloat16's spacing at x (normal, not a power of two)
-    int exponent = 0;
-    std::frexp(x, &exponent);
-    return std::ldexp(1.0f, exponent - 8);
-  };
+  std::size_t largest = 0;
+  for (std::size_t i = 1; i < C; ++i) {
+    if (std::fabs(h[i]) > std::fabs(h[largest])) largest = i;
+  }
+  const float step = 2.0f * std::fabs(h[largest]) / 127.0f;
   const auto toward = [](float hi) { return hi < 0.0f ? -1.0f : 1.0f; };
   float* wte = model.weight_data("wte.weight");
   float* leader = wte + 2000 * C;
   float* rival = wte + 1000 * C;
-  std::vector<float> gain(C);  // what one step along h adds to a logit
-  float total = 0.0f;
+  float total = 0.0f;  // what moving every value but the largest by a step along h adds
   for (std::size_t i = 0; i < C; ++i) {
-    leader[i] = bfloat16_value(2.0f * h[i]);
-    gain[i] = std::fabs(h[i]) * step_of(leader[i]);
-    total += gain[i];
+    leader[i] =
+        i == largest ? 127.0f * toward(h[i]) * step : std::nearbyint(2.0f * h[i] / step) * step;
+    if (i != largest) total += std::fabs(h[i]) * step;
   }
-  std::size_t raised = 0;  // the largest gain below a quarter of their sum
+  std::size_t raised = largest == 0 ? 1 : 0;  // the largest gain below a quarter of the total
   for (std::size_t i = 0; i < C; ++i) {
-    if (gain[i] < 0.25f * total && gain[i] > gain[raised]) raised = i;
+    const float gain = std::fabs(h[i]) * step;
+    if (i != largest && gain < 0.25f * total && gain > std::fabs(h[raised]) * step) raised = i;
   }
+  REQUIRE(std::fabs(leader[raised] / step) < 126.0f);
   for (std::size_t i = 0; i < C; ++i) {
-    const float stored = leader[i] + (i == raised ? toward(h[i]) * step_of(leader[i]) : 0.0f);
-    int exponent = 0;
-    // Below a power of two the step is half as large: that value stays put.
-    const bool power_of_two = std::frexp(stored, &exponent) == 0.5f;
-    rival[i] = stored - (power_of_two ? 0.0f : toward(h[i]) * 0.45f * step_of(stored));
-    REQUIRE(bfloat16_value(rival[i]) == stored);
+    if (i == largest) {
+      rival[i] = leader[i];
+      continue;
+    }
+    const float stored = leader[i] + (i == raised ? toward(h[i]) * step : 0.0f);
+    rival[i] = stored - toward(h[i]) * 0.45f * step;
   }
   model.finish();
   const Gpt2GreedyHead head(model);
@@ -177,15 +174,14 @@ TEST_CASE("greedy steps with large logits give step()'s argmax", "[gpt2][greedy]
   require_greedy_equals_step(random_gpt2(config, 3, /*scale=*/40.0f), 16);
 }
 
-TEST_CASE("an embedding beyond bfloat16's range gives step()'s logits", "[gpt2][greedy]") {
+TEST_CASE("an embedding value near float32's largest gives step()'s logits", "[gpt2][greedy]") {
   const Gpt2Config config{2, 4, 32, 2101, 64};
   Gpt2Model model = random_gpt2(config, 9);
-  // 3.4e38 is a finite float32 that rounds to bfloat16's infinity; row 2000
-  // is no token of the prompt.
+  // 3.4e38 is a finite float32 whose logit the bound cannot keep from
+  // overflowing; row 2000 is no token of the prompt.
   model.weight_data("wte.weight")[2000 * config.d_model] = 3.4e38f;
   model.finish();
   const Gpt2GreedyHead head(model);
-  REQUIRE_FALSE(head.usable());
   Gpt2Cache greedy_cache(config, kPrompt.size());
   Gpt2Cache step_cache(config, kPrompt.size());
   const Gpt2GreedyStep greedy = model.step_greedy(greedy_cache, kPrompt, head);

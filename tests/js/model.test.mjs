@@ -98,7 +98,7 @@ test('greedy generation equals the argmax of repeated whole forward passes', () 
   const model = engine.loadModel(tiny.bytes);
   const prompt = [4, 8, 15];
   const seen = [];
-  // 20 new tokens: from 16 on, the steps go through the core's bfloat16 head.
+  // 20 new tokens: from 16 on, the steps go through the core's 8-bit head.
   const { tokens: generated } = model.generate({
     tokens: prompt,
     maxNewTokens: 20,
@@ -117,7 +117,7 @@ test('greedy generation equals the argmax of repeated whole forward passes', () 
   model.dispose();
 });
 
-test("greedy generation through the bfloat16 head gives the float32 logits' argmax", () => {
+test("greedy generation through the 8-bit head gives the float32 logits' argmax", () => {
   // GPT-2-like spreads (initialisation 0.02), a vocabulary of many batches
   // with a tail, and the two ways of asking for greedy steps.
   const config = { layers: 2, heads: 4, dModel: 64, vocabSize: 3001, contextLength: 64 };
@@ -145,8 +145,8 @@ test("greedy generation through the bfloat16 head gives the float32 logits' argm
     },
   });
   assert.deepEqual(stopped.tokens, expected.slice(0, 21));
-  // The head: two bytes per embedding value, beside the cache.
-  assert.ok(during > before + config.vocabSize * config.dModel * 2, 'the head was made');
+  // The head: a byte per embedding value, beside the cache.
+  assert.ok(during > before + config.vocabSize * config.dModel, 'the head was made');
   assert.equal(engine.memoryUsage().heapInUse, before, 'the head is freed with the cache');
   model.dispose();
 });

@@ -97,13 +97,13 @@ export function generateTokens(
     });
   const random = mulberry32(seed);
   const tokens: number[] = [];
-  // Greedy steps find the argmax through a bfloat16 copy of the embedding
-  // (the core's Gpt2GreedyHead): the same tokens, with half the bytes read by
-  // each step's LM head. Making the copy costs about one step, so short
+  // Greedy steps find the argmax through an 8-bit copy of the embedding
+  // (the core's Gpt2GreedyHead): the same tokens, with a quarter of the bytes
+  // read by each step's LM head. Making the copy costs a few steps, so short
   // generations go without it, as do those without memory to spare for it.
   const greedy = (options.temperature ?? 0) === 0 || options.topK === 1;
-  // Per token: its row as bfloat16 pairs, its norm (a double) and its approximate logit.
-  const headBytes = vocabSize * (Math.ceil(dModel / 2) * 4 + 8 + 4);
+  // Per token: its row in bytes padded to 16, four doubles for the bound, its integer sum.
+  const headBytes = vocabSize * (Math.ceil(dModel / 16) * 16 + 4 * 8 + 4);
   const useHead =
     greedy &&
     maxNewTokens >= kGreedyHeadMinTokens &&

@@ -98,8 +98,8 @@ export interface GenerateArgs {
   maxNewTokens: number;
   /**
    * 0 (default): greedy, the most likely token. Above 0: sampling from softmax(logits / temperature).
-   * Greedy generations of 16 tokens or more read a bfloat16 copy of the embedding for
-   * speed (half its size in memory while generating), with the same tokens.
+   * Greedy generations of 16 tokens or more read an 8-bit copy of the embedding for
+   * speed (a quarter of its size in memory while generating), with the same tokens.
    */
   temperature?: number;
   /** Sample among the k most likely tokens only. */

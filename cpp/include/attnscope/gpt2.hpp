@@ -158,20 +158,18 @@ class Gpt2Cache {
 
 class Gpt2Model;
 
-/// A bfloat16 copy of a model's token embedding (the matrix of its LM head)
-/// and the norm of each of its rows, for greedy decoding: Gpt2Model::
-/// step_greedy() reads it instead of the float32 embedding, half the bytes,
-/// and then computes in float32 only the logits that the copy's error bound
-/// cannot rule out, so the token is the one step() would give. It is a copy
-/// of the weights as they are: once they change, make it again.
+/// An 8-bit copy of a model's token embedding (the matrix of its LM head)
+/// with each row's scale, rounding error, and norm, for greedy decoding:
+/// Gpt2Model::step_greedy() reads it instead of the float32 embedding, a
+/// quarter of the bytes, and then computes in float32 only the logits that
+/// the copy's error bound cannot rule out, so the token is the one step()
+/// would give. It is a copy of the weights as they are: once they change,
+/// make it again.
 class Gpt2GreedyHead {
  public:
-  /// Throws ResourceError when there is no memory for it (about half the
-  /// embedding's size).
+  /// Throws ResourceError when there is no memory for it (about a quarter of
+  /// the embedding's size).
   explicit Gpt2GreedyHead(const Gpt2Model& model);
-  /// False when an embedding value is beyond bfloat16's range; step_greedy
-  /// then computes every logit.
-  bool usable() const { return usable_; }
 
  private:
   friend class Gpt2Model;
@@ -179,12 +177,20 @@ class Gpt2GreedyHead {
   /// nothing where the bound cannot decide it (a logit that is not finite).
   std::optional<std::int64_t> argmax(const float* hidden, const float* wte) const;
 
+  /// What the bound needs of one row w of the embedding, whose copy is q·scale.
+  struct RowTerms {
+    double scale;      // max |w_i| / 127
+    double error;      // ≥ max |w_i − q_i·scale|
+    double magnitude;  // Σ |q_i·scale|
+    double norm;       // ‖w‖₂
+  };
+
   const Gpt2Model* model_;
   std::uint64_t weights_version_;
-  std::size_t vocab_, channels_, words_;  // words_: ⌈channels / 2⌉ per row
-  std::vector<std::uint32_t> rows_;       // vocab_ × words_, two bfloat16 per word
-  std::vector<double> norms_;             // ‖row‖₂ of the float32 embedding
-  bool usable_ = true;
+  std::size_t vocab_, channels_, stride_;  // stride_: channels padded to kernels' 16
+  std::int32_t hidden_levels_;             // |q| of the hidden row's copy stays ≤ this
+  std::vector<std::int8_t> rows_;          // vocab_ × stride_, zeros past channels_
+  std::vector<RowTerms> terms_;            // per row
 };
 
 /// What step_greedy() gives: the token, or when the bound could not decide
