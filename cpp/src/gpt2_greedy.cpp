@@ -136,15 +136,24 @@ RowCopy copy_row(const float* w, std::size_t n, std::int8_t* out) {
   const float scale = largest / static_cast<float>(kRowLevels);
   const float inverse = static_cast<float>(kRowLevels) / largest;
   const batch levels(static_cast<float>(kRowLevels));
+  // Adding 1.5·2²³ rounds a value within ±2²² to an integer, held in the low
+  // bits of the sum's mantissa: its low byte is the integer as an int8, with
+  // no conversion from float (which wasm does with range checks, value by value).
+  const batch magic(12582912.0f);
+  using ubatch = xsimd::batch<std::uint32_t, Arch>;
+  alignas(64) std::uint32_t bits[W];
   batch error_lanes(0.0f), magnitude_lanes(0.0f);
   for (std::size_t i = 0; i < vec_end; i += W) {
     const batch x = batch::load_unaligned(w + i);
     // Off by one from x / scale at worst: the error is measured, not assumed.
-    const batch q = xsimd::min(xsimd::max(xsimd::nearbyint(x * batch(inverse)), -levels), levels);
+    const batch shifted = xsimd::min(xsimd::max(x * batch(inverse), -levels), levels) + magic;
+    const batch q = shifted - magic;
     error_lanes = xsimd::max(error_lanes, xsimd::abs(x - q * batch(scale)));
     magnitude_lanes += xsimd::abs(q);  // sums of integers below 2²⁴: exact
-    q.store_aligned(lanes);
-    for (std::size_t l = 0; l < W; ++l) out[i + l] = static_cast<std::int8_t>(lanes[l]);
+    xsimd::bitwise_cast<ubatch>(shifted).store_aligned(bits);
+    for (std::size_t l = 0; l < W; ++l) {
+      out[i + l] = static_cast<std::int8_t>(static_cast<std::uint8_t>(bits[l]));
+    }
   }
   error_lanes.store_aligned(lanes);
   float error = 0.0f;
