@@ -59,18 +59,18 @@ double step_rounding(std::size_t n) {
   return products * u / (1.0 - products * u);
 }
 
-/// A copy of values as integers times a scale.
-struct Quantised {
+/// The hidden row's copy: integers times a scale.
+struct HiddenCopy {
   double scale;
   double error;  // ≥ max |x_i − q_i·scale|
 };
 
 /// Integers x_i / scale, rounded, for values whose largest magnitude is
 /// `largest` (scale = largest / levels), written to `out`.
-template <class Int>
-Quantised quantise(const float* x, std::size_t n, double largest, double levels, Int* out) {
+HiddenCopy copy_hidden(const float* x, std::size_t n, double largest, double levels,
+                       std::int16_t* out) {
   if (largest == 0.0) {
-    std::fill(out, out + n, Int{0});
+    std::fill(out, out + n, std::int16_t{0});
     return {0.0, 0.0};
   }
   const double scale = largest / levels, inverse = levels / largest;
@@ -78,7 +78,7 @@ Quantised quantise(const float* x, std::size_t n, double largest, double levels,
   double error = 0.0;
   for (std::size_t i = 0; i < n; ++i) {
     const double q = std::clamp(std::nearbyint(x[i] * inverse), -levels, levels);
-    out[i] = static_cast<Int>(q);
+    out[i] = static_cast<std::int16_t>(q);
     error = std::max(error, std::fabs(x[i] - q * scale));
   }
   return {scale, error + kSlack * largest};
@@ -218,8 +218,8 @@ std::optional<std::int64_t> Gpt2GreedyHead::argmax(const float* hidden, const fl
   const double hidden_norm = std::sqrt(hidden_norm2);
   if (!std::isfinite(hidden_norm) || !std::isfinite(hidden_l1)) return std::nullopt;
   std::vector<std::int16_t> hidden_copy(stride_, 0);
-  const Quantised hidden_q = quantise(hidden, C, largest_magnitude(hidden, C),
-                                      static_cast<double>(hidden_levels_), hidden_copy.data());
+  const HiddenCopy hidden_q = copy_hidden(hidden, C, largest_magnitude(hidden, C),
+                                          static_cast<double>(hidden_levels_), hidden_copy.data());
 
   std::vector<std::int32_t> sums;
   try {
