@@ -84,13 +84,6 @@ HiddenCopy copy_hidden(const float* x, std::size_t n, double largest, double lev
   return {scale, error + kSlack * largest};
 }
 
-/// The largest |x_i|: the scale of the hidden row's copy.
-double largest_magnitude(const float* x, std::size_t n) {
-  double largest = 0.0;
-  for (std::size_t i = 0; i < n; ++i) largest = std::max(largest, std::fabs(double{x[i]}));
-  return largest;
-}
-
 /// What the bound needs of one embedding row w (see RowTerms), all upper
 /// bounds where they are not exact.
 struct RowCopy {
@@ -133,9 +126,9 @@ RowCopy copy_row(const float* w, std::size_t n, std::int8_t* out) {
     std::fill(out, out + n, std::int8_t{0});
     return copy;
   }
-  const float scale = largest / static_cast<float>(kRowLevels);
-  const float inverse = static_cast<float>(kRowLevels) / largest;
-  const batch levels(static_cast<float>(kRowLevels));
+  const float top = static_cast<float>(kRowLevels);
+  const float scale = largest / top, inverse = top / largest;
+  const batch levels(top);
   // Adding 1.5·2²³ rounds a value within ±2²² to an integer, held in the low
   // bits of the sum's mantissa: its low byte is the integer as an int8, with
   // no conversion from float (which wasm does with range checks, value by value).
@@ -160,7 +153,7 @@ RowCopy copy_row(const float* w, std::size_t n, std::int8_t* out) {
   for (std::size_t l = 0; l < W; ++l) error = std::max(error, lanes[l]);
   double magnitude = xsimd::hadd(magnitude_lanes);
   for (std::size_t i = vec_end; i < n; ++i) {
-    const float q = std::clamp(std::nearbyint(w[i] * inverse), -127.0f, 127.0f);
+    const float q = std::clamp(std::nearbyint(w[i] * inverse), -top, top);
     out[i] = static_cast<std::int8_t>(q);
     error = std::max(error, std::fabs(w[i] - q * scale));
     magnitude += std::fabs(q);
@@ -210,20 +203,24 @@ Gpt2GreedyHead::Gpt2GreedyHead(const Gpt2Model& model)
 
 std::optional<std::int64_t> Gpt2GreedyHead::argmax(const float* hidden, const float* wte) const {
   const std::size_t V = vocab_, C = channels_;
-  double hidden_l1 = 0.0, hidden_norm2 = 0.0;
+  double hidden_l1 = 0.0, hidden_norm2 = 0.0, hidden_largest = 0.0;
   for (std::size_t i = 0; i < C; ++i) {
-    hidden_l1 += std::fabs(static_cast<double>(hidden[i]));
-    hidden_norm2 += static_cast<double>(hidden[i]) * hidden[i];
+    const double x = hidden[i];
+    hidden_l1 += std::fabs(x);
+    hidden_norm2 += x * x;
+    hidden_largest = std::max(hidden_largest, std::fabs(x));
   }
   const double hidden_norm = std::sqrt(hidden_norm2);
   if (!std::isfinite(hidden_norm) || !std::isfinite(hidden_l1)) return std::nullopt;
   std::vector<std::int16_t> hidden_copy(stride_, 0);
-  const HiddenCopy hidden_q = copy_hidden(hidden, C, largest_magnitude(hidden, C),
+  const HiddenCopy hidden_q = copy_hidden(hidden, C, hidden_largest,
                                           static_cast<double>(hidden_levels_), hidden_copy.data());
 
   std::vector<std::int32_t> sums;
+  std::vector<double> upper;  // A_j + B_j
   try {
     sums.resize(V);
+    upper.resize(V);
   } catch (const std::bad_alloc&) {
     throw ResourceError("Gpt2Model::step_greedy: no memory for " + std::to_string(V) +
                         " approximate logits");
@@ -247,29 +244,24 @@ std::optional<std::int64_t> Gpt2GreedyHead::argmax(const float* hidden, const fl
   const double rounding = step_rounding(C) * hidden_norm;
   // Products below float32's normal range lose up to 2⁻¹⁵⁰ each.
   const double underflow = static_cast<double>(C) * std::ldexp(1.0, -149);
-  const auto approx_of = [&](std::size_t v) {
-    return hidden_q.scale * terms_[v].scale * static_cast<double>(sums[v]);
-  };
-  const auto bound_of = [&](std::size_t v, double approx) {
-    const RowTerms& t = terms_[v];
-    const double bound = hidden_l1 * t.error + hidden_q.error * t.magnitude + rounding * t.norm +
-                         underflow + kSlack * std::fabs(approx);
-    return bound * (1.0 + 1e-6);
-  };
   // Far below float32's largest value, so that no float32 logit within the
   // bound of a finite approximation can overflow.
   const double kLargest = 1e37;
   double floor = -std::numeric_limits<double>::infinity();
   for (std::size_t v = 0; v < V; ++v) {
-    const double a = approx_of(v), bound = bound_of(v, a);
+    const RowTerms& t = terms_[v];
+    const double a = hidden_q.scale * t.scale * static_cast<double>(sums[v]);
+    const double bound = (hidden_l1 * t.error + hidden_q.error * t.magnitude + rounding * t.norm +
+                          underflow + kSlack * std::fabs(a)) *
+                         (1.0 + 1e-6);
     if (!(std::fabs(a) + bound < kLargest)) return std::nullopt;
     floor = std::max(floor, a - bound);
+    upper[v] = a + bound;
   }
   std::int64_t best = -1;
   float best_logit = 0.0f;
   for (std::size_t v = 0; v < V; ++v) {
-    const double a = approx_of(v);
-    if (a + bound_of(v, a) < floor) continue;
+    if (upper[v] < floor) continue;
     const float logit = kernels::dot<Arch>(hidden, wte + v * C, C);
     if (best < 0 || logit > best_logit) {
       best = static_cast<std::int64_t>(v);

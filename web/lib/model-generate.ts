@@ -102,8 +102,9 @@ export function generateTokens(
   // read by each step's LM head. Making the copy costs a few steps, so short
   // generations go without it, as do those without memory to spare for it.
   const greedy = (options.temperature ?? 0) === 0 || options.topK === 1;
-  // Per token: its row in bytes padded to 16, four doubles for the bound, its integer sum.
-  const headBytes = vocabSize * (Math.ceil(dModel / 16) * 16 + 4 * 8 + 4);
+  // Per token: its row in bytes padded to 16, four doubles for the bound, and each
+  // step's integer sum and upper bound.
+  const headBytes = vocabSize * (Math.ceil(dModel / 16) * 16 + 4 * 8 + 4 + 8);
   const useHead =
     greedy &&
     maxNewTokens >= kGreedyHeadMinTokens &&
