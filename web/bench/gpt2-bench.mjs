@@ -12,8 +12,12 @@
 //
 //   node web/bench/gpt2-bench.mjs [--quick] [--layers=12] [--heads=12] [--dModel=768]
 //        [--vocab=50257] [--context=1024] [--sizes=128,512] [--prompt=128] [--new=128]
-//        [--reps=3] [--peers=ort,tfjs | --peers=none] [--threads=1]
+//        [--reps=3] [--warmup=1] [--peers=ort,tfjs | --peers=none] [--threads=1]
 //
+// --warmup=N: untimed forward passes before each runtime's timed ones at each
+// size. A wasm module's first calls run V8's baseline code while its optimised
+// code compiles on other threads, whose CPU time this process's clock counts;
+// both runtimes get the same warm-up, and every timed pass is printed.
 // --quick: 2 layers, T = 64, 16 new tokens (a smoke test of a few seconds).
 // --threads=N: attnscope's threaded build and onnxruntime-web on N threads
 // each (TF.js stays on one); then the wall-clock figures are the ones to read,
@@ -47,6 +51,7 @@ const sizes = String(args.sizes ?? (quick ? '64' : '128,512'))
 const prompt = num('prompt', 128, 32);
 const newTokens = num('new', 128, 16);
 const reps = num('reps', 3, 1);
+const warmup = num('warmup', 1, 0);
 const threads = Number(args.threads ?? 1);
 const peers = String(args.peers ?? 'ort,tfjs')
   .split(',')
@@ -127,8 +132,12 @@ const model = engine.loadModel(file);
 console.log(`load (loadModel from bytes in memory): ${show(since(start))}`);
 
 const tokens = (n) => Array.from({ length: n }, (_, i) => (i * 7919) % config.vocabSize);
-/** Median wall and CPU time of `reps` runs of `fn`, and its last result. */
+/**
+ * Median wall and CPU time of `reps` runs of `fn` after `warmup` untimed ones,
+ * its last result, and each run's times as text.
+ */
 async function timed(fn) {
+  for (let r = 0; r < warmup; r++) await fn();
   const times = [];
   let result;
   for (let r = 0; r < reps; r++) {
@@ -136,7 +145,13 @@ async function timed(fn) {
     result = await fn();
     times.push(since(start));
   }
-  return { wall: median(times.map((t) => t.wall)), cpu: median(times.map((t) => t.cpu)), result };
+  const each = times.map((t) => `${t.cpu.toFixed(0)}`).join(', ');
+  return {
+    wall: median(times.map((t) => t.wall)),
+    cpu: median(times.map((t) => t.cpu)),
+    result,
+    each,
+  };
 }
 /**
  * The clock the summary compares: CPU time on one thread (steadier on a shared
@@ -150,7 +165,9 @@ for (const T of sizes) {
   const t = await timed(() => model.forward({ tokens: tokens(T), trace: false }).logits.data);
   results.attnscope.forward[T] = t;
   expected[T] = t.result;
-  console.log(`attnscope forward T=${T} (no trace): median of ${reps} ${show(t)}`);
+  console.log(
+    `attnscope forward T=${T} (no trace): median of ${reps} ${show(t)} (CPU ms: ${t.each})`,
+  );
 }
 const traced = Math.min(64, config.contextLength);
 start = now();
@@ -206,7 +223,8 @@ for (const key of peers) {
       throw new Error(`${label} forward T=${T} differs from attnscope by ${worst}`);
     results[label].forward[T] = t;
     console.log(
-      `${label} forward T=${T}: median of ${reps} ${show(t)} (max |Δlogit| ${worst.toExponential(1)})`,
+      `${label} forward T=${T}: median of ${reps} ${show(t)} (CPU ms: ${t.each}; ` +
+        `max |Δlogit| ${worst.toExponential(1)})`,
     );
   }
   const g = await peer.generate(tokens(prompt), generated.length);
