@@ -41,6 +41,32 @@ async function viewReady(page, name) {
   });
 }
 
+/**
+ * Runs `change` (a setting of view `name`) and waits until the view has gone back
+ * to computing and is ready again: a fixed pause before viewReady can end before a
+ * loaded machine has re-rendered, and then reads the answer to the former setting.
+ */
+async function changeView(page, name, change) {
+  await page.evaluate((name) => {
+    window.__viewChanged = false;
+    const root = () => document.querySelector(`#view [data-modern="${name}"]`);
+    const seen = new MutationObserver(() => {
+      if (root()?.dataset.engine !== 'computing') return;
+      window.__viewChanged = true;
+      seen.disconnect();
+    });
+    seen.observe(document.querySelector('#view'), {
+      subtree: true,
+      childList: true,
+      attributes: true,
+      attributeFilter: ['data-engine'],
+    });
+  }, name);
+  await change();
+  await page.waitForFunction(() => window.__viewChanged, null, { timeout: 30_000 });
+  await viewReady(page, name);
+}
+
 async function showTab(page, tab, name = tab) {
   await page.click(`#tab-${tab}`);
   await viewReady(page, name);
@@ -189,11 +215,14 @@ test('window and sinks: the visible band is the engine’s mask; ALiBi slopes an
   const { page, problems } = await open();
   const t = await pageTensors(page);
   await showTab(page, 'window');
-  await page.fill('#window-size', '3');
-  await page.press('#window-size', 'Tab');
-  await page.fill('#window-sinks', '2');
-  await page.press('#window-sinks', 'Tab');
-  await viewReady(page, 'window');
+  await changeView(page, 'window', async () => {
+    await page.fill('#window-size', '3');
+    await page.press('#window-size', 'Tab');
+  });
+  await changeView(page, 'window', async () => {
+    await page.fill('#window-sinks', '2');
+    await page.press('#window-sinks', 'Tab');
+  });
   assert.match(
     await page.textContent('#view [data-grid="weights"] figcaption'),
     /\|i − j\| < 3 or j < 2/,
@@ -227,8 +256,7 @@ test('window and sinks: the visible band is the engine’s mask; ALiBi slopes an
   }
   assert.equal(Number(await page.getAttribute('#window-visible', 'data-count')), visible);
   // ALiBi: the bias beside the scores, one slope per head.
-  await page.check('#window-alibi');
-  await viewReady(page, 'window');
+  await changeView(page, 'window', () => page.check('#window-alibi'));
   const alibi = engine.attention({
     q: t.q,
     k: t.k,
