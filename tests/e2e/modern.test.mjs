@@ -43,8 +43,8 @@ async function viewReady(page, name) {
 
 /**
  * Runs `change` (a setting of view `name`) and waits until the view has gone back
- * to computing and is ready again: a fixed pause before viewReady can end before a
- * loaded machine has re-rendered, and then reads the answer to the former setting.
+ * to computing and is ready again: a fixed pause before viewReady can end before the
+ * page has re-rendered, and then reads the answer to the former setting.
  */
 async function changeView(page, name, change) {
   await page.evaluate((name) => {
