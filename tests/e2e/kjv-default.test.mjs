@@ -3,7 +3,7 @@
 // heads whose pattern has a name are listed from heads.json, honestly, and a click or
 // the keyboard shows that head; the figure starts on the first screen of a laptop and a
 // phone, with no column label cut; the tabs speak of the model's own weights and width;
-// the toy is one click away and #model=toy opens it.
+// the toy is one click away and #model=toy opens it, and the toy's note offers the model back.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -221,6 +221,18 @@ test('the toy is one click away, and #model=toy opens it', async () => {
   assert.equal(await toy.page.evaluate(() => document.body.dataset.model), 'toy');
   assert.match(await toy.page.inputValue('#text'), /^The animal didn't cross the street/);
   assert.equal(await toy.page.locator('#named-heads').count(), 0);
+  // The toy's note offers the trained model: one press of a key loads it, the text kept.
+  const offer = toy.page.locator('#weights-note button');
+  assert.match(await toy.page.textContent('#weights-note'), /mean nothing/);
+  assert.equal(await offer.textContent(), 'the trained KJV model');
+  await offer.focus();
+  await toy.page.keyboard.press('Enter');
+  await toy.page.waitForSelector('.token-strip li');
+  await waitReady(toy.page);
+  assert.match(await toy.page.textContent('#gpt2-loaded'), /^attnscope-kjv\.safetensors/);
+  assert.equal(await toy.page.inputValue('#model-source'), 'kjv');
+  assert.match(await toy.page.inputValue('#text'), /^The animal didn't cross the street/);
+  assert.equal(await toy.page.locator('#weights-note').isVisible(), false);
   await toy.page.close();
 
   // An unknown model in a link is said, and the page opens on its default.

@@ -299,7 +299,7 @@ test('laptop 1366×768: the attention is on screen at first sight; no axe-core v
   assert.match(await page.textContent('#view figure.matrix figcaption'), /Attention weights/);
   assert.match(
     await page.textContent('#weights-note'),
-    /Random weights.*mean nothing.*trained model/s,
+    /Random weights.*mean nothing.*trained KJV model/s,
   );
   const q = await page.locator('#view canvas.heatmap').boundingBox();
   const kv = await page.evaluate(() => Boolean(document.querySelector('.intro[open]')));

@@ -60,11 +60,21 @@ function showWeightsNote(handSet: boolean): void {
   const note = byId('weights-note');
   if (note.dataset.handSet === String(handSet)) return;
   note.dataset.handSet = String(handSet);
+  if (handSet) {
+    note.replaceChildren(
+      h('strong', {}, 'Weights set by hand'),
+      ' (a tutorial’s or your edits; any others seeded at random), not trained: a trained model learns W_Q, W_K, W_V from data so that heads pick out relations such as “it” → “animal”.',
+    );
+    return;
+  }
+  // The way to learned patterns is one press away, not a search through the Model menu.
+  const showTrained = h('button', { type: 'button', class: 'link' }, 'the trained KJV model');
+  showTrained.addEventListener('click', () => setInputs({ model: 'kjv' }));
   note.replaceChildren(
-    h('strong', {}, handSet ? 'Weights set by hand' : 'Random weights'),
-    handSet
-      ? ' (a tutorial’s or your edits; any others seeded at random), not trained: a trained model learns W_Q, W_K, W_V from data so that heads pick out relations such as “it” → “animal”.'
-      : ' (seeded, not trained): these patterns mean nothing. Model → GPT-2 file shows a trained model’s.',
+    h('strong', {}, 'Random weights'),
+    ' (seeded, untrained): these patterns mean nothing. See ',
+    showTrained,
+    ' or a GPT-2 file.',
   );
 }
 
