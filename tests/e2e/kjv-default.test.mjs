@@ -182,7 +182,7 @@ for (const [name, viewport] of [
   });
 }
 
-test('the KV cache tab counts the model’s own width, d_model = 128, not the bias column', async () => {
+test('the KV cache tab counts the model’s own width, d_model = 128, not the bias column, and labels its rows', async () => {
   const { page, problems } = await openAt(site, '', kLaptop);
   await page.click('#tab-kv-cache');
   await page.waitForSelector('#decode-cost');
@@ -191,6 +191,24 @@ test('the KV cache tab counts the model’s own width, d_model = 128, not the bi
   const [H, d] = [4, 32];
   const cached = 128 * H * 3 * d + H * 4 * 2 * d;
   assert.equal(Number(await page.getAttribute('#decode-cost td[data-cost]', 'data-cost')), cached);
+  // A laptop has room for a label on every cached row and every one of the 32 columns;
+  // a phone thins them, but never drops the new row's.
+  const labels = (p, axis) =>
+    p.$$eval(`#view [data-cache="K"] text${axis}`, (ts) => ts.map((x) => x.textContent));
+  assert.deepEqual(await labels(page, '[text-anchor="end"]'), [
+    '1 And',
+    '2 ␣God',
+    '3 ␣saw',
+    '4 ␣the',
+  ]);
+  assert.equal((await labels(page, '[transform]')).length, d);
+  await page.setViewportSize(kPhone);
+  await page.waitForFunction(
+    () => document.querySelector('#view [data-cache="K"] svg')?.getAttribute('width') < 390,
+  );
+  const phoneRows = await labels(page, '[text-anchor="end"]');
+  assert.ok(phoneRows.length < 4, `${phoneRows.length} row labels on a phone`);
+  assert.equal(phoneRows.at(-1), '4 ␣the');
   assert.deepEqual(problems, []);
   await page.close();
 });

@@ -33,6 +33,11 @@ const kLeft = 84;
 
 const short = (s: string) => (s.length > 11 ? `${s.slice(0, 10)}…` : s);
 
+/** The width a grid of `cols` columns needs for cells of `size` px. */
+export function gridWidthFor(cols: number, size: number): number {
+  return kLeft + 8 + cols * size;
+}
+
 /** Cell size and margins: the top one as high as the longest column label, turned 60°, needs. */
 export function gridGeometry(cols: number, width: number, colLabels: string[] = []) {
   const size = Math.max(5, Math.min(30, Math.floor((width - kLeft - 8) / Math.max(1, cols))));
@@ -46,6 +51,11 @@ export function CellGrid(p: CellGridProps) {
   const w = left + p.cols * size + 28; // room for the last rotated label
   const h = top + p.rows * size + 4;
   const every = Math.max(1, Math.ceil(12 / size));
+  // Rows too thin for a label each are labelled one in `every`; a row outlined on its
+  // own (the step's new row) always keeps its label, and its thinned neighbours give way.
+  const outlined = (p.boxes ?? []).filter((b) => b.rows === 1).map((b) => b.i0);
+  const labelled = (i: number) =>
+    outlined.includes(i) || (i % every === 0 && !outlined.some((o) => Math.abs(o - i) < every));
   const cells = [];
   for (let i = 0; i < p.rows; i++)
     for (let j = 0; j < p.cols; j++) {
@@ -84,7 +94,7 @@ export function CellGrid(p: CellGridProps) {
       </defs>
       {p.rowLabels.map(
         (l, i) =>
-          i % every === 0 && (
+          labelled(i) && (
             <text
               x={left - 4}
               y={top + (i + 0.5) * size}
@@ -118,9 +128,7 @@ export function CellGrid(p: CellGridProps) {
           fill="none"
         />
       ))}
-      {p.children && (
-        <g transform={`translate(${left} ${top}) scale(${size})`}>{p.children}</g>
-      )}
+      {p.children && <g transform={`translate(${left} ${top}) scale(${size})`}>{p.children}</g>}
     </svg>
   );
 }

@@ -10,7 +10,7 @@ import { colorScale } from '../colors';
 import { indexLabels } from '../matrix';
 import type { ViewProps } from '../types';
 import { ClipNote } from './clip-note';
-import { CellGrid, Swatch } from './cell-grid';
+import { CellGrid, Swatch, gridWidthFor } from './cell-grid';
 import { decodeCost, decodeSteps } from './decode-steps';
 import { headBlock, headTensors, readiness, runKey, useEngine } from './engine-call';
 
@@ -44,6 +44,9 @@ export function DecodeView({ r, b, head, width }: ViewProps) {
   const worst = steps ? Math.max(...steps.map((x) => x.maxDiff)) : 0;
   const step = steps?.[s];
   const gridW = Math.min(width, 360);
+  // The query and the cached rows in cells big enough for every row's label where the
+  // view has the room, the query's cells as wide as the keys' it is multiplied with.
+  const vectorW = Math.min(width, Math.max(gridW, gridWidthFor(Math.max(dK, dV), 12)));
   const cache = (m: Float32Array, d: number, name: string) => (
     <figure class="matrix" data-cache={name}>
       <figcaption>{`${name === 'K' ? 'Keys' : 'Values'} in the cache, head ${head + 1}: ${n} row${n > 1 ? 's' : ''} (${n * d * 4} bytes)`}</figcaption>
@@ -54,7 +57,7 @@ export function DecodeView({ r, b, head, width }: ViewProps) {
         cols={d}
         rowLabels={labels.slice(0, n)}
         colLabels={dims(d, name.toLowerCase())}
-        width={gridW}
+        width={vectorW}
         boxes={[{ i0: s, j0: 0, rows: 1, cols: d, cls: 'now' }]}
         cell={(i, j) => ({
           fill: signed(m[i * d + j]),
@@ -99,7 +102,7 @@ export function DecodeView({ r, b, head, width }: ViewProps) {
             cols={dK}
             rowLabels={[labels[s]]}
             colLabels={dims(dK, 'q')}
-            width={gridW}
+            width={vectorW}
             boxes={[{ i0: 0, j0: 0, rows: 1, cols: dK, cls: 'now' }]}
             cell={(_, j) => ({
               fill: signed(Q[s * dK + j]),
