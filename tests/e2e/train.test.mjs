@@ -223,6 +223,12 @@ test('copy/induction trains below 0.1, becomes the page’s model, exports and l
 test('pause, resume, step, a new learning rate and reset', async () => {
   const { page, problems } = await openAt(site, kToy, kLaptop);
   await page.selectOption('#train-task', 'previous');
+  // Before a model exists, Resume and Step do nothing, and look it.
+  const opacity = (id) => page.$eval(id, (b) => Number(getComputedStyle(b).opacity));
+  assert.equal(await page.isDisabled('#train-step'), true);
+  assert.ok((await opacity('#train-step')) < 0.6);
+  assert.ok((await opacity('#train-pause')) < 0.6);
+  assert.equal(await opacity('#train-start'), 1);
   await page.click('#train-start');
   await waitStep(page, 5);
   await page.click('#train-pause');
