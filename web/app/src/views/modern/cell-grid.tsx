@@ -38,9 +38,14 @@ export function gridWidthFor(cols: number, size: number): number {
   return kLeft + 8 + cols * size;
 }
 
+/** The largest cells of a grid of `cols` columns that fit in `width` px. */
+export function cellsFitting(cols: number, width: number): number {
+  return Math.floor((width - kLeft - 8) / Math.max(1, cols));
+}
+
 /** Cell size and margins: the top one as high as the longest column label, turned 60°, needs. */
 export function gridGeometry(cols: number, width: number, colLabels: string[] = []) {
-  const size = Math.max(5, Math.min(30, Math.floor((width - kLeft - 8) / Math.max(1, cols))));
+  const size = Math.max(5, Math.min(30, cellsFitting(cols, width)));
   const font = Math.max(7, Math.min(11, size - 2));
   const longest = Math.max(1, ...colLabels.map((l) => short(l).length));
   return { size, font, left: kLeft, top: Math.min(64, Math.ceil(longest * font * 0.55 + 8)) };

@@ -10,11 +10,23 @@ import { colorScale } from '../colors';
 import { indexLabels } from '../matrix';
 import type { ViewProps } from '../types';
 import { ClipNote } from './clip-note';
-import { CellGrid, Swatch, gridWidthFor } from './cell-grid';
+import { CellGrid, Swatch, cellsFitting, gridGeometry, gridWidthFor } from './cell-grid';
 import { decodeCost, decodeSteps } from './decode-steps';
 import { headBlock, headTensors, readiness, runKey, useEngine } from './engine-call';
 
 const dims = (n: number, name: string) => Array.from({ length: n }, (_, x) => `${name}${x + 1}`);
+
+/**
+ * The cell size of the query and the cached keys and values: the other figures' size,
+ * raised to 12 px (room for every row's label) where the view is wide enough, and
+ * lowered (to 5 px at least, as in every grid) so that a long text's cache is about
+ * 420 px high at its last step, its new row in sight. The same at every step, so the
+ * grid only grows by a row. The query's cells are as wide as the keys' it meets.
+ */
+function cacheCell(width: number, d: number, T: number): number {
+  const usual = gridGeometry(d, Math.min(width, 360)).size;
+  return Math.max(5, Math.min(Math.max(12, usual), cellsFitting(d, width), Math.floor(420 / T)));
+}
 
 export function DecodeView({ r, b, head, width }: ViewProps) {
   const t = headTensors(r, b);
@@ -44,9 +56,7 @@ export function DecodeView({ r, b, head, width }: ViewProps) {
   const worst = steps ? Math.max(...steps.map((x) => x.maxDiff)) : 0;
   const step = steps?.[s];
   const gridW = Math.min(width, 360);
-  // The query and the cached rows in cells big enough for every row's label where the
-  // view has the room, the query's cells as wide as the keys' it is multiplied with.
-  const vectorW = Math.min(width, Math.max(gridW, gridWidthFor(Math.max(dK, dV), 12)));
+  const vectorW = gridWidthFor(Math.max(dK, dV), cacheCell(width, Math.max(dK, dV), T));
   const cache = (m: Float32Array, d: number, name: string) => (
     <figure class="matrix" data-cache={name}>
       <figcaption>{`${name === 'K' ? 'Keys' : 'Values'} in the cache, head ${head + 1}: ${n} row${n > 1 ? 's' : ''} (${n * d * 4} bytes)`}</figcaption>
