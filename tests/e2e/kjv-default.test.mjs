@@ -209,6 +209,15 @@ test('the KV cache tab counts the model’s own width, d_model = 128, not the bi
   const phoneRows = await labels(page, '[text-anchor="end"]');
   assert.ok(phoneRows.length < 4, `${phoneRows.length} row labels on a phone`);
   assert.equal(phoneRows.at(-1), '4 ␣the');
+  // Only the cache's new row is kept: the RoPE grid, whose band outlines a cell in every
+  // row, still thins its row labels so that none overlaps the next.
+  await page.click('#tab-rope');
+  await page.waitForSelector('#rope-scores');
+  const ys = await page.$$eval('#view svg.cell-grid text[text-anchor="end"]', (ts) =>
+    ts.map((x) => Number(x.getAttribute('y'))),
+  );
+  assert.ok(ys.length > 1);
+  for (let i = 1; i < ys.length; i++) assert.ok(ys[i] - ys[i - 1] >= 12, `labels at ${ys}`);
   assert.deepEqual(problems, []);
   await page.close();
 });

@@ -26,6 +26,9 @@ export interface CellGridProps {
   cell: (i: number, j: number) => GridCell;
   width: number; // px available
   boxes?: GridBox[];
+  // A row whose label is drawn even where the rows are too thin for a label each (the
+  // step's new row); its thinned neighbours give way to it.
+  keepRowLabel?: number;
   children?: ComponentChildren; // drawn over the cells, in cell coordinates (one unit a cell)
 }
 
@@ -56,11 +59,9 @@ export function CellGrid(p: CellGridProps) {
   const w = left + p.cols * size + 28; // room for the last rotated label
   const h = top + p.rows * size + 4;
   const every = Math.max(1, Math.ceil(12 / size));
-  // Rows too thin for a label each are labelled one in `every`; a row outlined on its
-  // own (the step's new row) always keeps its label, and its thinned neighbours give way.
-  const outlined = (p.boxes ?? []).filter((b) => b.rows === 1).map((b) => b.i0);
+  const kept = p.keepRowLabel;
   const labelled = (i: number) =>
-    outlined.includes(i) || (i % every === 0 && !outlined.some((o) => Math.abs(o - i) < every));
+    i === kept || (i % every === 0 && (kept === undefined || Math.abs(kept - i) >= every));
   const cells = [];
   for (let i = 0; i < p.rows; i++)
     for (let j = 0; j < p.cols; j++) {

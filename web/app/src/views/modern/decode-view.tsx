@@ -56,7 +56,8 @@ export function DecodeView({ r, b, head, width }: ViewProps) {
   const worst = steps ? Math.max(...steps.map((x) => x.maxDiff)) : 0;
   const step = steps?.[s];
   const gridW = Math.min(width, 360);
-  const vectorW = gridWidthFor(Math.max(dK, dV), cacheCell(width, Math.max(dK, dV), T));
+  const widest = Math.max(dK, dV);
+  const vectorW = gridWidthFor(widest, cacheCell(width, widest, T));
   const cache = (m: Float32Array, d: number, name: string) => (
     <figure class="matrix" data-cache={name}>
       <figcaption>{`${name === 'K' ? 'Keys' : 'Values'} in the cache, head ${head + 1}: ${n} row${n > 1 ? 's' : ''} (${n * d * 4} bytes)`}</figcaption>
@@ -69,6 +70,7 @@ export function DecodeView({ r, b, head, width }: ViewProps) {
         colLabels={dims(d, name.toLowerCase())}
         width={vectorW}
         boxes={[{ i0: s, j0: 0, rows: 1, cols: d, cls: 'now' }]}
+        keepRowLabel={s}
         cell={(i, j) => ({
           fill: signed(m[i * d + j]),
           text: `${labels[i]}, ${name.toLowerCase()}${j + 1}: ${full(m[i * d + j])}`,
